@@ -1,0 +1,718 @@
+/*  config: YAML configuration through one table of keys (libyaml's
+    document API, so every value keeps its line and column).  */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define NAME_MAX_LEN 160
+
+/*  The table with includes resolved: one row per leaf key.  */
+typedef struct {
+    char name [NAME_MAX_LEN];
+    const fasgd_cfg_key_t *key;
+    size_t offset;
+} s_flat_t;
+
+typedef struct {
+    s_flat_t *rows;
+    size_t n, cap;
+} s_flat_table_t;
+
+/*  Where messages go and what they are about.  */
+typedef struct {
+    const char *source;     /* file name, or "--set key" */
+    FILE *errs;
+    int nerrors;
+    int with_marks;         /* line:col are meaningful */
+} s_ctx_t;
+
+static void
+s_error (s_ctx_t *ctx, const yaml_mark_t *mark, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static void
+s_error (s_ctx_t *ctx, const yaml_mark_t *mark, const char *fmt, ...)
+{
+    ctx->nerrors++;
+    if (!ctx->errs)
+        return;
+    if (mark && ctx->with_marks)
+        fprintf (ctx->errs, "%s:%zu:%zu: error: ", ctx->source,
+                 (size_t) mark->line + 1, (size_t) mark->column + 1);
+    else
+        fprintf (ctx->errs, "%s: error: ", ctx->source);
+    va_list ap;
+    va_start (ap, fmt);
+    vfprintf (ctx->errs, fmt, ap);
+    va_end (ap);
+    fputc ('\n', ctx->errs);
+}
+
+static int
+s_flatten (s_flat_table_t *ft, const fasgd_cfg_key_t *table, const char *prefix, size_t base)
+{
+    for (const fasgd_cfg_key_t *k = table; k->name; k++) {
+        char full [NAME_MAX_LEN];
+        int len;
+        if (*prefix && *k->name)
+            len = snprintf (full, sizeof full, "%s.%s", prefix, k->name);
+        else
+            len = snprintf (full, sizeof full, "%s", *prefix ? prefix : k->name);
+        if (len < 0 || (size_t) len >= sizeof full)
+            return -1;
+        if (k->type == FASGD_CFG_INCLUDE) {
+            if (s_flatten (ft, k->sub, full, base + k->offset) != 0)
+                return -1;
+            continue;
+        }
+        if (ft->n == ft->cap) {
+            size_t cap = ft->cap ? ft->cap * 2 : 32;
+            s_flat_t *rows = realloc (ft->rows, cap * sizeof *rows);
+            if (!rows)
+                return -1;
+            ft->rows = rows;
+            ft->cap = cap;
+        }
+        s_flat_t *row = &ft->rows [ft->n++];
+        memcpy (row->name, full, sizeof full);
+        row->key = k;
+        row->offset = base + k->offset;
+    }
+    return 0;
+}
+
+static s_flat_t *
+s_find (s_flat_table_t *ft, const char *name)
+{
+    for (size_t i = 0; i < ft->n; i++)
+        if (strcmp (ft->rows [i].name, name) == 0)
+            return &ft->rows [i];
+    return NULL;
+}
+
+/*  Is `name` a section, i.e. a proper prefix of some key?  */
+static int
+s_is_section (s_flat_table_t *ft, const char *name)
+{
+    size_t len = strlen (name);
+    for (size_t i = 0; i < ft->n; i++)
+        if (strncmp (ft->rows [i].name, name, len) == 0 && ft->rows [i].name [len] == '.')
+            return 1;
+    return 0;
+}
+
+static size_t
+s_edit_distance (const char *a, const char *b)
+{
+    size_t la = strlen (a), lb = strlen (b);
+    if (la > 63 || lb > 63)
+        return (size_t) -1;
+    size_t d [64][64];
+    for (size_t i = 0; i <= la; i++)
+        d [i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d [0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = d [i - 1][j - 1] + (a [i - 1] != b [j - 1]);
+            size_t del = d [i - 1][j] + 1, ins = d [i][j - 1] + 1;
+            d [i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d [la][lb];
+}
+
+/*  The closest key name to a misspelt one, or NULL.  */
+static const char *
+s_suggest (s_flat_table_t *ft, const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t) -1;
+    for (size_t i = 0; i < ft->n; i++) {
+        size_t dist = s_edit_distance (name, ft->rows [i].name);
+        if (dist < best_d) {
+            best_d = dist;
+            best = ft->rows [i].name;
+        }
+    }
+    size_t limit = strlen (name) / 3 + 1;
+    return best_d <= limit ? best : NULL;
+}
+
+static const char *
+s_type_name (fasgd_cfg_type_t type)
+{
+    switch (type) {
+        case FASGD_CFG_INT:     return "an integer";
+        case FASGD_CFG_U64:     return "a non-negative integer";
+        case FASGD_CFG_DOUBLE:  return "a number";
+        case FASGD_CFG_BOOL:    return "true or false";
+        case FASGD_CFG_STRING:  return "a string";
+        case FASGD_CFG_ENUM:    return "one of the listed names";
+        case FASGD_CFG_INTLIST: return "a list of integers";
+        default:                return "a value";
+    }
+}
+
+static const char *
+s_node_kind (const yaml_node_t *node)
+{
+    switch (node->type) {
+        case YAML_MAPPING_NODE:  return "a mapping";
+        case YAML_SEQUENCE_NODE: return "a list";
+        default:                 return "a scalar";
+    }
+}
+
+static int
+s_is_null (const yaml_node_t *node)
+{
+    if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return 0;
+    const char *v = (const char *) node->data.scalar.value;
+    return *v == 0 || strcmp (v, "~") == 0 || strcmp (v, "null") == 0 || strcmp (v, "Null") == 0
+        || strcmp (v, "NULL") == 0;
+}
+
+/*  Bounds check with a message in the words of the key's flags.  */
+static int
+s_check_bounds (s_ctx_t *ctx, const yaml_mark_t *mark, const char *name,
+                const fasgd_cfg_key_t *k, double v, const char *text)
+{
+    if (k->min == 0 && k->max == 0)
+        return 0;                                   /* unbounded */
+    int lo_bad = (k->flags & FASGD_CFG_MIN_OPEN) ? !(v > k->min) : !(v >= k->min);
+    int hi_bad = (k->flags & FASGD_CFG_MAX_OPEN) ? !(v < k->max) : !(v <= k->max);
+    if (!lo_bad && !hi_bad)
+        return 0;
+    s_error (ctx, mark, "%s must be in %c%.10g, %.10g%c (got %s)", name,
+             (k->flags & FASGD_CFG_MIN_OPEN) ? '(' : '[', k->min, k->max,
+             (k->flags & FASGD_CFG_MAX_OPEN) ? ')' : ']', text);
+    return -1;
+}
+
+static int
+s_parse_long (const char *text, long long *out)
+{
+    if (!*text || isspace ((unsigned char) *text))
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll (text, &end, 10);
+    if (errno == ERANGE || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/*  Parses one scalar into the key's slot. The default and --set paths use
+    this too, so a value means the same everywhere.  */
+static int
+s_set_scalar (s_ctx_t *ctx, const s_flat_t *f, void *obj, const yaml_node_t *node)
+{
+    const fasgd_cfg_key_t *k = f->key;
+    const yaml_mark_t *mark = &node->start_mark;
+    const char *text = (const char *) node->data.scalar.value;
+    int quoted = node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+    char *slot = (char *) obj + f->offset;
+
+    if (s_is_null (node)) {
+        s_error (ctx, mark, "%s needs a value (%s)", f->name, s_type_name (k->type));
+        return -1;
+    }
+    if (quoted && k->type != FASGD_CFG_STRING && k->type != FASGD_CFG_ENUM) {
+        s_error (ctx, mark, "%s must be %s, not the quoted string \"%s\"", f->name,
+                 s_type_name (k->type), text);
+        return -1;
+    }
+    switch (k->type) {
+        case FASGD_CFG_INT: {
+            long long v;
+            if (s_parse_long (text, &v) != 0 || v < -2147483647LL - 1 || v > 2147483647LL) {
+                s_error (ctx, mark, "%s must be %s (got '%s')", f->name, s_type_name (k->type), text);
+                return -1;
+            }
+            if (s_check_bounds (ctx, mark, f->name, k, (double) v, text))
+                return -1;
+            *(int *) slot = (int) v;
+            return 0;
+        }
+        case FASGD_CFG_U64: {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull (text, &end, 10);
+            if (!isdigit ((unsigned char) *text) || errno == ERANGE || *end) {
+                s_error (ctx, mark, "%s must be %s (got '%s')", f->name, s_type_name (k->type), text);
+                return -1;
+            }
+            if (s_check_bounds (ctx, mark, f->name, k, (double) v, text))
+                return -1;
+            *(uint64_t *) slot = (uint64_t) v;
+            return 0;
+        }
+        case FASGD_CFG_DOUBLE: {
+            char *end;
+            errno = 0;
+            double v = strtod (text, &end);
+            if (!*text || isspace ((unsigned char) *text) || *end || errno == ERANGE || !isfinite (v)) {
+                s_error (ctx, mark, "%s must be a finite number (got '%s')", f->name, text);
+                return -1;
+            }
+            if (s_check_bounds (ctx, mark, f->name, k, v, text))
+                return -1;
+            *(double *) slot = v;
+            return 0;
+        }
+        case FASGD_CFG_BOOL: {
+            static const char *yes [] = { "true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", NULL };
+            static const char *no [] = { "false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", NULL };
+            for (int i = 0; yes [i]; i++)
+                if (strcmp (text, yes [i]) == 0) { *(int *) slot = 1; return 0; }
+            for (int i = 0; no [i]; i++)
+                if (strcmp (text, no [i]) == 0) { *(int *) slot = 0; return 0; }
+            s_error (ctx, mark, "%s must be true or false (got '%s')", f->name, text);
+            return -1;
+        }
+        case FASGD_CFG_STRING: {
+            size_t len = node->data.scalar.length;
+            if (memchr (text, 0, len)) {
+                s_error (ctx, mark, "%s must not contain a NUL character", f->name);
+                return -1;
+            }
+            if (len >= k->size) {
+                s_error (ctx, mark, "%s is too long (%zu bytes, at most %zu)", f->name, len, k->size - 1);
+                return -1;
+            }
+            memcpy (slot, text, len + 1);
+            return 0;
+        }
+        case FASGD_CFG_ENUM: {
+            for (int i = 0; k->choices [i]; i++)
+                if (strcmp (text, k->choices [i]) == 0) {
+                    *(int *) slot = i;
+                    return 0;
+                }
+            char list [256] = "";
+            for (int i = 0; k->choices [i]; i++) {
+                size_t used = strlen (list);
+                snprintf (list + used, sizeof list - used, "%s%s", i ? ", " : "", k->choices [i]);
+            }
+            s_error (ctx, mark, "%s must be one of %s (got '%s')", f->name, list, text);
+            return -1;
+        }
+        default:
+            s_error (ctx, mark, "%s cannot be set here", f->name);
+            return -1;
+    }
+}
+
+/*  An intlist from a YAML sequence, or from "784,100,10" on a command line.  */
+static int
+s_set_intlist (s_ctx_t *ctx, const s_flat_t *f, void *obj, yaml_document_t *doc, yaml_node_t *node)
+{
+    const fasgd_cfg_key_t *k = f->key;
+    fasgd_cfg_intlist_t tmp = { 0 };
+    int bad = 0;
+    if (node->type == YAML_SCALAR_NODE && node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE
+        && !s_is_null (node)) {
+        char buf [512];
+        snprintf (buf, sizeof buf, "%s", (const char *) node->data.scalar.value);
+        char *save = NULL;
+        for (char *tok = strtok_r (buf, ",", &save); tok; tok = strtok_r (NULL, ",", &save)) {
+            while (isspace ((unsigned char) *tok))
+                tok++;
+            long long v;
+            if (s_parse_long (tok, &v) != 0 || v < k->min || v > k->max) {
+                s_error (ctx, &node->start_mark, "%s: item '%s' must be an integer in [%.10g, %.10g]",
+                         f->name, tok, k->min, k->max);
+                return -1;
+            }
+            if (tmp.n == (int) k->size) {
+                s_error (ctx, &node->start_mark, "%s has more than %zu items", f->name, k->size);
+                return -1;
+            }
+            tmp.v [tmp.n++] = (int) v;
+        }
+    }
+    else if (node->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = node->data.sequence.items.start;
+             it < node->data.sequence.items.top; it++) {
+            yaml_node_t *item = yaml_document_get_node (doc, *it);
+            long long v;
+            if (!item || item->type != YAML_SCALAR_NODE
+                || item->data.scalar.style != YAML_PLAIN_SCALAR_STYLE
+                || s_parse_long ((const char *) item->data.scalar.value, &v) != 0) {
+                s_error (ctx, item ? &item->start_mark : &node->start_mark,
+                         "%s: every item must be an integer", f->name);
+                bad = 1;
+                continue;
+            }
+            if (v < k->min || v > k->max) {
+                s_error (ctx, &item->start_mark, "%s: item must be in [%.10g, %.10g] (got %lld)",
+                         f->name, k->min, k->max, v);
+                bad = 1;
+                continue;
+            }
+            if (tmp.n == (int) k->size) {
+                s_error (ctx, &item->start_mark, "%s has more than %zu items", f->name, k->size);
+                return -1;
+            }
+            tmp.v [tmp.n++] = (int) v;
+        }
+    }
+    else {
+        s_error (ctx, &node->start_mark, "%s must be a list of integers, not %s", f->name,
+                 s_node_kind (node));
+        return -1;
+    }
+    if (bad)
+        return -1;
+    if (tmp.n == 0) {
+        s_error (ctx, &node->start_mark, "%s must not be empty", f->name);
+        return -1;
+    }
+    memcpy ((char *) obj + f->offset, &tmp, sizeof tmp);
+    return 0;
+}
+
+static int
+s_set_node (s_ctx_t *ctx, const s_flat_t *f, void *obj, yaml_document_t *doc, yaml_node_t *node)
+{
+    if (f->key->type == FASGD_CFG_INTLIST)
+        return s_set_intlist (ctx, f, obj, doc, node);
+    if (node->type != YAML_SCALAR_NODE) {
+        s_error (ctx, &node->start_mark, "%s must be %s, not %s", f->name,
+                 s_type_name (f->key->type), s_node_kind (node));
+        return -1;
+    }
+    return s_set_scalar (ctx, f, obj, node);
+}
+
+static void
+s_walk (s_ctx_t *ctx, s_flat_table_t *ft, char *seen, void *obj, yaml_document_t *doc,
+        yaml_node_t *map, const char *prefix)
+{
+    yaml_node_pair_t *start = map->data.mapping.pairs.start;
+    for (yaml_node_pair_t *p = start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *key = yaml_document_get_node (doc, p->key);
+        yaml_node_t *value = yaml_document_get_node (doc, p->value);
+        if (!key || !value)
+            continue;
+        if (key->type != YAML_SCALAR_NODE) {
+            s_error (ctx, &key->start_mark, "a key must be a plain name, not %s", s_node_kind (key));
+            continue;
+        }
+        const char *kname = (const char *) key->data.scalar.value;
+        int dup = 0;
+        for (yaml_node_pair_t *q = start; q < p && !dup; q++) {
+            yaml_node_t *other = yaml_document_get_node (doc, q->key);
+            if (other && other->type == YAML_SCALAR_NODE
+                && strcmp ((const char *) other->data.scalar.value, kname) == 0) {
+                s_error (ctx, &key->start_mark, "duplicate key '%s' (first at line %zu)", kname,
+                         (size_t) other->start_mark.line + 1);
+                dup = 1;
+            }
+        }
+        if (dup)
+            continue;
+        char full [NAME_MAX_LEN];
+        int len = snprintf (full, sizeof full, "%s%s%s", prefix, *prefix ? "." : "", kname);
+        if (len < 0 || (size_t) len >= sizeof full) {
+            s_error (ctx, &key->start_mark, "unknown key '%.40s...'", kname);
+            continue;
+        }
+        s_flat_t *f = s_find (ft, full);
+        if (f) {
+            seen [f - ft->rows] = 1;
+            s_set_node (ctx, f, obj, doc, value);
+        }
+        else if (s_is_section (ft, full)) {
+            if (value->type == YAML_MAPPING_NODE)
+                s_walk (ctx, ft, seen, obj, doc, value, full);
+            else if (!s_is_null (value))
+                s_error (ctx, &value->start_mark, "%s is a section: it takes a mapping of keys, not %s",
+                         full, s_node_kind (value));
+        }
+        else {
+            const char *hint = s_suggest (ft, full);
+            if (hint)
+                s_error (ctx, &key->start_mark, "unknown key '%s' (did you mean '%s'?)", full, hint);
+            else
+                s_error (ctx, &key->start_mark, "unknown key '%s'", full);
+        }
+    }
+}
+
+static void
+s_parser_error (s_ctx_t *ctx, yaml_parser_t *parser)
+{
+    yaml_mark_t mark = parser->problem_mark;
+    const char *problem = parser->problem ? parser->problem : "malformed YAML";
+    if (parser->error == YAML_READER_ERROR) {
+        mark.line = 0;
+        mark.column = 0;
+        s_error (ctx, NULL, "%s (at byte %zu)", problem, parser->problem_offset);
+    }
+    else if (parser->context)
+        s_error (ctx, &mark, "%s %s (from line %zu)", problem, parser->context,
+                 (size_t) parser->context_mark.line + 1);
+    else
+        s_error (ctx, &mark, "%s", problem);
+}
+
+static int
+s_load (const fasgd_cfg_key_t *table, void *obj, const char *name, FILE *file,
+        const char *text, FILE *errs)
+{
+    s_ctx_t ctx = { .source = name, .errs = errs, .with_marks = 1 };
+    s_flat_table_t ft = { 0 };
+    if (s_flatten (&ft, table, "", 0) != 0) {
+        free (ft.rows);
+        s_error (&ctx, NULL, "configuration table too large");
+        return ctx.nerrors;
+    }
+    char *seen = calloc (ft.n ? ft.n : 1, 1);
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!seen || !yaml_parser_initialize (&parser)) {
+        free (seen);
+        free (ft.rows);
+        s_error (&ctx, NULL, "out of memory");
+        return ctx.nerrors;
+    }
+    if (file)
+        yaml_parser_set_input_file (&parser, file);
+    else
+        yaml_parser_set_input_string (&parser, (const unsigned char *) text, strlen (text));
+
+    if (!yaml_parser_load (&parser, &doc))
+        s_parser_error (&ctx, &parser);
+    else {
+        yaml_node_t *root = yaml_document_get_root_node (&doc);
+        if (root && root->type == YAML_MAPPING_NODE)
+            s_walk (&ctx, &ft, seen, obj, &doc, root, "");
+        else if (root && !s_is_null (root))
+            s_error (&ctx, &root->start_mark, "the top level must be a mapping of keys, not %s",
+                     s_node_kind (root));
+        yaml_document_delete (&doc);
+        /*  A second document would be silently ignored; say so instead.  */
+        yaml_document_t extra;
+        if (yaml_parser_load (&parser, &extra)) {
+            yaml_node_t *root2 = yaml_document_get_root_node (&extra);
+            if (root2)
+                s_error (&ctx, &root2->start_mark, "only one YAML document is allowed");
+            yaml_document_delete (&extra);
+        }
+        else
+            s_parser_error (&ctx, &parser);
+    }
+    for (size_t i = 0; i < ft.n; i++)
+        if ((ft.rows [i].key->flags & FASGD_CFG_REQUIRED) && !seen [i])
+            s_error (&ctx, NULL, "missing required key '%s'", ft.rows [i].name);
+    yaml_parser_delete (&parser);
+    free (seen);
+    free (ft.rows);
+    return ctx.nerrors;
+}
+
+int
+fasgd_config_load (const fasgd_cfg_key_t *table, void *obj, const char *path, FILE *errs)
+{
+    FILE *file = fopen (path, "rb");
+    if (!file) {
+        if (errs)
+            fprintf (errs, "%s: error: cannot open: %s\n", path, strerror (errno));
+        return 1;
+    }
+    int rc = s_load (table, obj, path, file, NULL, errs);
+    fclose (file);
+    return rc;
+}
+
+int
+fasgd_config_load_string (const fasgd_cfg_key_t *table, void *obj, const char *name,
+                          const char *text, FILE *errs)
+{
+    return s_load (table, obj, name, NULL, text, errs);
+}
+
+/*  Parses `text` as a one-value YAML document and stores it in row f.  */
+static int
+s_set_text (s_ctx_t *ctx, const s_flat_t *f, void *obj, const char *text)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize (&parser)) {
+        s_error (ctx, NULL, "out of memory");
+        return -1;
+    }
+    yaml_parser_set_input_string (&parser, (const unsigned char *) text, strlen (text));
+    int rc = -1;
+    if (!yaml_parser_load (&parser, &doc))
+        s_error (ctx, NULL, "cannot parse the value '%s': %s", text,
+                 parser.problem ? parser.problem : "malformed");
+    else {
+        yaml_node_t *root = yaml_document_get_root_node (&doc);
+        if (!root)
+            s_error (ctx, NULL, "%s needs a value", f->name);
+        else
+            rc = s_set_node (ctx, f, obj, &doc, root);
+        yaml_document_delete (&doc);
+    }
+    yaml_parser_delete (&parser);
+    return rc;
+}
+
+int
+fasgd_config_defaults (const fasgd_cfg_key_t *table, void *obj, FILE *errs)
+{
+    s_ctx_t ctx = { .source = "built-in default", .errs = errs };
+    s_flat_table_t ft = { 0 };
+    if (s_flatten (&ft, table, "", 0) != 0) {
+        free (ft.rows);
+        s_error (&ctx, NULL, "configuration table too large");
+        return ctx.nerrors;
+    }
+    for (size_t i = 0; i < ft.n; i++) {
+        const s_flat_t *f = &ft.rows [i];
+        char *slot = (char *) obj + f->offset;
+        switch (f->key->type) {
+            case FASGD_CFG_STRING:  slot [0] = 0; break;
+            case FASGD_CFG_U64:     *(uint64_t *) slot = 0; break;
+            case FASGD_CFG_DOUBLE:  *(double *) slot = 0; break;
+            case FASGD_CFG_INTLIST: memset (slot, 0, sizeof (fasgd_cfg_intlist_t)); break;
+            default:                *(int *) slot = 0; break;
+        }
+        if (f->key->def)
+            s_set_text (&ctx, f, obj, f->key->def);
+    }
+    free (ft.rows);
+    return ctx.nerrors;
+}
+
+int
+fasgd_config_set (const fasgd_cfg_key_t *table, void *obj, const char *assignment, FILE *errs)
+{
+    char name [NAME_MAX_LEN];
+    const char *eq = strchr (assignment, '=');
+    s_ctx_t ctx = { .source = "--set", .errs = errs };
+    if (!eq || eq == assignment || (size_t) (eq - assignment) >= sizeof name) {
+        s_error (&ctx, NULL, "'%s' is not of the form key=value", assignment);
+        return 1;
+    }
+    memcpy (name, assignment, (size_t) (eq - assignment));
+    name [eq - assignment] = 0;
+    char source [NAME_MAX_LEN + 8];
+    snprintf (source, sizeof source, "--set %s", name);
+    ctx.source = source;
+
+    s_flat_table_t ft = { 0 };
+    if (s_flatten (&ft, table, "", 0) != 0) {
+        free (ft.rows);
+        s_error (&ctx, NULL, "configuration table too large");
+        return 1;
+    }
+    s_flat_t *f = s_find (&ft, name);
+    if (!f) {
+        const char *hint = s_suggest (&ft, name);
+        if (hint)
+            s_error (&ctx, NULL, "unknown key '%s' (did you mean '%s'?)", name, hint);
+        else
+            s_error (&ctx, NULL, "unknown key '%s'", name);
+    }
+    else
+        s_set_text (&ctx, f, obj, eq + 1);
+    free (ft.rows);
+    return ctx.nerrors ? 1 : 0;
+}
+
+static void
+s_dump_string (const char *s, FILE *out)
+{
+    fputc ('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char) *s;
+        if (c == '"' || c == '\\')
+            fprintf (out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf (out, "\\x%02x", c);
+        else
+            fputc (c, out);
+    }
+    fputc ('"', out);
+}
+
+void
+fasgd_config_dump (const fasgd_cfg_key_t *table, const void *obj, FILE *out)
+{
+    s_flat_table_t ft = { 0 };
+    if (s_flatten (&ft, table, "", 0) != 0) {
+        free (ft.rows);
+        return;
+    }
+    for (size_t i = 0; i < ft.n; i++) {
+        const s_flat_t *f = &ft.rows [i];
+        const char *slot = (const char *) obj + f->offset;
+        fprintf (out, "%s: ", f->name);
+        switch (f->key->type) {
+            case FASGD_CFG_INT:    fprintf (out, "%d", *(const int *) slot); break;
+            case FASGD_CFG_U64:    fprintf (out, "%llu", (unsigned long long) *(const uint64_t *) slot); break;
+            case FASGD_CFG_DOUBLE: fprintf (out, "%.17g", *(const double *) slot); break;
+            case FASGD_CFG_BOOL:   fputs (*(const int *) slot ? "true" : "false", out); break;
+            case FASGD_CFG_STRING: s_dump_string (slot, out); break;
+            case FASGD_CFG_ENUM:   fputs (f->key->choices [*(const int *) slot], out); break;
+            case FASGD_CFG_INTLIST: {
+                const fasgd_cfg_intlist_t *l = (const fasgd_cfg_intlist_t *) slot;
+                fputc ('[', out);
+                for (int j = 0; j < l->n; j++)
+                    fprintf (out, "%s%d", j ? ", " : "", l->v [j]);
+                fputc (']', out);
+                break;
+            }
+            default: break;
+        }
+        fputc ('\n', out);
+    }
+    free (ft.rows);
+}
+
+void
+fasgd_config_visit (const fasgd_cfg_key_t *table, fasgd_cfg_visit_fn *fn, void *arg)
+{
+    s_flat_table_t ft = { 0 };
+    if (s_flatten (&ft, table, "", 0) == 0)
+        for (size_t i = 0; i < ft.n; i++)
+            fn (ft.rows [i].name, ft.rows [i].key, arg);
+    free (ft.rows);
+}
+
+static void
+s_describe_one (const char *name, const fasgd_cfg_key_t *k, void *arg)
+{
+    FILE *out = arg;
+    static const char *types [] = { "", "int", "u64", "number", "bool", "string", "enum", "int list", "" };
+    fprintf (out, "  %-28s %-8s default %s", name, types [k->type],
+             k->def ? k->def : (k->type == FASGD_CFG_STRING ? "\"\"" : "0"));
+    if (k->type == FASGD_CFG_ENUM) {
+        fputs ("; one of", out);
+        for (int i = 0; k->choices [i]; i++)
+            fprintf (out, " %s", k->choices [i]);
+    }
+    else if (k->min != 0 || k->max != 0)
+        fprintf (out, "; %c%.6g, %.6g%c", (k->flags & FASGD_CFG_MIN_OPEN) ? '(' : '[', k->min,
+                 k->max, (k->flags & FASGD_CFG_MAX_OPEN) ? ')' : ']');
+    if (k->flags & FASGD_CFG_REQUIRED)
+        fputs ("; required", out);
+    fprintf (out, "\n      %s\n", k->help ? k->help : "");
+}
+
+void
+fasgd_config_describe (const fasgd_cfg_key_t *table, FILE *out)
+{
+    fasgd_config_visit (table, s_describe_one, out);
+}

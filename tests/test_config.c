@@ -1,0 +1,396 @@
+/*  config: every value type, every error message with its line:column,
+    includes, --set overrides, dump round-trip.  */
+#include "config.h"
+#include "testutil.h"
+
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    double gamma;
+    int group;
+} sub_t;
+
+typedef struct {
+    int workers;
+    uint64_t seed;
+    double lr;
+    int verbose;
+    char path [16];
+    int rule;
+    fasgd_cfg_intlist_t sizes;
+    sub_t sub;
+    double need;
+} cfg_t;
+
+static const char *const s_rules [] = { "asgd", "sasgd", "fasgd", NULL };
+
+static const fasgd_cfg_key_t s_sub_keys [] = {
+    FASGD_CFG_KEY_DOUBLE ("gamma", sub_t, gamma, 0, 1, FASGD_CFG_MAX_OPEN, "0.9", "decay"),
+    FASGD_CFG_KEY_INT ("group", sub_t, group, 1, 100, "1", "group size"),
+    FASGD_CFG_KEY_END
+};
+
+static const fasgd_cfg_key_t s_keys [] = {
+    FASGD_CFG_KEY_INT ("workers", cfg_t, workers, 1, 10000, "4", "clients"),
+    FASGD_CFG_KEY_U64 ("seed", cfg_t, seed, 0, 0, "1", "seed"),
+    FASGD_CFG_KEY_DOUBLE ("rule.lr", cfg_t, lr, 0, 10, FASGD_CFG_MIN_OPEN, "0.005", "learning rate"),
+    FASGD_CFG_KEY_BOOL ("verbose", cfg_t, verbose, "false", "chatty"),
+    FASGD_CFG_KEY_STRING ("data.path", cfg_t, path, 0, "data", "where"),
+    FASGD_CFG_KEY_ENUM ("rule.name", cfg_t, rule, s_rules, "fasgd", "which rule"),
+    FASGD_CFG_KEY_INTLIST ("model.sizes", cfg_t, sizes, 1, 100000, "784,100,10", "widths"),
+    FASGD_CFG_KEY_INCLUDE ("rule.fasgd", cfg_t, sub, s_sub_keys),
+    FASGD_CFG_KEY_END
+};
+
+static const fasgd_cfg_key_t s_required_keys [] = {
+    FASGD_CFG_KEY_INT ("workers", cfg_t, workers, 1, 10000, "4", "clients"),
+    { .name = "need", .type = FASGD_CFG_DOUBLE, .offset = offsetof (cfg_t, need),
+      .flags = FASGD_CFG_REQUIRED, .help = "required" },
+    FASGD_CFG_KEY_END
+};
+
+static char *s_errs;
+static size_t s_errs_len;
+
+/*  Loads text over the defaults; returns the error count, messages in s_errs.  */
+static int
+s_load (cfg_t *c, const char *text)
+{
+    free (s_errs);
+    s_errs = NULL;
+    FILE *errs = open_memstream (&s_errs, &s_errs_len);
+    ck_assert_int_eq (fasgd_config_defaults (s_keys, c, errs), 0);
+    int n = fasgd_config_load_string (s_keys, c, "t.yaml", text, errs);
+    fclose (errs);
+    return n;
+}
+
+static void
+s_expect (const char *needle)
+{
+    ck_assert_msg (s_errs && strstr (s_errs, needle), "expected '%s' in '%s'", needle,
+                   s_errs ? s_errs : "(nothing)");
+}
+
+START_TEST (test_defaults)
+{
+    cfg_t c;
+    memset (&c, 0xff, sizeof c);
+    ck_assert_int_eq (s_load (&c, ""), 0);
+    ck_assert_int_eq (c.workers, 4);
+    ck_assert_uint_eq (c.seed, 1);
+    ck_assert_double_eq (c.lr, 0.005);
+    ck_assert_int_eq (c.verbose, 0);
+    ck_assert_str_eq (c.path, "data");
+    ck_assert_int_eq (c.rule, 2);
+    ck_assert_int_eq (c.sizes.n, 3);
+    ck_assert_int_eq (c.sizes.v [0], 784);
+    ck_assert_int_eq (c.sizes.v [2], 10);
+    ck_assert_double_eq (c.sub.gamma, 0.9);
+    ck_assert_int_eq (c.sub.group, 1);
+}
+END_TEST
+
+START_TEST (test_full_file)
+{
+    cfg_t c;
+    const char *text =
+        "workers: 128\n"
+        "seed: 18446744073709551615\n"
+        "verbose: yes\n"
+        "data:\n"
+        "  path: \"/srv/x\"\n"
+        "rule:\n"
+        "  name: sasgd\n"
+        "  lr: 4e-2\n"
+        "  fasgd: {gamma: 0.5, group: 3}\n"
+        "model:\n"
+        "  sizes:\n"
+        "    - 10\n"
+        "    - 5\n";
+    ck_assert_int_eq (s_load (&c, text), 0);
+    ck_assert_int_eq (c.workers, 128);
+    ck_assert_uint_eq (c.seed, UINT64_MAX);
+    ck_assert_int_eq (c.verbose, 1);
+    ck_assert_str_eq (c.path, "/srv/x");
+    ck_assert_int_eq (c.rule, 1);
+    ck_assert_double_eq (c.lr, 0.04);
+    ck_assert_double_eq (c.sub.gamma, 0.5);
+    ck_assert_int_eq (c.sub.group, 3);
+    ck_assert_int_eq (c.sizes.n, 2);
+    ck_assert_int_eq (c.sizes.v [1], 5);
+}
+END_TEST
+
+START_TEST (test_dotted_keys)
+{
+    cfg_t c;
+    ck_assert_int_eq (s_load (&c, "rule.lr: 0.5\nrule.fasgd.group: 7\n"), 0);
+    ck_assert_double_eq (c.lr, 0.5);
+    ck_assert_int_eq (c.sub.group, 7);
+}
+END_TEST
+
+START_TEST (test_unknown_key_with_suggestion)
+{
+    cfg_t c;
+    ck_assert_int_eq (s_load (&c, "workers: 2\nrule:\n  lrate: 0.1\n"), 1);
+    s_expect ("t.yaml:3:3: error: unknown key 'rule.lrate' (did you mean 'rule.lr'?)");
+    ck_assert_int_eq (s_load (&c, "zzzzzzzzzz: 1\n"), 1);
+    s_expect ("t.yaml:1:1: error: unknown key 'zzzzzzzzzz'\n");
+}
+END_TEST
+
+START_TEST (test_wrong_types)
+{
+    cfg_t c;
+    const char *text =
+        "workers: many\n"          /* 1 */
+        "seed: -1\n"               /* 2 */
+        "verbose: maybe\n"         /* 3 */
+        "rule:\n"                  /* 4 */
+        "  lr: [1, 2]\n"           /* 5 */
+        "  name: adam\n"           /* 6 */
+        "model:\n"                 /* 7 */
+        "  sizes: [784, x]\n"      /* 8 */
+        "data: 3\n"                /* 9 */
+        "rule.fasgd.group: \"3\"\n"; /* 10 */
+    ck_assert_int_eq (s_load (&c, text), 8);
+    s_expect ("t.yaml:1:10: error: workers must be an integer (got 'many')");
+    s_expect ("t.yaml:2:7: error: seed must be a non-negative integer (got '-1')");
+    s_expect ("t.yaml:3:10: error: verbose must be true or false (got 'maybe')");
+    s_expect ("t.yaml:5:7: error: rule.lr must be a number, not a list");
+    s_expect ("t.yaml:6:9: error: rule.name must be one of asgd, sasgd, fasgd (got 'adam')");
+    s_expect ("t.yaml:8:16: error: model.sizes: every item must be an integer");
+    s_expect ("t.yaml:9:7: error: data is a section: it takes a mapping of keys, not a scalar");
+    s_expect ("t.yaml:10:19: error: rule.fasgd.group must be an integer, not the quoted string \"3\"");
+    /*  A rejected value leaves the default in place.  */
+    ck_assert_int_eq (c.workers, 4);
+    ck_assert_double_eq (c.lr, 0.005);
+}
+END_TEST
+
+START_TEST (test_bounds)
+{
+    cfg_t c;
+    const char *text =
+        "workers: 0\n"
+        "rule:\n"
+        "  lr: 0\n"
+        "  fasgd:\n"
+        "    gamma: 1\n"
+        "    group: 101\n"
+        "model: {sizes: [784, 0]}\n"
+        "data: {path: \"0123456789abcdef\"}\n";
+    ck_assert_int_eq (s_load (&c, text), 6);
+    s_expect ("t.yaml:1:10: error: workers must be in [1, 10000] (got 0)");
+    s_expect ("t.yaml:3:7: error: rule.lr must be in (0, 10] (got 0)");
+    s_expect ("t.yaml:5:12: error: rule.fasgd.gamma must be in [0, 1) (got 1)");
+    s_expect ("t.yaml:6:12: error: rule.fasgd.group must be in [1, 100] (got 101)");
+    s_expect ("t.yaml:7:22: error: model.sizes: item must be in [1, 100000] (got 0)");
+    s_expect ("t.yaml:8:14: error: data.path is too long (16 bytes, at most 15)");
+}
+END_TEST
+
+START_TEST (test_numbers_strict)
+{
+    cfg_t c;
+    ck_assert_int_eq (s_load (&c, "rule.lr: 1e999\n"), 1);
+    s_expect ("rule.lr must be a finite number (got '1e999')");
+    ck_assert_int_eq (s_load (&c, "rule.lr: .nan\n"), 1);
+    ck_assert_int_eq (s_load (&c, "workers: 3.5\n"), 1);
+    ck_assert_int_eq (s_load (&c, "workers: 99999999999\n"), 1);
+    ck_assert_int_eq (s_load (&c, "workers: 12abc\n"), 1);
+    ck_assert_int_eq (s_load (&c, "workers:\n"), 1);
+    s_expect ("t.yaml:1:9: error: workers needs a value (an integer)");
+    ck_assert_int_eq (s_load (&c, "seed: 18446744073709551616\n"), 1);
+}
+END_TEST
+
+START_TEST (test_duplicates_and_structure)
+{
+    cfg_t c;
+    ck_assert_int_eq (s_load (&c, "workers: 2\nworkers: 3\n"), 1);
+    s_expect ("t.yaml:2:1: error: duplicate key 'workers' (first at line 1)");
+    ck_assert_int_eq (s_load (&c, "- 1\n- 2\n"), 1);
+    s_expect ("t.yaml:1:1: error: the top level must be a mapping of keys, not a list");
+    ck_assert_int_eq (s_load (&c, "workers: 2\n---\nworkers: 3\n"), 1);
+    s_expect ("only one YAML document is allowed");
+    ck_assert_int_eq (s_load (&c, "[1, 2]: 3\n"), 1);
+    s_expect ("a key must be a plain name, not a list");
+}
+END_TEST
+
+START_TEST (test_syntax_error)
+{
+    cfg_t c;
+    ck_assert_int_eq (s_load (&c, "workers: 2\nrule:\n  lr: 0.1\n lr2: [1, 2\n"), 1);
+    ck_assert_msg (s_errs && strncmp (s_errs, "t.yaml:4:", 9) == 0, "got '%s'", s_errs);
+    ck_assert_int_eq (s_load (&c, "a: 'unterminated\n"), 1);
+    s_expect ("t.yaml:");
+    s_expect ("error: ");
+    ck_assert_int_eq (s_load (&c, "a: \x01\x02\n"), 1);
+    s_expect ("error: ");
+}
+END_TEST
+
+START_TEST (test_all_errors_collected)
+{
+    cfg_t c;
+    ck_assert_int_eq (s_load (&c, "workers: -1\nfoo: 1\nbar: 2\nrule.lr: -3\n"), 4);
+    /*  In file order.  */
+    char *a = strstr (s_errs, ":1:"), *b = strstr (s_errs, ":2:"), *d = strstr (s_errs, ":4:");
+    ck_assert (a && b && d && a < b && b < d);
+}
+END_TEST
+
+START_TEST (test_required)
+{
+    cfg_t c;
+    char *buf = NULL;
+    size_t len;
+    FILE *errs = open_memstream (&buf, &len);
+    fasgd_config_defaults (s_required_keys, &c, errs);
+    ck_assert_int_eq (fasgd_config_load_string (s_required_keys, &c, "r.yaml", "workers: 3\n", errs), 1);
+    fclose (errs);
+    ck_assert_ptr_nonnull (strstr (buf, "r.yaml: error: missing required key 'need'"));
+    free (buf);
+}
+END_TEST
+
+START_TEST (test_set_overrides)
+{
+    cfg_t c;
+    char *buf = NULL;
+    size_t len;
+    FILE *errs = open_memstream (&buf, &len);
+    fasgd_config_defaults (s_keys, &c, errs);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "rule.lr=0.25", errs), 0);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "model.sizes=[5, 6, 7]", errs), 0);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "rule.fasgd.gamma=0.25", errs), 0);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "model.sizes=9,8", errs), 0);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "rule.name=asgd", errs), 0);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "workers=0", errs), 1);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "rule.lrr=1", errs), 1);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "noequals", errs), 1);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "=3", errs), 1);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "rule=3", errs), 1);
+    fclose (errs);
+    ck_assert_double_eq (c.lr, 0.25);
+    ck_assert_double_eq (c.sub.gamma, 0.25);
+    ck_assert_int_eq (c.sizes.n, 2);
+    ck_assert_int_eq (c.sizes.v [0], 9);
+    ck_assert_int_eq (c.rule, 0);
+    ck_assert_int_eq (c.workers, 4);
+    ck_assert_ptr_nonnull (strstr (buf, "--set workers: error: workers must be in [1, 10000] (got 0)"));
+    ck_assert_ptr_nonnull (strstr (buf, "--set rule.lrr: error: unknown key 'rule.lrr' (did you mean 'rule.lr'?)"));
+    ck_assert_ptr_nonnull (strstr (buf, "--set: error: 'noequals' is not of the form key=value"));
+    ck_assert_ptr_nonnull (strstr (buf, "--set rule: error: unknown key 'rule'"));
+    free (buf);
+}
+END_TEST
+
+START_TEST (test_dump_round_trip)
+{
+    cfg_t a, b;
+    ck_assert_int_eq (s_load (&a, "workers: 17\nrule.lr: 0.1\ndata.path: 'a\"b\\\\c'\n"
+                                   "model.sizes: [3, 4]\nverbose: on\nrule.name: asgd\n"), 0);
+    char *buf = NULL;
+    size_t len;
+    FILE *out = open_memstream (&buf, &len);
+    fasgd_config_dump (s_keys, &a, out);
+    fclose (out);
+    ck_assert_int_eq (s_load (&b, buf), 0);
+    ck_assert_int_eq (b.workers, 17);
+    ck_assert_double_eq (b.lr, 0.1);
+    ck_assert_str_eq (b.path, "a\"b\\\\c");
+    ck_assert_int_eq (b.sizes.n, 2);
+    ck_assert_int_eq (b.verbose, 1);
+    ck_assert_int_eq (b.rule, 0);
+    ck_assert_double_eq (b.sub.gamma, a.sub.gamma);
+    free (buf);
+}
+END_TEST
+
+START_TEST (test_file_errors)
+{
+    cfg_t c;
+    char *buf = NULL;
+    size_t len;
+    FILE *errs = open_memstream (&buf, &len);
+    fasgd_config_defaults (s_keys, &c, errs);
+    ck_assert_int_eq (fasgd_config_load (s_keys, &c, "/nonexistent/x.yaml", errs), 1);
+    char path [] = "/tmp/fasgd-test-config-XXXXXX";
+    int fd = mkstemp (path);
+    ck_assert_int_ge (fd, 0);
+    ck_assert_int_eq (write (fd, "workers: 9\n", 11), 11);
+    close (fd);
+    ck_assert_int_eq (fasgd_config_load (s_keys, &c, path, errs), 0);
+    unlink (path);
+    fclose (errs);
+    ck_assert_int_eq (c.workers, 9);
+    ck_assert_ptr_nonnull (strstr (buf, "/nonexistent/x.yaml: error: cannot open: No such file"));
+    free (buf);
+}
+END_TEST
+
+static void
+s_count (const char *name, const fasgd_cfg_key_t *key, void *arg)
+{
+    (void) key;
+    if (strcmp (name, "rule.fasgd.group") == 0)
+        ++*(int *) arg;
+    ++*(int *) arg;
+}
+
+START_TEST (test_visit_and_describe)
+{
+    int n = 0;
+    fasgd_config_visit (s_keys, s_count, &n);
+    ck_assert_int_eq (n, 10);   /* 9 leaves, one of them counted twice */
+    char *buf = NULL;
+    size_t len;
+    FILE *out = open_memstream (&buf, &len);
+    fasgd_config_describe (s_keys, out);
+    fclose (out);
+    ck_assert_ptr_nonnull (strstr (buf, "rule.fasgd.gamma"));
+    ck_assert_ptr_nonnull (strstr (buf, "one of asgd sasgd fasgd"));
+    free (buf);
+}
+END_TEST
+
+static void
+s_teardown (void)
+{
+    free (s_errs);
+    s_errs = NULL;
+}
+
+static Suite *
+config_suite (void)
+{
+    Suite *s = suite_create ("config");
+    TCase *tc = tcase_create ("core");
+    tcase_set_timeout (tc, 30);
+    tcase_add_checked_fixture (tc, NULL, s_teardown);
+    tcase_add_test (tc, test_defaults);
+    tcase_add_test (tc, test_full_file);
+    tcase_add_test (tc, test_dotted_keys);
+    tcase_add_test (tc, test_unknown_key_with_suggestion);
+    tcase_add_test (tc, test_wrong_types);
+    tcase_add_test (tc, test_bounds);
+    tcase_add_test (tc, test_numbers_strict);
+    tcase_add_test (tc, test_duplicates_and_structure);
+    tcase_add_test (tc, test_syntax_error);
+    tcase_add_test (tc, test_all_errors_collected);
+    tcase_add_test (tc, test_required);
+    tcase_add_test (tc, test_set_overrides);
+    tcase_add_test (tc, test_dump_round_trip);
+    tcase_add_test (tc, test_file_errors);
+    tcase_add_test (tc, test_visit_and_describe);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+FASGD_TEST_MAIN (config_suite)

@@ -31,7 +31,8 @@ const char *fasgd_log_level_name (fasgd_log_level_t level);
 
 void fasgd_log_write (fasgd_log_level_t level, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
-void fasgd_log_vwrite (fasgd_log_level_t level, const char *fmt, va_list ap);
+void fasgd_log_vwrite (fasgd_log_level_t level, const char *fmt, va_list ap)
+    __attribute__ ((format (printf, 2, 0)));
 
 extern fasgd_log_level_t fasgd_log_threshold;
 

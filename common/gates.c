@@ -1,0 +1,131 @@
+/*  gates: always, every-k and B-FASGD transmission decisions.  */
+#include "gates.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *s_kind_names [] = { "always", "every", "bfasgd" };
+#define S_NKINDS ((int) (sizeof s_kind_names / sizeof s_kind_names [0]))
+
+void
+fasgd_gate_params_default (fasgd_gate_params_t *p)
+{
+    memset (p, 0, sizeof *p);
+    p->kind = FASGD_GATE_ALWAYS;
+    p->every = 1;
+    p->c = 0.0;
+    p->eps = 1e-4;
+}
+
+static int s_fail (char *err, size_t errlen, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+/*  Writes the reason into the caller's buffer; returns -1.  */
+static int
+s_fail (char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen > 0) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (err, errlen, fmt, ap);
+        va_end (ap);
+    }
+    return -1;
+}
+
+int
+fasgd_gate_params_check (const fasgd_gate_params_t *p, char *err, size_t errlen)
+{
+    if (p->kind < 0 || p->kind >= S_NKINDS)
+        return s_fail (err, errlen, "unknown gate kind %d", p->kind);
+    if (p->every < 1)
+        return s_fail (err, errlen, "every must be >= 1 (got %d)", p->every);
+    if (!(p->c >= 0.0 && isfinite (p->c)))
+        return s_fail (err, errlen, "c must be >= 0 and finite (got %g)", p->c);
+    if (!(p->eps > 0.0 && isfinite (p->eps)))
+        return s_fail (err, errlen, "eps must be > 0 and finite (got %g)", p->eps);
+    return 0;
+}
+
+const char *
+fasgd_gate_kind_name (int kind)
+{
+    if (kind < 0 || kind >= S_NKINDS)
+        return "?";
+    return s_kind_names [kind];
+}
+
+int
+fasgd_gate_kind_parse (const char *name)
+{
+    for (int i = 0; name && i < S_NKINDS; i++)
+        if (strcmp (name, s_kind_names [i]) == 0)
+            return i;
+    return -1;
+}
+
+double
+fasgd_gate_probability (const fasgd_gate_params_t *p, double vbar)
+{
+    switch (p->kind) {
+        case FASGD_GATE_EVERY:
+            return p->every > 1 ? 1.0 / p->every : 1.0;
+        case FASGD_GATE_BFASGD: {
+            /*  v̄ travels from the server: a NaN, an Inf or a negative value
+                (none of which a correct server sends) must not make the
+                probability leave [0, 1].  */
+            if (!(isfinite (vbar) && vbar >= 0.0))
+                vbar = 0.0;
+            /*  Odena's form 1/(1 + c/(v̄+ε_g)): exactly 1 at c = 0, and a
+                huge c/(v̄+ε_g) goes to +Inf and gives 0, never NaN.  */
+            return 1.0 / (1.0 + p->c / (vbar + p->eps));
+        }
+        default:
+            return 1.0;
+    }
+}
+
+void
+fasgd_gate_init (fasgd_gate_t *self, const fasgd_gate_params_t *p,
+                 uint64_t seed, uint64_t stream)
+{
+    memset (self, 0, sizeof *self);
+    self->p = *p;
+    fasgd_rng_seed (&self->rng, seed, stream);
+}
+
+int
+fasgd_gate_decide (fasgd_gate_t *self, double vbar)
+{
+    self->opportunities++;
+    int send;
+    switch (self->p.kind) {
+        case FASGD_GATE_EVERY: {
+            uint64_t k = self->p.every > 1 ? (uint64_t) self->p.every : 1;
+            send = self->opportunities % k == 0;
+            break;
+        }
+        case FASGD_GATE_BFASGD: {
+            /*  Exactly one draw per opportunity, even when the outcome is
+                certain, so the stream's position depends only on how many
+                opportunities there were.  */
+            double r = fasgd_rng_uniform (&self->rng);
+            send = r < fasgd_gate_probability (&self->p, vbar);
+            break;
+        }
+        default:
+            send = 1;
+            break;
+    }
+    self->transmissions += (uint64_t) send;
+    return send;
+}
+
+void
+fasgd_gate_force (fasgd_gate_t *self)
+{
+    self->opportunities++;
+    self->transmissions++;
+}

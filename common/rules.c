@@ -1,0 +1,685 @@
+/*  rules: asgd, sasgd, softsync, fasgd (std, abs), dcasgd, gap-aware.
+
+    Every per-parameter loop runs over spans of S_LANES elements: the main
+    loop passes a constant length, so after inlining gcc -O2 (whose default
+    "very cheap" cost model refuses loops of unknown trip count) vectorises
+    the span's body, and a final call handles the n mod S_LANES tail with
+    the same code. The loops have no data-dependent branches except
+    gap-aware's (see s_gap_span).  */
+#include "rules.h"
+#include "log.h"
+
+#include <assert.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SSE__)
+#   include <xmmintrin.h>
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#   include <arm_neon.h>
+#endif
+
+#define S_LANES 8
+
+/*  "FRST" and the blob layout version.  */
+#define S_STATE_MAGIC   0x46525354u
+#define S_STATE_VERSION 1u
+
+struct fasgd_rule_t {
+    fasgd_rule_params_t p;
+    size_t   n;
+    /*  Per-parameter float32 state, NULL when the rule has none:
+        std: vec[0] = n, vec[1] = b, vec[2] = v (moving g², g, 1/σ);
+        abs: vec[0] = m (moving |g|); softsync, c > 1: vec[0] = the buffer
+        Σ α(τ_l)·g_l; gap-aware: vec[0] = C (moving |Δθ|).  */
+    float   *vec [3];
+    int      nvec;
+    uint64_t pending;           /* softsync: gradients in vec[0] */
+    double   vbar;
+};
+
+/*  The blob header; the vectors follow it, nvec × n floats.  */
+typedef struct {
+    uint32_t magic;
+    uint32_t version;
+    uint32_t kind;
+    uint32_t variant;           /* statistic (fasgd), group (softsync), else 0 */
+    uint64_t n;
+    uint64_t pending;
+    double   vbar;
+} s_state_header_t;
+
+static const char *s_kind_names [] = {
+    "asgd", "sasgd", "softsync", "fasgd", "dcasgd", "gap-aware"
+};
+#define S_NKINDS ((int) (sizeof s_kind_names / sizeof s_kind_names [0]))
+
+void
+fasgd_rule_params_default (fasgd_rule_params_t *p)
+{
+    memset (p, 0, sizeof *p);
+    p->kind = FASGD_RULE_FASGD;
+    p->lr = 0.005;
+    p->sasgd_form = FASGD_SASGD_DIV_TAU;
+    p->softsync_group = 1;
+    p->statistic = FASGD_STAT_STD;
+    p->gamma = 0.9;
+    p->beta = 0.9;
+    p->epsilon = 1e-4;
+    p->abs_decay = 0.9;
+    p->abs_floor = 0.001;
+    p->dc_lambda = 0.04;
+    p->gap_decay = 0.9;
+}
+
+const char *
+fasgd_rule_kind_name (int kind)
+{
+    if (kind < 0 || kind >= S_NKINDS)
+        return "?";
+    return s_kind_names [kind];
+}
+
+int
+fasgd_rule_kind_parse (const char *name)
+{
+    for (int i = 0; name && i < S_NKINDS; i++)
+        if (strcmp (name, s_kind_names [i]) == 0)
+            return i;
+    return -1;
+}
+
+static int s_fail (char *err, size_t errlen, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+/*  Writes the reason into the caller's buffer; returns -1.  */
+static int
+s_fail (char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen > 0) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (err, errlen, fmt, ap);
+        va_end (ap);
+    }
+    return -1;
+}
+
+/*  A decay used as float: [0, 1) keeps every moving average a convex
+    combination, so it stays bounded by the values it averages.  */
+static int
+s_is_decay (double x)
+{
+    return x >= 0.0 && x < 1.0;
+}
+
+/*  Positive, finite, and still positive and finite once rounded to float
+    (ε = 1e-50 would become 0 and 1/σ infinite).  */
+static int
+s_is_positive_float (double x)
+{
+    return x > 0.0 && x <= FLT_MAX && (float) x > 0.0f;
+}
+
+int
+fasgd_rule_params_check (const fasgd_rule_params_t *p, char *err, size_t errlen)
+{
+    if (p->kind < 0 || p->kind >= S_NKINDS)
+        return s_fail (err, errlen, "unknown rule kind %d", p->kind);
+    if (!s_is_positive_float (p->lr))
+        return s_fail (err, errlen, "lr must be > 0 and finite (got %g)", p->lr);
+    if (p->sasgd_form != FASGD_SASGD_DIV_TAU && p->sasgd_form != FASGD_SASGD_PLUS_ONE)
+        return s_fail (err, errlen, "unknown sasgd form %d", p->sasgd_form);
+    if (p->softsync_group < 1 || p->softsync_group > FASGD_RULE_GROUP_MAX)
+        return s_fail (err, errlen, "softsync group must be in [1, %d] (got %d)",
+                       FASGD_RULE_GROUP_MAX, p->softsync_group);
+    if (p->statistic != FASGD_STAT_STD && p->statistic != FASGD_STAT_ABS)
+        return s_fail (err, errlen, "unknown fasgd statistic %d", p->statistic);
+    if (!s_is_decay (p->gamma))
+        return s_fail (err, errlen, "gamma must be in [0, 1) (got %g)", p->gamma);
+    if (!s_is_decay (p->beta))
+        return s_fail (err, errlen, "beta must be in [0, 1) (got %g)", p->beta);
+    if (!s_is_positive_float (p->epsilon))
+        return s_fail (err, errlen, "epsilon must be > 0 and finite (got %g)", p->epsilon);
+    if (!s_is_decay (p->abs_decay))
+        return s_fail (err, errlen, "abs decay must be in [0, 1) (got %g)", p->abs_decay);
+    if (!s_is_positive_float (p->abs_floor))
+        return s_fail (err, errlen, "abs floor must be > 0 and finite (got %g)", p->abs_floor);
+    if (!(p->dc_lambda >= 0.0 && p->dc_lambda <= FLT_MAX))
+        return s_fail (err, errlen, "dc lambda must be >= 0 and finite (got %g)", p->dc_lambda);
+    if (!s_is_decay (p->gap_decay))
+        return s_fail (err, errlen, "gap decay must be in [0, 1) (got %g)", p->gap_decay);
+    return 0;
+}
+
+static int
+s_nvec (const fasgd_rule_params_t *p)
+{
+    switch (p->kind) {
+        case FASGD_RULE_FASGD:
+            return p->statistic == FASGD_STAT_STD ? 3 : 1;
+        case FASGD_RULE_SOFTSYNC:
+            return p->softsync_group > 1 ? 1 : 0;   /* c = 1 never buffers */
+        case FASGD_RULE_GAPAWARE:
+            return 1;
+        default:
+            return 0;
+    }
+}
+
+fasgd_rule_t *
+fasgd_rule_new (const fasgd_rule_params_t *p, size_t n, char *err, size_t errlen)
+{
+    if (fasgd_rule_params_check (p, err, errlen))
+        return NULL;
+    if (n == 0) {
+        s_fail (err, errlen, "a rule needs at least one parameter (got 0)");
+        return NULL;
+    }
+    /*  The state blob holds up to 3 vectors of n floats behind its header.  */
+    if (n > (SIZE_MAX - sizeof (s_state_header_t)) / (3 * sizeof (float))) {
+        s_fail (err, errlen, "too many parameters (%zu)", n);
+        return NULL;
+    }
+    fasgd_rule_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        s_fail (err, errlen, "out of memory (%zu parameters)", n);
+        return NULL;
+    }
+    self->p = *p;
+    self->n = n;
+    self->nvec = s_nvec (p);
+    for (int k = 0; k < self->nvec; k++) {
+        self->vec [k] = calloc (n, sizeof (float));
+        if (!self->vec [k]) {
+            s_fail (err, errlen, "out of memory (%zu parameters)", n);
+            fasgd_rule_destroy (&self);
+            return NULL;
+        }
+    }
+    /*  Rules without a statistic report 1 so a B-FASGD gate still works.  */
+    self->vbar = p->kind == FASGD_RULE_FASGD ? 0.0 : 1.0;
+    return self;
+}
+
+void
+fasgd_rule_destroy (fasgd_rule_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    fasgd_rule_t *self = *self_p;
+    for (int k = 0; k < 3; k++)
+        free (self->vec [k]);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+fasgd_rule_needs_theta_used (const fasgd_rule_t *self)
+{
+    return self->p.kind == FASGD_RULE_DCASGD || self->p.kind == FASGD_RULE_GAPAWARE;
+}
+
+double
+fasgd_rule_vbar (const fasgd_rule_t *self)
+{
+    return self->vbar;
+}
+
+size_t
+fasgd_rule_size (const fasgd_rule_t *self)
+{
+    return self->n;
+}
+
+uint64_t
+fasgd_rule_pending (const fasgd_rule_t *self)
+{
+    return self->pending;
+}
+
+const fasgd_rule_params_t *
+fasgd_rule_params (const fasgd_rule_t *self)
+{
+    return &self->p;
+}
+
+/*  ---- kernels: one span of len ≤ S_LANES parameters ------------------  */
+
+/*  Square roots of S_LANES floats in place. sqrtf under gcc's default
+    -fmath-errno keeps a loop from vectorising; the vector instructions are
+    correctly rounded like sqrtf (IEEE 754), so the span and the scalar
+    tail give identical bits.  */
+static inline void
+s_sqrt_lanes (float *x)
+{
+#if defined(__SSE__)
+    for (int k = 0; k < S_LANES; k += 4)
+        _mm_storeu_ps (x + k, _mm_sqrt_ps (_mm_loadu_ps (x + k)));
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+    for (int k = 0; k < S_LANES; k += 4)
+        vst1q_f32 (x + k, vsqrtq_f32 (vld1q_f32 (x + k)));
+#else
+    for (int k = 0; k < S_LANES; k++)
+        x [k] = sqrtf (x [k]);
+#endif
+}
+
+static inline int
+s_nonfinite_span (const float *restrict g, size_t len)
+{
+    int bad = 0;
+    for (size_t k = 0; k < len; k++)
+        bad |= !isfinite (g [k]);
+    return bad;
+}
+
+/*  asgd and sasgd: θ ← θ − α(τ)·g.  */
+static inline void
+s_step_span (float *restrict theta, const float *restrict g, float a, size_t len)
+{
+    for (size_t k = 0; k < len; k++)
+        theta [k] -= a * g [k];
+}
+
+/*  softsync, first gradient of a group: s = α(τ₁)·g₁.  */
+static inline void
+s_buffer_first_span (float *restrict buf, const float *restrict g, float a, size_t len)
+{
+    for (size_t k = 0; k < len; k++)
+        buf [k] = a * g [k];
+}
+
+/*  softsync, later gradients: s ← s + α(τ_l)·g_l.  */
+static inline void
+s_buffer_add_span (float *restrict buf, const float *restrict g, float a, size_t len)
+{
+    for (size_t k = 0; k < len; k++)
+        buf [k] += a * g [k];
+}
+
+/*  softsync, the c-th gradient: θ ← θ − (1/c)·(s + α(τ_c)·g_c).  */
+static inline void
+s_buffer_apply_span (float *restrict theta, const float *restrict buf,
+                     const float *restrict g, float a, float c, size_t len)
+{
+    for (size_t k = 0; k < len; k++)
+        theta [k] -= (buf [k] + a * g [k]) / c;
+}
+
+typedef struct {
+    float gam, omg;             /* γ, 1−γ */
+    float bet, omb;             /* β, 1−β */
+    float eps;                  /* ε */
+    float step;                 /* α / max(τ,1) */
+} s_std_coef_t;
+
+/*  fasgd std (Odena, ALGORITHMS.md "fasgd"): the statistics take g first,
+    then θ ← θ − (α/max(τ,1))·v·g. acc [k] sums σ of lane k in double.  */
+static inline void
+s_std_span (const s_std_coef_t *c, float *restrict theta, const float *restrict g,
+            float *restrict nn, float *restrict bb, float *restrict vv,
+            double *restrict acc, size_t len)
+{
+    float sig [S_LANES];
+    for (size_t k = 0; k < len; k++) {
+        float gk = g [k];
+        float nk = c->gam * nn [k] + c->omg * (gk * gk);     /* n ← γn + (1−γ)g² */
+        float bk = c->gam * bb [k] + c->omg * gk;            /* b ← γb + (1−γ)g */
+        float var = nk - bk * bk;
+        /*  n − b² ≥ 0 in exact arithmetic but float rounding can make it
+            slightly negative; max(·, 0) (NaN-safe as written) keeps σ real.  */
+        var = var > 0.0f ? var : 0.0f;
+        nn [k] = nk;
+        bb [k] = bk;
+        sig [k] = var + c->eps;
+    }
+    if (len == S_LANES)
+        s_sqrt_lanes (sig);                                  /* σ = sqrt(max(n−b²,0)+ε) */
+    else
+        for (size_t k = 0; k < len; k++)
+            sig [k] = sqrtf (sig [k]);
+    for (size_t k = 0; k < len; k++) {
+        float vk = c->bet * vv [k] + c->omb / sig [k];       /* v ← βv + (1−β)/σ */
+        vv [k] = vk;
+        theta [k] -= c->step * vk * g [k];                   /* θ ← θ − (α/max(τ,1))·v·g */
+        acc [k] += sig [k];
+    }
+}
+
+typedef struct {
+    float dec, omd;             /* decay, 1−decay */
+    float mfloor;               /* 0.001: bounds 1/(m + floor) */
+    float step;                 /* α / (τ+1) */
+} s_abs_coef_t;
+
+/*  fasgd abs (the reference code): m ← 0.9m + 0.1|g| first, then
+    θ ← θ − α·g / ((τ+1)·(m + 0.001)).  */
+static inline void
+s_abs_span (const s_abs_coef_t *c, float *restrict theta, const float *restrict g,
+            float *restrict mm, double *restrict acc, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        float gk = g [k];
+        float mk = c->dec * mm [k] + c->omd * fabsf (gk);
+        mm [k] = mk;
+        theta [k] -= c->step * gk / (mk + c->mfloor);
+        acc [k] += mk;
+    }
+}
+
+/*  dcasgd (Zheng et al.): g̃ = g + λ_dc·g⊙g⊙(θ − θ_used); θ ← θ − α·g̃.  */
+static inline void
+s_dc_span (float *restrict theta, const float *restrict g, const float *restrict used,
+           float a, float lam, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        float gk = g [k];
+        float gt = gk + lam * gk * gk * (theta [k] - used [k]);
+        theta [k] -= a * gt;
+    }
+}
+
+typedef struct {
+    float dec, omd;             /* γ_C, 1−γ_C */
+    float step;                 /* α */
+} s_gap_coef_t;
+
+/*  gap-aware (Barkai et al.): G = 1 + |θ − θ_used|/C, or 1 while C is 0
+    (the parameter has not moved yet: there is no step size to measure the
+    gap in), Δ = α·g/G, θ ← θ − Δ, then C ← γ_C·C + (1−γ_C)·|Δ|.  */
+static inline void
+s_gap_span (const s_gap_coef_t *c, float *restrict theta, const float *restrict g,
+            const float *restrict used, float *restrict cc, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        float ck = cc [k];
+        float gap = fabsf (theta [k] - used [k]);
+        /*  The quotient exists only for C > 0, so under gcc's default
+            -ftrapping-math this loop stays scalar (rewrites that hide the
+            condition get threaded back into a branch); it is memory bound
+            and costs about what the vectorised fasgd std does.  */
+        float big = ck > 0.0f ? 1.0f + gap / ck : 1.0f;
+        float delta = c->step * g [k] / big;
+        theta [k] -= delta;
+        cc [k] = c->dec * ck + c->omd * fabsf (delta);
+    }
+}
+
+/*  ---- apply ----------------------------------------------------------  */
+
+/*  α(τ) of sasgd and softsync.  */
+static double
+s_sasgd_alpha (const fasgd_rule_params_t *p, uint64_t tau)
+{
+    if (p->sasgd_form == FASGD_SASGD_PLUS_ONE)
+        return p->lr / ((double) tau + 1.0);         /* α/(τ+1), in double: τ+1 may wrap */
+    return tau == 0 ? p->lr : p->lr / (double) tau;  /* α/τ, and α at τ = 0 */
+}
+
+/*  Sums the S_LANES lane accumulators in a fixed order, divides by n.  */
+static double
+s_lanes_mean (const double *acc, size_t n)
+{
+    double sum = 0.0;
+    for (int k = 0; k < S_LANES; k++)
+        sum += acc [k];
+    return sum / (double) n;
+}
+
+static void
+s_apply_std (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
+{
+    const fasgd_rule_params_t *p = &self->p;
+    s_std_coef_t c = {
+        .gam = (float) p->gamma, .omg = (float) (1.0 - p->gamma),
+        .bet = (float) p->beta,  .omb = (float) (1.0 - p->beta),
+        .eps = (float) p->epsilon,
+        .step = (float) (p->lr / (tau > 1 ? (double) tau : 1.0))
+    };
+    float *nn = self->vec [0], *bb = self->vec [1], *vv = self->vec [2];
+    double acc [S_LANES] = { 0 };
+    size_t i = 0;
+    for (; i + S_LANES <= self->n; i += S_LANES)
+        s_std_span (&c, theta + i, g + i, nn + i, bb + i, vv + i, acc, S_LANES);
+    s_std_span (&c, theta + i, g + i, nn + i, bb + i, vv + i, acc, self->n - i);
+    self->vbar = s_lanes_mean (acc, self->n);
+}
+
+static void
+s_apply_abs (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
+{
+    const fasgd_rule_params_t *p = &self->p;
+    s_abs_coef_t c = {
+        .dec = (float) p->abs_decay, .omd = (float) (1.0 - p->abs_decay),
+        .mfloor = (float) p->abs_floor,
+        .step = (float) (p->lr / ((double) tau + 1.0))
+    };
+    float *mm = self->vec [0];
+    double acc [S_LANES] = { 0 };
+    size_t i = 0;
+    for (; i + S_LANES <= self->n; i += S_LANES)
+        s_abs_span (&c, theta + i, g + i, mm + i, acc, S_LANES);
+    s_abs_span (&c, theta + i, g + i, mm + i, acc, self->n - i);
+    self->vbar = s_lanes_mean (acc, self->n);
+}
+
+static void
+s_apply_step (fasgd_rule_t *self, float *theta, const float *g, float a)
+{
+    size_t i = 0;
+    for (; i + S_LANES <= self->n; i += S_LANES)
+        s_step_span (theta + i, g + i, a, S_LANES);
+    s_step_span (theta + i, g + i, a, self->n - i);
+}
+
+/*  Zhang et al.'s n-softsync: buffer α(τ_l)·g_l, apply the mean of c.  */
+static int
+s_apply_softsync (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
+{
+    float a = (float) s_sasgd_alpha (&self->p, tau);
+    uint64_t group = (uint64_t) self->p.softsync_group;
+    if (group == 1) {
+        /*  (1/1)·α(τ)·g is sasgd's step; taking its code path makes the
+            two bitwise equal even where the compiler fuses a·g + θ.  */
+        s_apply_step (self, theta, g, a);
+        return 1;
+    }
+    float *buf = self->vec [0];
+    size_t n = self->n, i = 0;
+    if (self->pending + 1 < group) {
+        if (self->pending == 0) {
+            for (; i + S_LANES <= n; i += S_LANES)
+                s_buffer_first_span (buf + i, g + i, a, S_LANES);
+            s_buffer_first_span (buf + i, g + i, a, n - i);
+        }
+        else {
+            for (; i + S_LANES <= n; i += S_LANES)
+                s_buffer_add_span (buf + i, g + i, a, S_LANES);
+            s_buffer_add_span (buf + i, g + i, a, n - i);
+        }
+        self->pending++;
+        return 0;
+    }
+    /*  The c-th gradient is added and the sum applied in one pass; the
+        buffer is then logically empty (pending = 0), its contents stale.  */
+    float cf = (float) group;
+    for (; i + S_LANES <= n; i += S_LANES)
+        s_buffer_apply_span (theta + i, buf + i, g + i, a, cf, S_LANES);
+    s_buffer_apply_span (theta + i, buf + i, g + i, a, cf, n - i);
+    self->pending = 0;
+    return 1;
+}
+
+static void
+s_apply_dc (fasgd_rule_t *self, float *theta, const float *g, const float *used)
+{
+    float a = (float) self->p.lr, lam = (float) self->p.dc_lambda;
+    size_t i = 0;
+    for (; i + S_LANES <= self->n; i += S_LANES)
+        s_dc_span (theta + i, g + i, used + i, a, lam, S_LANES);
+    s_dc_span (theta + i, g + i, used + i, a, lam, self->n - i);
+}
+
+static void
+s_apply_gap (fasgd_rule_t *self, float *theta, const float *g, const float *used)
+{
+    s_gap_coef_t c = {
+        .dec = (float) self->p.gap_decay, .omd = (float) (1.0 - self->p.gap_decay),
+        .step = (float) self->p.lr
+    };
+    float *cc = self->vec [0];
+    size_t i = 0;
+    for (; i + S_LANES <= self->n; i += S_LANES)
+        s_gap_span (&c, theta + i, g + i, used + i, cc + i, S_LANES);
+    s_gap_span (&c, theta + i, g + i, used + i, cc + i, self->n - i);
+}
+
+/*  1 when [a, a+n) and [b, b+n) share a float.  */
+static int
+s_overlap (const float *a, const float *b, size_t n)
+{
+    uintptr_t x = (uintptr_t) a, y = (uintptr_t) b, len = n * sizeof (float);
+    return x < y + len && y < x + len;
+}
+
+int
+fasgd_rule_apply (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau,
+                  const float *theta_used)
+{
+    assert (self && theta && g);
+    size_t n = self->n;
+    int needs_used = fasgd_rule_needs_theta_used (self);
+    if (needs_used && !theta_used)
+        return -2;
+    /*  The kernels take restrict pointers: overlap is the caller's bug.  */
+    assert (!s_overlap (theta, g, n));
+    assert (!needs_used || !s_overlap (theta, theta_used, n));
+
+    /*  A first pass so that a bad gradient (a peer's NaN) touches nothing.  */
+    size_t i = 0;
+    int bad = 0;
+    for (; i + S_LANES <= n; i += S_LANES)
+        bad |= s_nonfinite_span (g + i, S_LANES);
+    bad |= s_nonfinite_span (g + i, n - i);
+    if (bad)
+        return -1;
+
+    switch (self->p.kind) {
+        case FASGD_RULE_ASGD:
+            s_apply_step (self, theta, g, (float) self->p.lr);
+            return 1;
+        case FASGD_RULE_SASGD:
+            s_apply_step (self, theta, g, (float) s_sasgd_alpha (&self->p, tau));
+            return 1;
+        case FASGD_RULE_SOFTSYNC:
+            return s_apply_softsync (self, theta, g, tau);
+        case FASGD_RULE_FASGD:
+            if (self->p.statistic == FASGD_STAT_STD)
+                s_apply_std (self, theta, g, tau);
+            else
+                s_apply_abs (self, theta, g, tau);
+            return 1;
+        case FASGD_RULE_DCASGD:
+            s_apply_dc (self, theta, g, theta_used);
+            return 1;
+        case FASGD_RULE_GAPAWARE:
+            s_apply_gap (self, theta, g, theta_used);
+            return 1;
+        default:
+            assert (0 && "kind checked in fasgd_rule_new");
+            return -1;
+    }
+}
+
+/*  ---- checkpoint state -----------------------------------------------  */
+
+static uint32_t
+s_variant (const fasgd_rule_t *self)
+{
+    if (self->p.kind == FASGD_RULE_FASGD)
+        return (uint32_t) self->p.statistic;
+    if (self->p.kind == FASGD_RULE_SOFTSYNC)
+        return (uint32_t) self->p.softsync_group;
+    return 0;
+}
+
+size_t
+fasgd_rule_state_size (const fasgd_rule_t *self)
+{
+    return sizeof (s_state_header_t) + (size_t) self->nvec * self->n * sizeof (float);
+}
+
+void
+fasgd_rule_state_get (const fasgd_rule_t *self, void *buf)
+{
+    s_state_header_t h;
+    memset (&h, 0, sizeof h);
+    h.magic = S_STATE_MAGIC;
+    h.version = S_STATE_VERSION;
+    h.kind = (uint32_t) self->p.kind;
+    h.variant = s_variant (self);
+    h.n = self->n;
+    h.pending = self->pending;
+    h.vbar = self->vbar;
+    unsigned char *out = buf;
+    memcpy (out, &h, sizeof h);
+    out += sizeof h;
+    size_t bytes = self->n * sizeof (float);
+    for (int k = 0; k < self->nvec; k++, out += bytes) {
+        /*  An empty softsync buffer holds stale sums: write zeros so equal
+            states give equal blobs.  */
+        if (self->p.kind == FASGD_RULE_SOFTSYNC && self->pending == 0)
+            memset (out, 0, bytes);
+        else
+            memcpy (out, self->vec [k], bytes);
+    }
+}
+
+int
+fasgd_rule_state_set (fasgd_rule_t *self, const void *buf, size_t len)
+{
+    s_state_header_t h;
+    if (!buf) {
+        fasgd_log_error ("rule state: no buffer");
+        return -1;
+    }
+    if (len != fasgd_rule_state_size (self)) {
+        fasgd_log_error ("rule state: %zu bytes, expected %zu for %s with %zu parameters",
+                         len, fasgd_rule_state_size (self),
+                         fasgd_rule_kind_name (self->p.kind), self->n);
+        return -1;
+    }
+    memcpy (&h, buf, sizeof h);
+    if (h.magic != S_STATE_MAGIC || h.version != S_STATE_VERSION) {
+        fasgd_log_error ("rule state: magic %08x version %u, expected %08x version %u "
+                         "(another format or byte order)", (unsigned) h.magic,
+                         (unsigned) h.version, S_STATE_MAGIC, S_STATE_VERSION);
+        return -1;
+    }
+    if (h.kind != (uint32_t) self->p.kind || h.variant != s_variant (self) || h.n != self->n) {
+        fasgd_log_error ("rule state: saved for %s (variant %u, %llu parameters), "
+                         "this rule is %s (variant %u, %zu parameters)",
+                         fasgd_rule_kind_name ((int) h.kind), (unsigned) h.variant,
+                         (unsigned long long) h.n, fasgd_rule_kind_name (self->p.kind),
+                         (unsigned) s_variant (self), self->n);
+        return -1;
+    }
+    uint64_t group = self->p.kind == FASGD_RULE_SOFTSYNC ? (uint64_t) self->p.softsync_group : 1;
+    if (h.pending >= group || !isfinite (h.vbar) || h.vbar < 0.0) {
+        fasgd_log_error ("rule state: inconsistent (pending %llu, v-bar %g)",
+                         (unsigned long long) h.pending, h.vbar);
+        return -1;
+    }
+    const unsigned char *in = (const unsigned char *) buf + sizeof h;
+    size_t bytes = self->n * sizeof (float);
+    for (int k = 0; k < self->nvec; k++, in += bytes)
+        memcpy (self->vec [k], in, bytes);
+    self->pending = h.pending;
+    self->vbar = h.vbar;
+    return 0;
+}

@@ -1,0 +1,548 @@
+/*  data: IDX loading, dataset slicing and shuffling, minibatch order.  */
+#include "data.h"
+#include "rng.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define FASGD_DATA_IDX_UBYTE 0x08
+
+/*  First buffer size; doubling from here lands exactly on the 2 GiB cap.  */
+#define FASGD_DATA_READ_CHUNK ((size_t) 1 << 16)
+
+/*  gzread counts in unsigned and answers in int, so never ask for more
+    than this at once.  */
+#define FASGD_DATA_READ_MAX_CALL ((size_t) 1 << 30)
+
+static void s_fail (char *err, size_t errlen, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static void
+s_fail (char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (err, errlen, fmt, ap);
+    va_end (ap);
+}
+
+static uint32_t
+s_be32 (const uint8_t *p)
+{
+    return (uint32_t) p [0] << 24 | (uint32_t) p [1] << 16
+         | (uint32_t) p [2] << 8 | (uint32_t) p [3];
+}
+
+/*  One whole file, decompressed.  */
+typedef struct {
+    uint8_t *buf;
+    size_t   len;
+    int      gzipped;    /* for messages: sizes are then decompressed sizes */
+} s_file_t;
+
+static void
+s_file_free (s_file_t *f)
+{
+    free (f->buf);
+    f->buf = NULL;
+    f->len = 0;
+}
+
+/*  Reports the state of a gzFile after a failed or final read; returns -1
+    if zlib saw an error.  */
+static int
+s_gz_check (gzFile gz, const char *path, char *err, size_t errlen)
+{
+    int errnum = Z_OK;
+    const char *msg = gzerror (gz, &errnum);
+    if (errnum == Z_OK)
+        return 0;
+    /*  zlib prefixes the name it was given, "<fd:N>" for gzdopen; the
+        caller's path is more use.  */
+    if (msg && strncmp (msg, "<fd:", 4) == 0) {
+        const char *colon = strstr (msg, ": ");
+        if (colon)
+            msg = colon + 2;
+    }
+    if (!msg)
+        msg = "unknown error";
+    if (errnum == Z_ERRNO)
+        /*  zlib has already put strerror's text into msg.  */
+        s_fail (err, errlen, "%s: read error: %s", path, msg);
+    else
+    if (errnum == Z_BUF_ERROR)
+        /*  gzread hides this one (it returns the bytes it had); only
+            gzerror tells a cut-off .gz from a complete one.  */
+        s_fail (err, errlen, "%s: corrupt gzip: stream truncated (%s)", path, msg);
+    else
+    if (errnum == Z_MEM_ERROR)
+        s_fail (err, errlen, "%s: out of memory while decompressing", path);
+    else
+        s_fail (err, errlen, "%s: corrupt gzip: %s", path, msg);
+    return -1;
+}
+
+/*  Reads all of path into f, plain or gzip. The buffer grows with what is
+    actually read, never with what a header claims, and stops at
+    FASGD_DATA_MAX_BYTES.  */
+static int
+s_file_read (s_file_t *f, const char *path, char *err, size_t errlen)
+{
+    memset (f, 0, sizeof *f);
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        s_fail (err, errlen, "%s: cannot open: %s", path, strerror (errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat (fd, &st) != 0) {
+        s_fail (err, errlen, "%s: cannot stat: %s", path, strerror (errno));
+        close (fd);
+        return -1;
+    }
+    if (S_ISDIR (st.st_mode)) {
+        s_fail (err, errlen, "%s: is a directory", path);
+        close (fd);
+        return -1;
+    }
+    gzFile gz = gzdopen (fd, "rb");
+    if (!gz) {
+        s_fail (err, errlen, "%s: out of memory opening the file", path);
+        close (fd);
+        return -1;
+    }
+    gzbuffer (gz, 1 << 17);
+
+    size_t cap = 0;
+    int rc = 0, reported = 0;
+    for (;;) {
+        if (f->len == cap) {
+            if (cap == FASGD_DATA_MAX_BYTES) {
+                uint8_t probe;
+                int got = gzread (gz, &probe, 1);
+                if (got > 0) {
+                    s_fail (err, errlen, "%s: larger than %zu bytes%s, refusing to load",
+                            path, (size_t) FASGD_DATA_MAX_BYTES,
+                            gzdirect (gz) ? "" : " decompressed");
+                    rc = -1;
+                    reported = 1;
+                }
+                else
+                if (got < 0)
+                    rc = -1;
+                break;
+            }
+            size_t ncap = cap ? cap * 2 : FASGD_DATA_READ_CHUNK;
+            if (ncap > FASGD_DATA_MAX_BYTES)
+                ncap = FASGD_DATA_MAX_BYTES;
+            uint8_t *nbuf = realloc (f->buf, ncap);
+            if (!nbuf) {
+                s_fail (err, errlen, "%s: out of memory after %zu bytes", path, f->len);
+                rc = -1;
+                reported = 1;
+                break;
+            }
+            f->buf = nbuf;
+            cap = ncap;
+        }
+        size_t want = cap - f->len;
+        if (want > FASGD_DATA_READ_MAX_CALL)
+            want = FASGD_DATA_READ_MAX_CALL;
+        int got = gzread (gz, f->buf + f->len, (unsigned) want);
+        if (got < 0) {
+            rc = -1;
+            break;
+        }
+        if (got == 0)
+            break;
+        f->len += (size_t) got;
+    }
+    /*  A zero from gzread is both "end of file" and "gave up": only
+        gzerror tells a clean end from a damaged stream.  */
+    if (!reported) {
+        if (s_gz_check (gz, path, err, errlen) != 0)
+            rc = -1;
+        else
+        if (rc != 0)
+            s_fail (err, errlen, "%s: read failed", path);
+    }
+    f->gzipped = !gzdirect (gz);
+    int crc = gzclose (gz);
+    if (rc == 0 && crc != Z_OK) {
+        if (crc == Z_BUF_ERROR)
+            s_fail (err, errlen, "%s: corrupt gzip: stream truncated", path);
+        else
+            s_fail (err, errlen, "%s: error closing the file (zlib %d)", path, crc);
+        rc = -1;
+    }
+    if (rc != 0)
+        s_file_free (f);
+    return rc;
+}
+
+/*  Checks the IDX magic and reads the ndims big-endian sizes that follow
+    it. Only the header: the caller checks the payload length.  */
+static int
+s_idx_header (const s_file_t *f, const char *path, unsigned ndims,
+              uint32_t *dims, char *err, size_t errlen)
+{
+    uint32_t expect = FASGD_DATA_IDX_UBYTE << 8 | ndims;
+    if (f->len == 0) {
+        s_fail (err, errlen, "%s: empty file", path);
+        return -1;
+    }
+    if (f->len < 4) {
+        s_fail (err, errlen, "%s: too short for an IDX header (%zu bytes)", path, f->len);
+        return -1;
+    }
+    uint32_t magic = s_be32 (f->buf);
+    if ((magic & 0xffffff00u) != (uint32_t) FASGD_DATA_IDX_UBYTE << 8) {
+        s_fail (err, errlen, "%s: wrong magic: expected 0x%08x (IDX ubyte, %u dimension%s), found 0x%08x",
+                path, expect, ndims, ndims == 1 ? "" : "s", magic);
+        return -1;
+    }
+    unsigned found = magic & 0xffu;
+    if (found != ndims) {
+        /*  The likely cause is images and labels passed the other way
+            round; say so.  */
+        const char *hint = ndims == 3 && found == 1 ? " (a label file?)"
+                         : ndims == 1 && found == 3 ? " (an image file?)" : "";
+        s_fail (err, errlen, "%s: wrong dimension count: expected %u (magic 0x%08x), found %u (magic 0x%08x)%s",
+                path, ndims, expect, found, magic, hint);
+        return -1;
+    }
+    size_t header = 4 + 4 * (size_t) ndims;
+    if (f->len < header) {
+        s_fail (err, errlen, "%s: truncated header: %zu bytes, an IDX header with %u dimension%s needs %zu",
+                path, f->len, ndims, ndims == 1 ? "" : "s", header);
+        return -1;
+    }
+    for (unsigned i = 0; i < ndims; i++)
+        dims [i] = s_be32 (f->buf + 4 + 4 * i);
+    return 0;
+}
+
+/*  Checks that the file holds exactly `expect` bytes; `what` describes
+    the header's claim for the message.  */
+static int
+s_idx_length (const s_file_t *f, const char *path, uint64_t expect,
+              const char *what, char *err, size_t errlen)
+{
+    if ((uint64_t) f->len == expect)
+        return 0;
+    s_fail (err, errlen, "%s: %s: header says %s (%llu bytes), file has %zu%s",
+            path, (uint64_t) f->len < expect ? "truncated" : "trailing garbage",
+            what, (unsigned long long) expect, f->len,
+            f->gzipped ? " decompressed" : "");
+    return -1;
+}
+
+fasgd_dataset_t *
+fasgd_dataset_load_idx (const char *images, const char *labels,
+                        uint32_t max_examples, char *err, size_t errlen)
+{
+    s_fail (err, errlen, "%s", "");
+    if (!images || !labels) {
+        s_fail (err, errlen, "no %s file given", images ? "label" : "image");
+        return NULL;
+    }
+    s_file_t img = { 0 }, lab = { 0 };
+    fasgd_dataset_t *self = NULL;
+    char what [96];
+
+    if (s_file_read (&img, images, err, errlen) != 0)
+        goto out;
+    uint32_t idims [3];
+    if (s_idx_header (&img, images, 3, idims, err, errlen) != 0)
+        goto out;
+    uint32_t n = idims [0], rows = idims [1], cols = idims [2];
+    if (rows == 0 || cols == 0 || rows > FASGD_DATA_MAX_SIDE || cols > FASGD_DATA_MAX_SIDE) {
+        s_fail (err, errlen, "%s: bad image size %" PRIu32 "x%" PRIu32 " (each side must be 1..%d)",
+                images, rows, cols, FASGD_DATA_MAX_SIDE);
+        goto out;
+    }
+    if (n == 0) {
+        s_fail (err, errlen, "%s: header says 0 images", images);
+        goto out;
+    }
+    snprintf (what, sizeof what, "%" PRIu32 " images of %" PRIu32 "x%" PRIu32, n, rows, cols);
+    if (s_idx_length (&img, images, 16 + (uint64_t) n * rows * cols, what, err, errlen) != 0)
+        goto out;
+
+    if (s_file_read (&lab, labels, err, errlen) != 0)
+        goto out;
+    uint32_t nlabels;
+    if (s_idx_header (&lab, labels, 1, &nlabels, err, errlen) != 0)
+        goto out;
+    if (nlabels == 0) {
+        s_fail (err, errlen, "%s: header says 0 labels", labels);
+        goto out;
+    }
+    snprintf (what, sizeof what, "%" PRIu32 " labels", nlabels);
+    if (s_idx_length (&lab, labels, 8 + (uint64_t) nlabels, what, err, errlen) != 0)
+        goto out;
+    if (nlabels != n) {
+        s_fail (err, errlen, "%s has %" PRIu32 " images but %s has %" PRIu32 " labels",
+                images, n, labels, nlabels);
+        goto out;
+    }
+
+    uint32_t m = max_examples && max_examples < n ? max_examples : n;
+    self = fasgd_dataset_new (m, rows, cols);
+    if (!self) {
+        s_fail (err, errlen, "%s: out of memory for %" PRIu32 " images of %" PRIu32 "x%" PRIu32,
+                images, m, rows, cols);
+        goto out;
+    }
+    /*  A table makes every pixel exactly (float) b / 255, whatever the
+        compiler does with a division in the loop.  */
+    float scale [256];
+    for (int b = 0; b < 256; b++)
+        scale [b] = (float) b / 255.0f;
+    const uint8_t *px = img.buf + 16;
+    uint64_t total = (uint64_t) m * self->dim;
+    for (uint64_t i = 0; i < total; i++)
+        self->x [i] = scale [px [i]];
+    memcpy (self->y, lab.buf + 8, m);
+    /*  Over the whole file, not the first m: a shortened training set
+        must not shrink the model's output layer.  */
+    uint8_t top = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (lab.buf [8 + i] > top)
+            top = lab.buf [8 + i];
+    self->nclasses = (uint32_t) top + 1;
+out:
+    s_file_free (&img);
+    s_file_free (&lab);
+    return self;
+}
+
+/*  Finds the first existing "dir/prefix-{kind}{sep}idxN-ubyte[.gz]"; 0 if
+    found (path in buf), -1 with a message otherwise.  */
+static int
+s_find (const char *dir, const char *prefix, const char *kind, int idxn,
+        char *buf, size_t len, char *err, size_t errlen)
+{
+    static const char *seps [] = { "-", "." };
+    static const char *exts [] = { "", ".gz" };
+    for (int s = 0; s < 2; s++)
+        for (int e = 0; e < 2; e++) {
+            int w = snprintf (buf, len, "%s/%s-%s%sidx%d-ubyte%s",
+                              dir, prefix, kind, seps [s], idxn, exts [e]);
+            if (w < 0 || (size_t) w >= len) {
+                s_fail (err, errlen, "%s: path too long", dir);
+                return -1;
+            }
+            struct stat st;
+            if (stat (buf, &st) == 0)
+                return 0;
+        }
+    s_fail (err, errlen, "%s: no %s %s file (looked for %s-%s-idx%d-ubyte[.gz] and %s-%s.idx%d-ubyte[.gz])",
+            dir, prefix, kind, prefix, kind, idxn, prefix, kind, idxn);
+    return -1;
+}
+
+fasgd_dataset_t *
+fasgd_dataset_load_dir (const char *dir, const char *prefix,
+                        uint32_t max_examples, char *err, size_t errlen)
+{
+    s_fail (err, errlen, "%s", "");
+    if (!dir || !prefix) {
+        s_fail (err, errlen, "no data directory or prefix given");
+        return NULL;
+    }
+    char images [4096], labels [4096];
+    if (s_find (dir, prefix, "images", 3, images, sizeof images, err, errlen) != 0
+    ||  s_find (dir, prefix, "labels", 1, labels, sizeof labels, err, errlen) != 0)
+        return NULL;
+    return fasgd_dataset_load_idx (images, labels, max_examples, err, errlen);
+}
+
+fasgd_dataset_t *
+fasgd_dataset_new (uint32_t n, uint32_t rows, uint32_t cols)
+{
+    if (n == 0 || rows == 0 || cols == 0
+    ||  rows > FASGD_DATA_MAX_SIDE || cols > FASGD_DATA_MAX_SIDE)
+        return NULL;
+    uint64_t dim = (uint64_t) rows * cols;
+    uint64_t floats = (uint64_t) n * dim;
+    if (floats > SIZE_MAX / sizeof (float))
+        return NULL;
+    fasgd_dataset_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->n = n;
+    self->rows = rows;
+    self->cols = cols;
+    self->dim = (uint32_t) dim;
+    self->x = calloc ((size_t) floats, sizeof (float));
+    self->y = calloc (n, 1);
+    if (!self->x || !self->y)
+        fasgd_dataset_destroy (&self);
+    return self;
+}
+
+fasgd_dataset_t *
+fasgd_dataset_slice (const fasgd_dataset_t *src, uint32_t start, uint32_t count)
+{
+    if (!src || count == 0 || (uint64_t) start + count > src->n)
+        return NULL;
+    fasgd_dataset_t *self = fasgd_dataset_new (count, src->rows, src->cols);
+    if (!self)
+        return NULL;
+    self->nclasses = src->nclasses;
+    memcpy (self->x, src->x + (size_t) start * src->dim,
+            (size_t) count * src->dim * sizeof (float));
+    memcpy (self->y, src->y + start, count);
+    return self;
+}
+
+void
+fasgd_dataset_shuffle (fasgd_dataset_t *self, uint64_t seed)
+{
+    if (!self)
+        return;
+    fasgd_rng_t rng;
+    fasgd_rng_seed (&rng, seed, FASGD_DATA_SHUFFLE_STREAM);
+    /*  The same Fisher-Yates draws as fasgd_rng_shuffle, applied to rows.  */
+    size_t dim = self->dim;
+    for (uint32_t i = self->n; i > 1; i--) {
+        uint32_t j = fasgd_rng_below (&rng, i);
+        if (j == i - 1)
+            continue;
+        float *a = self->x + (size_t) (i - 1) * dim;
+        float *b = self->x + (size_t) j * dim;
+        for (size_t k = 0; k < dim; k++) {
+            float t = a [k];
+            a [k] = b [k];
+            b [k] = t;
+        }
+        uint8_t t = self->y [i - 1];
+        self->y [i - 1] = self->y [j];
+        self->y [j] = t;
+    }
+}
+
+void
+fasgd_dataset_gather (const fasgd_dataset_t *self, const uint32_t *idx,
+                      uint32_t n, float *x, uint8_t *y)
+{
+    assert (self);
+    assert (idx || n == 0);
+    size_t dim = self->dim;
+    for (uint32_t i = 0; i < n; i++) {
+        assert (idx [i] < self->n);
+        if (x)
+            memcpy (x + (size_t) i * dim, self->x + (size_t) idx [i] * dim,
+                    dim * sizeof (float));
+        if (y)
+            y [i] = self->y [idx [i]];
+    }
+}
+
+void
+fasgd_dataset_destroy (fasgd_dataset_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    fasgd_dataset_t *self = *self_p;
+    free (self->x);
+    free (self->y);
+    free (self);
+    *self_p = NULL;
+}
+
+struct fasgd_batcher_t {
+    uint32_t    n;
+    uint32_t    batch;
+    uint32_t    per_epoch;   /* floor (n / batch) */
+    int         shuffle;
+    uint32_t    pos;         /* next batch starts at idx [pos] */
+    uint64_t    epoch;
+    fasgd_rng_t rng;
+    uint32_t   *idx;         /* this epoch's order */
+};
+
+/*  Draws this epoch's order. Starting again from the identity makes each
+    epoch's permutation a function of the seed and the epoch number only.  */
+static void
+s_batcher_order (fasgd_batcher_t *self)
+{
+    for (uint32_t i = 0; i < self->n; i++)
+        self->idx [i] = i;
+    if (self->shuffle)
+        fasgd_rng_shuffle (&self->rng, self->idx, self->n);
+}
+
+fasgd_batcher_t *
+fasgd_batcher_new (uint32_t n, uint32_t batch, uint64_t seed, int shuffle)
+{
+    if (batch == 0 || batch > n)
+        return NULL;
+    fasgd_batcher_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->idx = malloc ((size_t) n * sizeof (uint32_t));
+    if (!self->idx) {
+        free (self);
+        return NULL;
+    }
+    self->n = n;
+    self->batch = batch;
+    self->per_epoch = n / batch;
+    self->shuffle = shuffle != 0;
+    fasgd_rng_seed (&self->rng, seed, FASGD_DATA_BATCHER_STREAM);
+    s_batcher_order (self);
+    return self;
+}
+
+const uint32_t *
+fasgd_batcher_next (fasgd_batcher_t *self)
+{
+    assert (self);
+    if (self->pos == (uint64_t) self->per_epoch * self->batch) {
+        self->epoch++;
+        self->pos = 0;
+        if (self->shuffle)
+            s_batcher_order (self);
+    }
+    const uint32_t *b = self->idx + self->pos;
+    self->pos += self->batch;
+    return b;
+}
+
+uint64_t
+fasgd_batcher_epoch (const fasgd_batcher_t *self)
+{
+    assert (self);
+    return self->epoch;
+}
+
+uint32_t
+fasgd_batcher_per_epoch (const fasgd_batcher_t *self)
+{
+    assert (self);
+    return self->per_epoch;
+}
+
+void
+fasgd_batcher_destroy (fasgd_batcher_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    fasgd_batcher_t *self = *self_p;
+    free (self->idx);
+    free (self);
+    *self_p = NULL;
+}

@@ -558,7 +558,12 @@ s_set_text (s_ctx_t *ctx, const s_flat_t *f, void *obj, const char *text)
                  parser.problem ? parser.problem : "malformed");
     else {
         yaml_node_t *root = yaml_document_get_root_node (&doc);
-        if (!root)
+        if (!root && f->key->type == FASGD_CFG_STRING) {
+            /*  `--set key=` clears a string.  */
+            *((char *) obj + f->offset) = 0;
+            rc = 0;
+        }
+        else if (!root)
             s_error (ctx, NULL, "%s needs a value", f->name);
         else
             rc = s_set_node (ctx, f, obj, &doc, root);

@@ -17,13 +17,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SSE__)
+#if defined(__NO_MATH_ERRNO__)
+    /*  sqrtf vectorises by itself.  */
+#elif defined(__SSE__)
 #   include <xmmintrin.h>
 #elif defined(__ARM_NEON) && defined(__aarch64__)
 #   include <arm_neon.h>
 #endif
 
-#define S_LANES 8
+#define S_LANES 16
+
+/*  On x86-64 the apply loop is compiled for AVX-512, AVX2 and the baseline,
+    and the loader picks the widest the processor has. Every instruction
+    involved (add, multiply, divide, square root, no fused multiply-add) is
+    correctly rounded in each, so all three give the same bits.  */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__gnu_linux__)
+#   define S_MULTIVERSION __attribute__ ((target_clones ("avx512f", "avx2", "default")))
+#else
+#   define S_MULTIVERSION
+#endif
 
 /*  "FRST" and the blob layout version.  */
 #define S_STATE_MAGIC   0x46525354u
@@ -257,7 +269,10 @@ fasgd_rule_params (const fasgd_rule_t *self)
 static inline void
 s_sqrt_lanes (float *x)
 {
-#if defined(__SSE__)
+#if defined(__NO_MATH_ERRNO__)
+    for (int k = 0; k < S_LANES; k++)
+        x [k] = sqrtf (x [k]);
+#elif defined(__SSE__)
     for (int k = 0; k < S_LANES; k += 4)
         _mm_storeu_ps (x + k, _mm_sqrt_ps (_mm_loadu_ps (x + k)));
 #elif defined(__ARM_NEON) && defined(__aarch64__)
@@ -269,13 +284,31 @@ s_sqrt_lanes (float *x)
 #endif
 }
 
-static inline int
-s_nonfinite_span (const float *restrict g, size_t len)
+/*  Marks, per lane, whether a float is NaN or ±Inf (all exponent bits
+    set), in integer arithmetic so the loop vectorises.  */
+static inline void
+s_nonfinite_span (const float *restrict g, uint32_t *restrict acc, size_t len)
 {
-    int bad = 0;
-    for (size_t k = 0; k < len; k++)
-        bad |= !isfinite (g [k]);
-    return bad;
+    for (size_t k = 0; k < len; k++) {
+        uint32_t bits;
+        memcpy (&bits, g + k, sizeof bits);
+        acc [k] |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+}
+
+/*  1 when g holds a NaN or an infinity.  */
+S_MULTIVERSION static int
+s_any_nonfinite (const float *g, size_t n)
+{
+    uint32_t acc [S_LANES] = { 0 };
+    size_t i = 0;
+    for (; i + S_LANES <= n; i += S_LANES)
+        s_nonfinite_span (g + i, acc, S_LANES);
+    s_nonfinite_span (g + i, acc, n - i);
+    uint32_t bad = 0;
+    for (int k = 0; k < S_LANES; k++)
+        bad |= acc [k];
+    return bad != 0;
 }
 
 /*  asgd and sasgd: θ ← θ − α(τ)·g.  */
@@ -431,7 +464,7 @@ s_lanes_mean (const double *acc, size_t n)
     return sum / (double) n;
 }
 
-static void
+S_MULTIVERSION static void
 s_apply_std (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
 {
     const fasgd_rule_params_t *p = &self->p;
@@ -450,7 +483,7 @@ s_apply_std (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
     self->vbar = s_lanes_mean (acc, self->n);
 }
 
-static void
+S_MULTIVERSION static void
 s_apply_abs (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
 {
     const fasgd_rule_params_t *p = &self->p;
@@ -468,7 +501,7 @@ s_apply_abs (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
     self->vbar = s_lanes_mean (acc, self->n);
 }
 
-static void
+S_MULTIVERSION static void
 s_apply_step (fasgd_rule_t *self, float *theta, const float *g, float a)
 {
     size_t i = 0;
@@ -478,7 +511,7 @@ s_apply_step (fasgd_rule_t *self, float *theta, const float *g, float a)
 }
 
 /*  Zhang et al.'s n-softsync: buffer α(τ_l)·g_l, apply the mean of c.  */
-static int
+S_MULTIVERSION static int
 s_apply_softsync (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
 {
     float a = (float) s_sasgd_alpha (&self->p, tau);
@@ -515,7 +548,7 @@ s_apply_softsync (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau
     return 1;
 }
 
-static void
+S_MULTIVERSION static void
 s_apply_dc (fasgd_rule_t *self, float *theta, const float *g, const float *used)
 {
     float a = (float) self->p.lr, lam = (float) self->p.dc_lambda;
@@ -525,7 +558,7 @@ s_apply_dc (fasgd_rule_t *self, float *theta, const float *g, const float *used)
     s_dc_span (theta + i, g + i, used + i, a, lam, self->n - i);
 }
 
-static void
+S_MULTIVERSION static void
 s_apply_gap (fasgd_rule_t *self, float *theta, const float *g, const float *used)
 {
     s_gap_coef_t c = {
@@ -561,12 +594,7 @@ fasgd_rule_apply (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau
     assert (!needs_used || !s_overlap (theta, theta_used, n));
 
     /*  A first pass so that a bad gradient (a peer's NaN) touches nothing.  */
-    size_t i = 0;
-    int bad = 0;
-    for (; i + S_LANES <= n; i += S_LANES)
-        bad |= s_nonfinite_span (g + i, S_LANES);
-    bad |= s_nonfinite_span (g + i, n - i);
-    if (bad)
+    if (s_any_nonfinite (g, n))
         return -1;
 
     switch (self->p.kind) {

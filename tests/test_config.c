@@ -276,6 +276,9 @@ START_TEST (test_set_overrides)
     ck_assert_int_eq (fasgd_config_set (s_keys, &c, "noequals", errs), 1);
     ck_assert_int_eq (fasgd_config_set (s_keys, &c, "=3", errs), 1);
     ck_assert_int_eq (fasgd_config_set (s_keys, &c, "rule=3", errs), 1);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "data.path=", errs), 0);
+    ck_assert_str_eq (c.path, "");
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "workers=", errs), 1);
     fclose (errs);
     ck_assert_double_eq (c.lr, 0.25);
     ck_assert_double_eq (c.sub.gamma, 0.25);

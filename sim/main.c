@@ -1,0 +1,226 @@
+/*  fasgd-sim: runs a configured simulation and prints its summary.  */
+#include "sim.h"
+
+#include "log.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define S_MAX_SETS 256
+
+static fasgd_sim_t *s_running;
+
+static void
+s_on_signal (int sig)
+{
+    (void) sig;
+    if (s_running)
+        fasgd_sim_interrupt (s_running);
+}
+
+static void
+s_usage (FILE *out)
+{
+    fputs (
+        "Usage: fasgd-sim -c FILE [OPTION]...\n"
+        "Simulate asynchronous SGD with many clients on one machine, deterministically.\n"
+        "\n"
+        "  -c, --config FILE      the simulation's YAML configuration (required)\n"
+        "  -s, --set KEY=VALUE    override one configuration key (repeatable), e.g.\n"
+        "                         --set rule.name=sasgd --set clients=1000\n"
+        "  -o, --output FILE      CSV of validation rows (overrides output.csv; - for stdout)\n"
+        "  -t, --threads N        threads computing gradients (overrides threads; 0 all cores)\n"
+        "  -n, --check            check the configuration and the data, then exit\n"
+        "  -q, --quiet            no progress line\n"
+        "      --dump-config      print the effective configuration as YAML and exit\n"
+        "      --keys             list every configuration key with its default and exit\n"
+        "      --log-level LEVEL  error, warn, notice (default), info or debug\n"
+        "  -h, --help             this help\n"
+        "  -V, --version          the version\n"
+        "\n"
+        "Prints one summary line on standard output when the run ends.\n"
+        "Exit status: 0 success, 1 bad configuration or data, 2 bad usage,\n"
+        "3 the run failed, 130 interrupted (the CSV holds the rows so far).\n"
+        "See fasgd-sim(1) and fasgd.yaml(5).\n", out);
+}
+
+int
+main (int argc, char **argv)
+{
+    static const struct option longopts [] = {
+        { "config", required_argument, NULL, 'c' },
+        { "set", required_argument, NULL, 's' },
+        { "output", required_argument, NULL, 'o' },
+        { "threads", required_argument, NULL, 't' },
+        { "check", no_argument, NULL, 'n' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "dump-config", no_argument, NULL, 'D' },
+        { "keys", no_argument, NULL, 'K' },
+        { "log-level", required_argument, NULL, 'L' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 }
+    };
+    const char *config = NULL, *output = NULL, *threads = NULL;
+    const char *sets [S_MAX_SETS];
+    int nsets = 0, check = 0, quiet = 0, dump = 0;
+    fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
+    int opt;
+    while ((opt = getopt_long (argc, argv, "c:s:o:t:nqhV", longopts, NULL)) != -1) {
+        switch (opt) {
+            case 'c': config = optarg; break;
+            case 's':
+                if (nsets == S_MAX_SETS) {
+                    fprintf (stderr, "fasgd-sim: at most %d --set options\n", S_MAX_SETS);
+                    return 2;
+                }
+                sets [nsets++] = optarg;
+                break;
+            case 'o': output = optarg; break;
+            case 't': threads = optarg; break;
+            case 'n': check = 1; break;
+            case 'q': quiet = 1; break;
+            case 'D': dump = 1; break;
+            case 'K':
+                fasgd_config_describe (fasgd_sim_cfg_keys, stdout);
+                return 0;
+            case 'L': {
+                int level = fasgd_log_level_parse (optarg);
+                if (level < 0) {
+                    fprintf (stderr, "fasgd-sim: unknown log level '%s' (error, warn, notice, info, debug)\n", optarg);
+                    return 2;
+                }
+                fasgd_log_set_level ((fasgd_log_level_t) level);
+                break;
+            }
+            case 'h': s_usage (stdout); return 0;
+            case 'V': printf ("fasgd-sim %s\n", PACKAGE_VERSION); return 0;
+            default:
+                fputs ("Try 'fasgd-sim --help'.\n", stderr);
+                return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf (stderr, "fasgd-sim: unexpected argument '%s'\nTry 'fasgd-sim --help'.\n", argv [optind]);
+        return 2;
+    }
+    if (!config) {
+        fputs ("fasgd-sim: a configuration file is required (-c FILE)\nTry 'fasgd-sim --help'.\n", stderr);
+        return 2;
+    }
+
+    fasgd_sim_cfg_t cfg;
+    int errors = fasgd_config_defaults (fasgd_sim_cfg_keys, &cfg, stderr);
+    errors += fasgd_config_load (fasgd_sim_cfg_keys, &cfg, config, stderr);
+    for (int i = 0; i < nsets; i++)
+        errors += fasgd_config_set (fasgd_sim_cfg_keys, &cfg, sets [i], stderr);
+    if (output) {
+        char kv [FASGD_PATH_LEN + 16];
+        snprintf (kv, sizeof kv, "output.csv=\"%s\"", output);
+        errors += fasgd_config_set (fasgd_sim_cfg_keys, &cfg, kv, stderr);
+    }
+    if (threads) {
+        char kv [64];
+        snprintf (kv, sizeof kv, "threads=%s", threads);
+        errors += fasgd_config_set (fasgd_sim_cfg_keys, &cfg, kv, stderr);
+    }
+    if (quiet)
+        cfg.progress = 0;
+    if (errors) {
+        fprintf (stderr, "fasgd-sim: %d error%s in the configuration\n", errors, errors == 1 ? "" : "s");
+        return 1;
+    }
+    if (dump) {
+        fasgd_config_dump (fasgd_sim_cfg_keys, &cfg, stdout);
+        return 0;
+    }
+
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg.model, &spec);
+    fasgd_dataset_t *train = NULL, *valid = NULL;
+    if (fasgd_data_cfg_load (&cfg.data, &spec, cfg.seed, &train, &valid) != 0)
+        return 1;
+    /*  The simulator's own threads do the parallel work; BLAS inside each
+        gradient stays on one core, which also keeps results independent of
+        the thread count.  */
+    openblas_set_num_threads (1);
+    fasgd_sim_t *sim = fasgd_sim_new (&cfg, train, valid);
+    if (!sim) {
+        fasgd_dataset_destroy (&train);
+        fasgd_dataset_destroy (&valid);
+        return 1;
+    }
+    if (check) {
+        printf ("fasgd-sim: %s: configuration OK (%u training and %u validation examples, %zu parameters)\n",
+                config, train->n, valid->n, fasgd_sim_nparams (sim));
+        fasgd_sim_destroy (&sim);
+        fasgd_dataset_destroy (&train);
+        fasgd_dataset_destroy (&valid);
+        return 0;
+    }
+
+    FILE *csv = NULL;
+    char tmp [FASGD_PATH_LEN + 16] = "";
+    if (strcmp (cfg.csv, "-") == 0)
+        csv = stdout;
+    else if (*cfg.csv) {
+        /*  Written under a temporary name and renamed at the end, so a
+            finished CSV is never half-written.  */
+        snprintf (tmp, sizeof tmp, "%s.tmp", cfg.csv);
+        csv = fopen (tmp, "w");
+        if (!csv) {
+            fasgd_log_error ("cannot write %s: %s", tmp, strerror (errno));
+            fasgd_sim_destroy (&sim);
+            fasgd_dataset_destroy (&train);
+            fasgd_dataset_destroy (&valid);
+            return 1;
+        }
+    }
+    s_running = sim;
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal;
+    sigaction (SIGINT, &sa, NULL);
+    sigaction (SIGTERM, &sa, NULL);
+
+    struct timespec t0, t1;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
+    int rc = fasgd_sim_run (sim, csv);
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    double wall = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    int status = rc == 0 ? 0 : 130;
+    if (csv && csv != stdout) {
+        if (fclose (csv) != 0 || rename (tmp, cfg.csv) != 0) {
+            fasgd_log_error ("cannot write %s: %s", cfg.csv, strerror (errno));
+            status = 3;
+        }
+    }
+    const fasgd_sim_stats_t *st = fasgd_sim_stats (sim);
+    static const char *const rules [] = { "asgd", "sasgd", "softsync", "fasgd", "dcasgd", "gap-aware" };
+    FILE *out = csv == stdout ? stderr : stdout;
+    fprintf (out,
+             "fasgd-sim: %s clients=%d batch=%d lr=%g: %llu iterations, T=%llu, "
+             "validation error %.4f (best %.4f), nll %.4f, fetches %llu/%llu, pushes %llu/%llu, "
+             "%.1f MB moved, mean tau %.2f, max tau %llu, %.1f s wall (%.0f it/s), peak %zu copies of theta\n",
+             rules [cfg.rule.name], cfg.clients, cfg.batch, cfg.rule.lr,
+             (unsigned long long) st->iterations, (unsigned long long) st->timestamp,
+             st->val_error, st->best_error, st->val_nll,
+             (unsigned long long) st->fetches, (unsigned long long) st->potential_fetches,
+             (unsigned long long) st->pushes, (unsigned long long) st->potential_pushes,
+             (double) st->bytes / 1e6, st->tau_mean, (unsigned long long) st->tau_max, wall, wall > 0 ? (double) st->iterations / wall : 0,
+             st->peak_snapshots);
+    if (cfg.mode == FASGD_SIM_EVENTS)
+        fprintf (out, "fasgd-sim: simulated time %.3f s\n", st->sim_time);
+    if (st->rejected)
+        fprintf (out, "fasgd-sim: %llu gradients with NaN or Inf were refused\n",
+                 (unsigned long long) st->rejected);
+    fasgd_sim_destroy (&sim);
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+    return status;
+}

@@ -1,0 +1,1103 @@
+/*  sim: the deterministic simulator. See sim.h for the model it runs.  */
+#include "sim.h"
+
+#include "log.h"
+#include "rng.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/*  Separate random streams of the one seed: the picks never depend on
+    gates or rules, so runs that differ only there see the same clients in
+    the same order, and picks can be known ahead.  */
+#define S_STREAM_PICKS    1
+#define S_STREAM_INIT     FASGD_SIM_STREAM_INIT
+#define S_STREAM_SPEEDS   3
+#define S_STREAM_GATES    0x1000        /* + 4 * client + {0 push, 1 fetch, 2 compute} */
+
+/*  Gradients computed ahead in one parallel block, at most.  */
+#define S_BLOCK_MAX 64
+/*  Validation is split into chunks of this many examples, whatever the
+    thread count, so its sums are the same on any number of threads.  */
+#define S_EVAL_CHUNK 500
+
+static const char *const s_modes [] = { "iterations", "events", NULL };
+static const char *const s_speeds [] = { "equal", "lognormal", NULL };
+static const char *const s_time_dists [] = { "fixed", "exponential", "lognormal", NULL };
+static const char *const s_progress_modes [] = { "off", "auto", "on", NULL };
+
+const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
+    FASGD_CFG_KEY_U64 ("seed", fasgd_sim_cfg_t, seed, 0, 0, "1",
+        "seed of every random stream (picks, gates, initial weights, compute times)"),
+    FASGD_CFG_KEY_U64 ("iterations", fasgd_sim_cfg_t, iterations, 1, 1e15, "100000",
+        "client minibatch gradients in the run"),
+    FASGD_CFG_KEY_INT ("clients", fasgd_sim_cfg_t, clients, 1, 1000000, "128", "lambda: simulated clients"),
+    FASGD_CFG_KEY_INT ("batch", fasgd_sim_cfg_t, batch, 1, 1000000, "1", "mu: minibatch size of each client"),
+    FASGD_CFG_KEY_INT ("threads", fasgd_sim_cfg_t, threads, 0, 1024, "0",
+        "threads computing gradients ahead (0: all cores); results do not depend on it"),
+    FASGD_CFG_KEY_ENUM ("mode", fasgd_sim_cfg_t, mode, s_modes, "iterations",
+        "iterations: pick a client per iteration; events: compute times and a shared link"),
+    FASGD_CFG_KEY_ENUM ("speed.dist", fasgd_sim_cfg_t, speed, s_speeds, "equal",
+        "per-client speeds: equal, or lognormal (heterogeneous machines); weights the picks"),
+    FASGD_CFG_KEY_DOUBLE ("speed.sigma", fasgd_sim_cfg_t, speed_sigma, 0, 10, 0, "0.5",
+        "lognormal speeds: sigma of log(speed)"),
+    FASGD_CFG_KEY_DOUBLE ("events.compute_time", fasgd_sim_cfg_t, compute_time, 0, 1e6,
+        FASGD_CFG_MIN_OPEN, "0.01", "events: mean seconds per gradient of a speed-1 client"),
+    FASGD_CFG_KEY_ENUM ("events.compute_dist", fasgd_sim_cfg_t, compute_dist, s_time_dists, "fixed",
+        "events: each gradient's compute time is fixed, exponential or lognormal around the mean"),
+    FASGD_CFG_KEY_DOUBLE ("events.compute_sigma", fasgd_sim_cfg_t, compute_sigma, 0, 10, 0, "0.5",
+        "events: sigma of the lognormal compute time"),
+    FASGD_CFG_KEY_DOUBLE ("events.bandwidth", fasgd_sim_cfg_t, bandwidth, 0, 1e15, 0, "125000000",
+        "events: bytes/s of the server's link, each direction (0: unlimited)"),
+    FASGD_CFG_KEY_DOUBLE ("events.latency", fasgd_sim_cfg_t, latency, 0, 1e3, 0, "0.0001",
+        "events: one-way latency in seconds"),
+    FASGD_CFG_KEY_INT ("eval.every", fasgd_sim_cfg_t, eval_every, 1, 1000000000, "100",
+        "validate every this many server timestamps"),
+    FASGD_CFG_KEY_STRING ("output.csv", fasgd_sim_cfg_t, csv, 0, "",
+        "CSV file, a row per validation (empty: none; -: standard output)"),
+    FASGD_CFG_KEY_ENUM ("output.progress", fasgd_sim_cfg_t, progress, s_progress_modes, "auto",
+        "progress line on standard error: off, auto (on a terminal), on"),
+    FASGD_CFG_KEY_INCLUDE ("model", fasgd_sim_cfg_t, model, fasgd_model_cfg_keys),
+    FASGD_CFG_KEY_INCLUDE ("rule", fasgd_sim_cfg_t, rule, fasgd_rule_cfg_keys),
+    FASGD_CFG_KEY_INCLUDE ("gates", fasgd_sim_cfg_t, gates, fasgd_gates_cfg_keys),
+    FASGD_CFG_KEY_INCLUDE ("data", fasgd_sim_cfg_t, data, fasgd_data_cfg_keys),
+    FASGD_CFG_KEY_END
+};
+
+/*  One immutable copy of θ at one timestamp, shared by every client that
+    holds it.  */
+typedef struct s_snap_t {
+    uint64_t ts;
+    int refs;
+    float *theta;
+    struct s_snap_t *next_free;
+} s_snap_t;
+
+typedef struct {
+    s_snap_t *snap;             /* the parameters it computes on */
+    double vbar;                /* the last v̄ the server sent it */
+    fasgd_gate_t push_gate, fetch_gate;
+    fasgd_rng_t compute_rng;
+    int pushed;                 /* its first push is always transmitted */
+    int blocked;                /* softsync: waiting for its group */
+    float *last;                /* resend-last: the server's copy of its last gradient */
+    uint64_t last_ts;
+    float *accum;               /* accumulate: skipped gradients, summed */
+    int has_accum;
+    double speed;
+    uint64_t iter;              /* events: the gradient it is computing */
+    double vbar_in_flight;      /* events: v̄ on the ack travelling to it */
+} s_client_t;
+
+typedef enum { S_EV_COMPUTE_DONE, S_EV_PUSH_ARRIVE, S_EV_ACK, S_EV_FETCH_REQ, S_EV_FETCH_DONE } s_ev_type_t;
+
+typedef struct {
+    double time;
+    uint64_t seq;               /* ties go to the earlier event: deterministic */
+    int client;
+    int type;
+    int repeat;                 /* a resend-last header rather than a gradient */
+    s_snap_t *snap;             /* the parameters a fetch reply carries */
+} s_event_t;
+
+typedef struct {
+    double free_at;
+} s_link_t;
+
+struct fasgd_sim_t;
+
+/*  The thread pool: the main thread posts a batch of tasks and takes part
+    in running them.  */
+typedef struct {
+    struct fasgd_sim_t *sim;
+    int id;
+    pthread_t thread;
+    fasgd_model_ws_t *ws;
+    double nll_part, err_part;
+} s_worker_t;
+
+typedef struct {
+    uint64_t iter;
+    int client;
+    float *grad;
+} s_task_t;
+
+struct fasgd_sim_t {
+    fasgd_sim_cfg_t cfg;
+    const fasgd_dataset_t *train, *valid;
+    fasgd_model_t *model;
+    fasgd_rule_t *rule;
+    size_t n;                   /* parameters */
+    float *theta;
+    uint64_t T;
+    uint64_t nbatches;          /* minibatches in the training set */
+    int needs_used;             /* rule wants θ_used */
+    int sync;                   /* softsync: clients block */
+
+    s_client_t *clients;
+    double *speed_cum;          /* cumulative speeds for weighted picks, or NULL */
+    fasgd_rng_t picks;
+
+    s_snap_t *current;          /* the snapshot of θ at T, if one was taken */
+    s_snap_t *free_snaps;
+    size_t live_snaps;
+
+    float *grad;                /* one gradient (sequential path) */
+    float *scratch;             /* accumulate: the sum to send */
+
+    /*  Stats and the interval since the last CSV row.  */
+    fasgd_sim_stats_t st;
+    double tau_sum;
+    uint64_t tau_count;
+    double row_tau_sum;
+    uint64_t row_tau_count, row_tau_max;
+    uint64_t last_row_T;
+    FILE *csv;
+
+    /*  Events mode.  */
+    s_event_t *heap;
+    size_t heap_n, heap_cap;
+    uint64_t seq;
+    s_link_t link_in, link_out;
+    double now;
+    uint64_t started;
+
+    /*  Threads.  */
+    int nthreads;
+    s_worker_t *workers;
+    pthread_mutex_t lock;
+    pthread_cond_t wake, done;
+    uint64_t generation;
+    int quit;
+    int pending;                /* workers still running the current batch */
+    int task_kind;              /* 0 gradients, 1 evaluation chunks */
+    s_task_t tasks [S_BLOCK_MAX];
+    float *task_grads;          /* S_BLOCK_MAX gradients */
+    int ntasks;
+    int next_task;
+    double *chunk_nll, *chunk_err;
+    int nchunks;
+
+    /*  Progress.  */
+    int show_progress;
+    struct timespec t0, last_progress;
+    volatile sig_atomic_t interrupted;
+};
+
+/* ------------------------------------------------------------------ */
+/*  Snapshots                                                           */
+
+static s_snap_t *
+s_snap_take (fasgd_sim_t *self)
+{
+    if (self->current && self->current->ts == self->T) {
+        self->current->refs++;
+        return self->current;
+    }
+    s_snap_t *snap = self->free_snaps;
+    if (snap)
+        self->free_snaps = snap->next_free;
+    else {
+        snap = calloc (1, sizeof *snap);
+        if (!snap || !(snap->theta = malloc (self->n * sizeof (float)))) {
+            fasgd_log_error ("sim: out of memory for a copy of the parameters (%zu live)",
+                             self->live_snaps);
+            abort ();
+        }
+    }
+    self->live_snaps++;
+    if (self->live_snaps > self->st.peak_snapshots)
+        self->st.peak_snapshots = self->live_snaps;
+    memcpy (snap->theta, self->theta, self->n * sizeof (float));
+    snap->ts = self->T;
+    snap->refs = 2;             /* the taker's, and current's */
+    if (self->current && --self->current->refs == 0) {
+        self->current->next_free = self->free_snaps;
+        self->free_snaps = self->current;
+        self->live_snaps--;
+    }
+    self->current = snap;
+    return snap;
+}
+
+static void
+s_snap_release (fasgd_sim_t *self, s_snap_t *snap)
+{
+    if (snap && --snap->refs == 0) {
+        snap->next_free = self->free_snaps;
+        self->free_snaps = snap;
+        self->live_snaps--;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/*  Gradients and evaluation, possibly on several threads               */
+
+static void
+s_compute_gradient (fasgd_sim_t *self, fasgd_model_ws_t *ws, const s_client_t *c,
+                    uint64_t iter, float *grad)
+{
+    /*  The minibatch of iteration i is number (i mod number-of-minibatches)
+        of the training set, in order.  */
+    uint64_t b = iter % self->nbatches;
+    size_t off = (size_t) b * (size_t) self->cfg.batch;
+    fasgd_model_gradient (self->model, ws, c->snap->theta, self->train->x + off * self->train->dim,
+                          self->train->y + off, self->cfg.batch, grad, NULL);
+}
+
+static void
+s_eval_chunk (fasgd_sim_t *self, fasgd_model_ws_t *ws, int k)
+{
+    size_t start = (size_t) k * S_EVAL_CHUNK;
+    size_t len = self->valid->n - start < S_EVAL_CHUNK ? self->valid->n - start : S_EVAL_CHUNK;
+    int nerr = 0;
+    double nll = fasgd_model_loss (self->model, ws, self->theta, self->valid->x + start * self->valid->dim,
+                                   self->valid->y + start, (int) len, &nerr);
+    self->chunk_nll [k] = nll * (double) len;
+    self->chunk_err [k] = nerr;
+}
+
+static void
+s_run_tasks (fasgd_sim_t *self, s_worker_t *w)
+{
+    for (;;) {
+        int k = __atomic_fetch_add (&self->next_task, 1, __ATOMIC_RELAXED);
+        if (self->task_kind == 0) {
+            if (k >= self->ntasks)
+                break;
+            s_task_t *t = &self->tasks [k];
+            s_compute_gradient (self, w->ws, &self->clients [t->client], t->iter, t->grad);
+        }
+        else {
+            if (k >= self->nchunks)
+                break;
+            s_eval_chunk (self, w->ws, k);
+        }
+    }
+}
+
+static void *
+s_worker_main (void *arg)
+{
+    s_worker_t *w = arg;
+    fasgd_sim_t *self = w->sim;
+    uint64_t seen = 0;
+    pthread_mutex_lock (&self->lock);
+    for (;;) {
+        while (!self->quit && self->generation == seen)
+            pthread_cond_wait (&self->wake, &self->lock);
+        if (self->quit)
+            break;
+        seen = self->generation;
+        pthread_mutex_unlock (&self->lock);
+        s_run_tasks (self, w);
+        pthread_mutex_lock (&self->lock);
+        if (--self->pending == 0)
+            pthread_cond_signal (&self->done);
+    }
+    pthread_mutex_unlock (&self->lock);
+    return NULL;
+}
+
+/*  Runs the posted tasks on every thread, the caller's included.  */
+static void
+s_run_batch (fasgd_sim_t *self, int kind)
+{
+    self->task_kind = kind;
+    self->next_task = 0;
+    if (self->nthreads > 1) {
+        pthread_mutex_lock (&self->lock);
+        self->pending = self->nthreads - 1;
+        self->generation++;
+        pthread_cond_broadcast (&self->wake);
+        pthread_mutex_unlock (&self->lock);
+    }
+    s_run_tasks (self, &self->workers [0]);
+    if (self->nthreads > 1) {
+        pthread_mutex_lock (&self->lock);
+        while (self->pending > 0)
+            pthread_cond_wait (&self->done, &self->lock);
+        pthread_mutex_unlock (&self->lock);
+    }
+}
+
+static void
+s_evaluate (fasgd_sim_t *self)
+{
+    s_run_batch (self, 1);
+    double nll = 0, err = 0;
+    for (int k = 0; k < self->nchunks; k++) {       /* fixed order: same sums on any thread count */
+        nll += self->chunk_nll [k];
+        err += self->chunk_err [k];
+    }
+    self->st.val_nll = nll / self->valid->n;
+    self->st.val_error = err / self->valid->n;
+    if (self->st.evaluations == 0 || self->st.val_error < self->st.best_error)
+        self->st.best_error = self->st.val_error;
+    self->st.evaluations++;
+}
+
+/* ------------------------------------------------------------------ */
+/*  Output                                                              */
+
+static void
+s_csv_header (FILE *csv)
+{
+    fputs ("iteration,timestamp,sim_time,val_error,val_nll,fetches,potential_fetches,"
+           "pushes,potential_pushes,repeats,bytes,mean_tau,max_tau\n", csv);
+}
+
+static void
+s_row (fasgd_sim_t *self)
+{
+    s_evaluate (self);
+    if (self->csv) {
+        double mean_tau = self->row_tau_count ? self->row_tau_sum / (double) self->row_tau_count : 0;
+        fprintf (self->csv, "%llu,%llu,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu\n",
+                 (unsigned long long) self->st.iterations, (unsigned long long) self->T,
+                 self->now, self->st.val_error, self->st.val_nll,
+                 (unsigned long long) self->st.fetches, (unsigned long long) self->st.potential_fetches,
+                 (unsigned long long) self->st.pushes, (unsigned long long) self->st.potential_pushes,
+                 (unsigned long long) self->st.repeats, (unsigned long long) self->st.bytes,
+                 mean_tau, (unsigned long long) self->row_tau_max);
+    }
+    self->row_tau_sum = 0;
+    self->row_tau_count = 0;
+    self->row_tau_max = 0;
+    self->last_row_T = self->T;
+}
+
+static double
+s_elapsed (const struct timespec *a, const struct timespec *b)
+{
+    return (double) (b->tv_sec - a->tv_sec) + (double) (b->tv_nsec - a->tv_nsec) * 1e-9;
+}
+
+static void
+s_progress (fasgd_sim_t *self, int final)
+{
+    if (!self->show_progress)
+        return;
+    struct timespec now;
+    clock_gettime (CLOCK_MONOTONIC, &now);
+    if (!final && s_elapsed (&self->last_progress, &now) < 0.5)
+        return;
+    self->last_progress = now;
+    double secs = s_elapsed (&self->t0, &now);
+    double rate = secs > 0 ? (double) self->st.iterations / secs : 0;
+    double left = rate > 0 ? (double) (self->cfg.iterations - self->st.iterations) / rate : 0;
+    fprintf (stderr, "\r%llu/%llu it  %.0f it/s  ETA %.0fs  T %llu  val error %.4f ",
+             (unsigned long long) self->st.iterations, (unsigned long long) self->cfg.iterations,
+             rate, left, (unsigned long long) self->T, self->st.val_error);
+    if (final)
+        fputc ('\n', stderr);
+    fflush (stderr);
+}
+
+/* ------------------------------------------------------------------ */
+/*  The server                                                          */
+
+/*  Applies one gradient from client c computed at timestamp j. Returns the
+    rule's verdict (1 applied, 0 buffered, < 0 refused).  */
+static int
+s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
+{
+    uint64_t tau = self->T >= j ? self->T - j : 0;
+    const float *used = self->needs_used ? c->snap->theta : NULL;
+    int rc = fasgd_rule_apply (self->rule, self->theta, g, tau, used);
+    if (rc < 0) {
+        self->st.rejected++;
+        if (self->st.rejected == 1)
+            fasgd_log_warn ("sim: a gradient with NaN or Inf was refused at iteration %llu "
+                            "(the learning rate may be too large)",
+                            (unsigned long long) self->st.iterations);
+        return rc;
+    }
+    self->tau_sum += (double) tau;
+    self->tau_count++;
+    self->row_tau_sum += (double) tau;
+    self->row_tau_count++;
+    if (tau > self->row_tau_max)
+        self->row_tau_max = tau;
+    if (tau > self->st.tau_max)
+        self->st.tau_max = tau;
+    if (rc == 1) {
+        self->T++;
+        if (self->T % (uint64_t) self->cfg.eval_every == 0)
+            s_row (self);
+    }
+    return rc;
+}
+
+static void
+s_add (float *acc, const float *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        acc [i] += g [i];
+}
+
+/*  The push half of a client's turn. Returns 1 when the server was
+    reached (its v̄ comes back), 0 when an accumulate-skip kept the gradient
+    local. *rc_out receives the rule's verdict (1 applied, 0 buffered by
+    softsync, < 0 refused).  */
+static int
+s_push (fasgd_sim_t *self, s_client_t *c, const float *g, int *rc_out)
+{
+    const size_t D = self->n * sizeof (float);
+    *rc_out = -1;
+    self->st.potential_pushes++;
+    int send;
+    if (!c->pushed) {
+        fasgd_gate_force (&c->push_gate);
+        send = 1;
+    }
+    else
+        send = fasgd_gate_decide (&c->push_gate, c->vbar);
+    int rc;
+    if (send) {
+        const float *out = g;
+        uint64_t j = c->snap->ts;
+        if (self->cfg.gates.push_skip == FASGD_PUSH_SKIP_ACCUMULATE && c->has_accum) {
+            /*  The sum of the skipped gradients and this one, stamped with
+                the timestamp of the parameters the newest was computed on.  */
+            memcpy (self->scratch, c->accum, D);
+            s_add (self->scratch, g, self->n);
+            out = self->scratch;
+            c->has_accum = 0;
+        }
+        self->st.pushes++;
+        self->st.bytes += FASGD_SIM_HEADER_BYTES + D + FASGD_SIM_HEADER_BYTES;
+        c->pushed = 1;
+        rc = s_server_apply (self, c, out, j);
+        if (rc >= 0 && self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST
+            && self->cfg.gates.push.kind != FASGD_GATE_ALWAYS) {
+            if (!c->last && !(c->last = malloc (D))) {
+                fasgd_log_error ("sim: out of memory for the resend-last cache");
+                abort ();
+            }
+            memcpy (c->last, out, D);
+            c->last_ts = j;
+        }
+    }
+    else if (self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST) {
+        /*  The server re-applies the client's last gradient with its
+            original timestamp; only a header crossed the network.  */
+        self->st.repeats++;
+        self->st.bytes += 2 * FASGD_SIM_HEADER_BYTES;
+        rc = c->last ? s_server_apply (self, c, c->last, c->last_ts) : -1;
+    }
+    else {
+        if (!c->accum && !(c->accum = calloc (self->n, sizeof (float)))) {
+            fasgd_log_error ("sim: out of memory for an accumulation buffer");
+            abort ();
+        }
+        if (!c->has_accum) {
+            memcpy (c->accum, g, D);
+            c->has_accum = 1;
+        }
+        else
+            s_add (c->accum, g, self->n);
+        return 0;
+    }
+    *rc_out = rc;
+    return 1;
+}
+
+/*  A fetch opportunity: through the gate, the client replaces its copy
+    with the server's current θ.  */
+static void
+s_fetch (fasgd_sim_t *self, s_client_t *c)
+{
+    self->st.potential_fetches++;
+    if (!fasgd_gate_decide (&c->fetch_gate, c->vbar))
+        return;
+    self->st.fetches++;
+    self->st.bytes += FASGD_SIM_HEADER_BYTES + FASGD_SIM_HEADER_BYTES + self->n * sizeof (float);
+    s_snap_t *snap = s_snap_take (self);
+    s_snap_release (self, c->snap);
+    c->snap = snap;
+    c->vbar = fasgd_rule_vbar (self->rule);
+}
+
+/* ------------------------------------------------------------------ */
+/*  Iterations mode                                                     */
+
+static int
+s_pick (fasgd_sim_t *self)
+{
+    for (;;) {
+        int k;
+        if (self->speed_cum) {
+            double r = fasgd_rng_uniform (&self->picks) * self->speed_cum [self->cfg.clients - 1];
+            int lo = 0, hi = self->cfg.clients - 1;
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (self->speed_cum [mid] > r)
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            k = lo;
+        }
+        else
+            k = (int) fasgd_rng_below (&self->picks, (uint32_t) self->cfg.clients);
+        if (!self->clients [k].blocked)
+            return k;
+    }
+}
+
+/*  One client's turn after its gradient g is known.  */
+static void
+s_turn (fasgd_sim_t *self, int k, const float *g)
+{
+    s_client_t *c = &self->clients [k];
+    self->st.iterations++;
+    int rc;
+    if (s_push (self, c, g, &rc))
+        c->vbar = fasgd_rule_vbar (self->rule);
+    if (rc == 0) {
+        c->blocked = 1;
+        return;
+    }
+    if (self->sync && rc == 1) {
+        /*  The group's update went through: every client waiting on it
+            gets its answer and fetches, in client order.  */
+        for (int i = 0; i < self->cfg.clients; i++)
+            if (self->clients [i].blocked) {
+                self->clients [i].blocked = 0;
+                self->clients [i].vbar = fasgd_rule_vbar (self->rule);
+                s_fetch (self, &self->clients [i]);
+            }
+    }
+    s_fetch (self, c);
+}
+
+static void
+s_run_iterations (fasgd_sim_t *self)
+{
+    /*  Gradients are computed ahead, in parallel, for a run of upcoming
+        iterations in which no client repeats: each of those clients'
+        parameters are fixed until its own turn. Softsync blocks clients
+        depending on pushes, so it runs one iteration at a time.  */
+    int ahead = self->nthreads > 1 && !self->sync;
+    int pending_pick = -1;
+    while (self->st.iterations < self->cfg.iterations && !self->interrupted) {
+        if (!ahead) {
+            int k = s_pick (self);
+            s_compute_gradient (self, self->workers [0].ws, &self->clients [k], self->st.iterations,
+                                self->grad);
+            s_turn (self, k, self->grad);
+        }
+        else {
+            uint64_t left = self->cfg.iterations - self->st.iterations;
+            int limit = left < S_BLOCK_MAX ? (int) left : S_BLOCK_MAX;
+            int nt = 0;
+            while (nt < limit) {
+                int k = pending_pick >= 0 ? pending_pick : s_pick (self);
+                pending_pick = -1;
+                int repeat = 0;
+                for (int i = 0; i < nt && !repeat; i++)
+                    repeat = self->tasks [i].client == k;
+                if (repeat) {
+                    pending_pick = k;       /* starts the next block */
+                    break;
+                }
+                self->tasks [nt].client = k;
+                self->tasks [nt].iter = self->st.iterations + (uint64_t) nt;
+                self->tasks [nt].grad = self->task_grads + (size_t) nt * self->n;
+                nt++;
+            }
+            self->ntasks = nt;
+            s_run_batch (self, 0);
+            for (int i = 0; i < nt; i++)
+                s_turn (self, self->tasks [i].client, self->tasks [i].grad);
+        }
+        s_progress (self, 0);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/*  Events mode                                                         */
+
+static int
+s_ev_less (const s_event_t *a, const s_event_t *b)
+{
+    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+static void
+s_ev_push (fasgd_sim_t *self, double time, int client, int type, int repeat, s_snap_t *snap)
+{
+    if (self->heap_n == self->heap_cap) {
+        size_t cap = self->heap_cap ? self->heap_cap * 2 : 1024;
+        s_event_t *heap = realloc (self->heap, cap * sizeof *heap);
+        if (!heap) {
+            fasgd_log_error ("sim: out of memory for events");
+            abort ();
+        }
+        self->heap = heap;
+        self->heap_cap = cap;
+    }
+    s_event_t ev = { .time = time, .seq = self->seq++, .client = client, .type = type,
+                     .repeat = repeat, .snap = snap };
+    size_t i = self->heap_n++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!s_ev_less (&ev, &self->heap [parent]))
+            break;
+        self->heap [i] = self->heap [parent];
+        i = parent;
+    }
+    self->heap [i] = ev;
+}
+
+static s_event_t
+s_ev_pop (fasgd_sim_t *self)
+{
+    s_event_t top = self->heap [0];
+    s_event_t last = self->heap [--self->heap_n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const s_event_t *best = &last;
+        if (l < self->heap_n && s_ev_less (&self->heap [l], best)) {
+            m = l;
+            best = &self->heap [l];
+        }
+        if (r < self->heap_n && s_ev_less (&self->heap [r], best))
+            m = r;
+        if (m == i)
+            break;
+        self->heap [i] = self->heap [m];
+        i = m;
+    }
+    if (self->heap_n)
+        self->heap [i] = last;
+    return top;
+}
+
+/*  When a message of `bytes` handed to the link at `t` is delivered: the
+    link sends one message at a time, first come first served.  */
+static double
+s_link_send (fasgd_sim_t *self, s_link_t *link, double t, size_t bytes)
+{
+    double start = t > link->free_at ? t : link->free_at;
+    double dur = self->cfg.bandwidth > 0 ? (double) bytes / self->cfg.bandwidth : 0;
+    link->free_at = start + dur;
+    return start + dur + self->cfg.latency;
+}
+
+static double
+s_compute_time (fasgd_sim_t *self, s_client_t *c)
+{
+    double base = self->cfg.compute_time / c->speed;
+    switch (self->cfg.compute_dist) {
+        case FASGD_SIM_TIME_EXPONENTIAL:
+            return base * -log (1.0 - fasgd_rng_uniform (&c->compute_rng));
+        case FASGD_SIM_TIME_LOGNORMAL: {
+            double s = self->cfg.compute_sigma;
+            return base * exp (s * fasgd_rng_normal (&c->compute_rng) - 0.5 * s * s);
+        }
+        default:
+            return base;
+    }
+}
+
+static void
+s_ev_start (fasgd_sim_t *self, int k, double t)
+{
+    if (self->started >= self->cfg.iterations || self->interrupted)
+        return;
+    s_client_t *c = &self->clients [k];
+    c->iter = self->started++;
+    s_ev_push (self, t + s_compute_time (self, c), k, S_EV_COMPUTE_DONE, 0, NULL);
+}
+
+static void
+s_ev_fetch_opportunity (fasgd_sim_t *self, int k, double t)
+{
+    s_client_t *c = &self->clients [k];
+    self->st.potential_fetches++;
+    if (fasgd_gate_decide (&c->fetch_gate, c->vbar)) {
+        self->st.fetches++;
+        self->st.bytes += FASGD_SIM_HEADER_BYTES;
+        s_ev_push (self, s_link_send (self, &self->link_in, t, FASGD_SIM_HEADER_BYTES), k,
+                   S_EV_FETCH_REQ, 0, NULL);
+    }
+    else
+        s_ev_start (self, k, t);
+}
+
+static void
+s_ev_ack (fasgd_sim_t *self, int k, double t)
+{
+    s_client_t *c = &self->clients [k];
+    c->vbar_in_flight = fasgd_rule_vbar (self->rule);
+    self->st.bytes += FASGD_SIM_HEADER_BYTES;
+    s_ev_push (self, s_link_send (self, &self->link_out, t, FASGD_SIM_HEADER_BYTES), k, S_EV_ACK, 0, NULL);
+}
+
+static void
+s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
+{
+    const size_t D = self->n * sizeof (float);
+    s_client_t *c = &self->clients [ev->client];
+    double t = ev->time;
+    switch (ev->type) {
+        case S_EV_COMPUTE_DONE: {
+            self->st.iterations++;
+            self->st.potential_pushes++;
+            int send;
+            if (!c->pushed) {
+                fasgd_gate_force (&c->push_gate);
+                send = 1;
+            }
+            else
+                send = fasgd_gate_decide (&c->push_gate, c->vbar);
+            if (send) {
+                self->st.pushes++;
+                self->st.bytes += FASGD_SIM_HEADER_BYTES + D;
+                c->pushed = 1;
+                s_ev_push (self, s_link_send (self, &self->link_in, t, FASGD_SIM_HEADER_BYTES + D),
+                           ev->client, S_EV_PUSH_ARRIVE, 0, NULL);
+            }
+            else if (self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST) {
+                self->st.repeats++;
+                self->st.bytes += FASGD_SIM_HEADER_BYTES;
+                s_ev_push (self, s_link_send (self, &self->link_in, t, FASGD_SIM_HEADER_BYTES),
+                           ev->client, S_EV_PUSH_ARRIVE, 1, NULL);
+            }
+            else {
+                /*  Accumulate: the gradient stays with the client.  */
+                s_compute_gradient (self, self->workers [0].ws, c, c->iter, self->grad);
+                if (!c->accum && !(c->accum = calloc (self->n, sizeof (float)))) {
+                    fasgd_log_error ("sim: out of memory for an accumulation buffer");
+                    abort ();
+                }
+                if (c->has_accum)
+                    s_add (c->accum, self->grad, self->n);
+                else
+                    memcpy (c->accum, self->grad, D);
+                c->has_accum = 1;
+                s_ev_fetch_opportunity (self, ev->client, t);
+            }
+            s_progress (self, 0);
+            break;
+        }
+        case S_EV_PUSH_ARRIVE: {
+            int rc;
+            if (ev->repeat)
+                rc = c->last ? s_server_apply (self, c, c->last, c->last_ts) : -1;
+            else {
+                /*  The client's copy has not changed since it started this
+                    gradient (it fetches only after the answer), so computing
+                    it on arrival gives the same gradient.  */
+                s_compute_gradient (self, self->workers [0].ws, c, c->iter, self->grad);
+                const float *out = self->grad;
+                if (c->has_accum) {
+                    s_add (c->accum, self->grad, self->n);
+                    out = c->accum;
+                    c->has_accum = 0;
+                }
+                uint64_t j = c->snap->ts;
+                rc = s_server_apply (self, c, out, j);
+                if (rc >= 0 && self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST
+                    && self->cfg.gates.push.kind != FASGD_GATE_ALWAYS) {
+                    if (!c->last && !(c->last = malloc (D))) {
+                        fasgd_log_error ("sim: out of memory for the resend-last cache");
+                        abort ();
+                    }
+                    memcpy (c->last, out, D);
+                    c->last_ts = j;
+                }
+            }
+            if (rc == 0) {
+                c->blocked = 1;
+                break;
+            }
+            if (self->sync && rc == 1)
+                for (int i = 0; i < self->cfg.clients; i++)
+                    if (self->clients [i].blocked) {
+                        self->clients [i].blocked = 0;
+                        s_ev_ack (self, i, t);
+                    }
+            s_ev_ack (self, ev->client, t);
+            break;
+        }
+        case S_EV_ACK:
+            c->vbar = c->vbar_in_flight;
+            s_ev_fetch_opportunity (self, ev->client, t);
+            break;
+        case S_EV_FETCH_REQ: {
+            s_snap_t *snap = s_snap_take (self);
+            self->st.bytes += FASGD_SIM_HEADER_BYTES + D;
+            s_ev_push (self, s_link_send (self, &self->link_out, t, FASGD_SIM_HEADER_BYTES + D),
+                       ev->client, S_EV_FETCH_DONE, 0, snap);
+            c->vbar_in_flight = fasgd_rule_vbar (self->rule);
+            break;
+        }
+        case S_EV_FETCH_DONE:
+            s_snap_release (self, c->snap);
+            c->snap = ev->snap;
+            c->vbar = c->vbar_in_flight;
+            s_ev_start (self, ev->client, t);
+            break;
+        default:
+            break;
+    }
+}
+
+static void
+s_run_events (fasgd_sim_t *self)
+{
+    for (int k = 0; k < self->cfg.clients; k++)
+        s_ev_start (self, k, 0.0);
+    while (self->heap_n > 0) {
+        s_event_t ev = s_ev_pop (self);
+        self->now = ev.time;
+        if (self->interrupted && ev.snap) {
+            s_snap_release (self, ev.snap);
+            continue;
+        }
+        s_ev_handle (self, &ev);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/*  Life cycle                                                          */
+
+fasgd_sim_t *
+fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const fasgd_dataset_t *valid)
+{
+    fasgd_sim_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->cfg = *cfg;
+    self->train = train;
+    self->valid = valid;
+    pthread_mutex_init (&self->lock, NULL);
+    pthread_cond_init (&self->wake, NULL);
+    pthread_cond_init (&self->done, NULL);
+
+    char err [256];
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg->model, &spec);
+    self->model = fasgd_model_new (&spec, err, sizeof err);
+    if (!self->model) {
+        fasgd_log_error ("sim: model: %s", err);
+        goto fail;
+    }
+    self->n = fasgd_model_nparams (self->model);
+    fasgd_rule_params_t rp;
+    fasgd_rule_cfg_to_params (&cfg->rule, cfg->clients, &rp);
+    self->rule = fasgd_rule_new (&rp, self->n, err, sizeof err);
+    if (!self->rule) {
+        fasgd_log_error ("sim: rule: %s", err);
+        goto fail;
+    }
+    self->needs_used = fasgd_rule_needs_theta_used (self->rule);
+    self->sync = cfg->rule.name == FASGD_RULE_SOFTSYNC;
+    if (train->n < (uint32_t) cfg->batch) {
+        fasgd_log_error ("sim: the batch (%d) is larger than the training set (%u examples)",
+                         cfg->batch, train->n);
+        goto fail;
+    }
+    if (valid->n == 0) {
+        fasgd_log_error ("sim: the validation set is empty");
+        goto fail;
+    }
+    self->nbatches = train->n / (uint32_t) cfg->batch;
+
+    self->theta = malloc (self->n * sizeof (float));
+    self->grad = malloc (self->n * sizeof (float));
+    self->scratch = malloc (self->n * sizeof (float));
+    self->clients = calloc ((size_t) cfg->clients, sizeof *self->clients);
+    if (!self->theta || !self->grad || !self->scratch || !self->clients) {
+        fasgd_log_error ("sim: out of memory");
+        goto fail;
+    }
+    fasgd_rng_t init;
+    fasgd_rng_seed (&init, cfg->seed, S_STREAM_INIT);
+    fasgd_model_init_params (self->model, self->theta, &init);
+    fasgd_rng_seed (&self->picks, cfg->seed, S_STREAM_PICKS);
+
+    fasgd_gate_params_t gp_push, gp_fetch;
+    fasgd_gate_cfg_to_params (&cfg->gates.push, cfg->gates.eps, &gp_push);
+    fasgd_gate_cfg_to_params (&cfg->gates.fetch, cfg->gates.eps, &gp_fetch);
+    fasgd_rng_t speeds;
+    fasgd_rng_seed (&speeds, cfg->seed, S_STREAM_SPEEDS);
+    if (cfg->speed == FASGD_SIM_SPEED_LOGNORMAL) {
+        self->speed_cum = malloc ((size_t) cfg->clients * sizeof (double));
+        if (!self->speed_cum)
+            goto fail;
+    }
+    /*  Every client starts on the initial parameters, one shared copy.  */
+    s_snap_t *first = s_snap_take (self);
+    double cum = 0;
+    for (int k = 0; k < cfg->clients; k++) {
+        s_client_t *c = &self->clients [k];
+        uint64_t stream = S_STREAM_GATES + 4 * (uint64_t) k;
+        fasgd_gate_init (&c->push_gate, &gp_push, cfg->seed, stream);
+        fasgd_gate_init (&c->fetch_gate, &gp_fetch, cfg->seed, stream + 1);
+        fasgd_rng_seed (&c->compute_rng, cfg->seed, stream + 2);
+        c->snap = first;
+        first->refs++;
+        c->vbar = fasgd_rule_vbar (self->rule);
+        c->speed = 1.0;
+        if (self->speed_cum) {
+            double s = cfg->speed_sigma;
+            c->speed = exp (s * fasgd_rng_normal (&speeds) - 0.5 * s * s);
+            cum += c->speed;
+            self->speed_cum [k] = cum;
+        }
+    }
+    s_snap_release (self, first);
+
+    int nthreads = cfg->threads;
+    if (nthreads <= 0) {
+        long cores = sysconf (_SC_NPROCESSORS_ONLN);
+        nthreads = cores > 0 ? (int) cores : 1;
+    }
+    /*  Events mode computes gradients one at a time; its validation
+        still runs on every thread.  */
+    self->nthreads = nthreads;
+    self->workers = calloc ((size_t) nthreads, sizeof *self->workers);
+    self->task_grads = nthreads > 1 ? malloc ((size_t) S_BLOCK_MAX * self->n * sizeof (float)) : NULL;
+    self->nchunks = (int) ((valid->n + S_EVAL_CHUNK - 1) / S_EVAL_CHUNK);
+    self->chunk_nll = calloc ((size_t) self->nchunks, sizeof (double));
+    self->chunk_err = calloc ((size_t) self->nchunks, sizeof (double));
+    if (!self->workers || (nthreads > 1 && !self->task_grads) || !self->chunk_nll || !self->chunk_err) {
+        fasgd_log_error ("sim: out of memory");
+        goto fail;
+    }
+    int max_batch = cfg->batch > S_EVAL_CHUNK ? cfg->batch : S_EVAL_CHUNK;
+    for (int i = 0; i < nthreads; i++) {
+        self->workers [i].sim = self;
+        self->workers [i].id = i;
+        self->workers [i].ws = fasgd_model_ws_new (self->model, max_batch);
+        if (!self->workers [i].ws) {
+            fasgd_log_error ("sim: out of memory for a model workspace");
+            goto fail;
+        }
+    }
+    for (int i = 1; i < nthreads; i++)
+        if (pthread_create (&self->workers [i].thread, NULL, s_worker_main, &self->workers [i]) != 0) {
+            fasgd_log_error ("sim: cannot start thread %d", i);
+            self->nthreads = i;
+            goto fail;
+        }
+    return self;
+fail:
+    fasgd_sim_destroy (&self);
+    return NULL;
+}
+
+void
+fasgd_sim_destroy (fasgd_sim_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    fasgd_sim_t *self = *self_p;
+    if (self->workers) {
+        pthread_mutex_lock (&self->lock);
+        self->quit = 1;
+        pthread_cond_broadcast (&self->wake);
+        pthread_mutex_unlock (&self->lock);
+        for (int i = 1; i < self->nthreads; i++)
+            if (self->workers [i].thread)
+                pthread_join (self->workers [i].thread, NULL);
+        for (int i = 0; i < self->nthreads; i++)
+            fasgd_model_ws_destroy (&self->workers [i].ws);
+        free (self->workers);
+    }
+    /*  Every snapshot is on the free list or held by a client, an event or
+        `current`; collect them once each.  */
+    if (self->clients) {
+        for (int k = 0; k < self->cfg.clients; k++) {
+            s_snap_release (self, self->clients [k].snap);
+            free (self->clients [k].last);
+            free (self->clients [k].accum);
+        }
+    }
+    for (size_t i = 0; i < self->heap_n; i++)
+        s_snap_release (self, self->heap [i].snap);
+    if (self->current)
+        s_snap_release (self, self->current);
+    while (self->free_snaps) {
+        s_snap_t *next = self->free_snaps->next_free;
+        free (self->free_snaps->theta);
+        free (self->free_snaps);
+        self->free_snaps = next;
+    }
+    free (self->heap);
+    free (self->clients);
+    free (self->speed_cum);
+    free (self->task_grads);
+    free (self->chunk_nll);
+    free (self->chunk_err);
+    free (self->theta);
+    free (self->grad);
+    free (self->scratch);
+    fasgd_rule_destroy (&self->rule);
+    fasgd_model_destroy (&self->model);
+    pthread_mutex_destroy (&self->lock);
+    pthread_cond_destroy (&self->wake);
+    pthread_cond_destroy (&self->done);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+fasgd_sim_run (fasgd_sim_t *self, FILE *csv)
+{
+    self->csv = csv;
+    self->show_progress = self->cfg.progress == 2 || (self->cfg.progress == 1 && isatty (2));
+    clock_gettime (CLOCK_MONOTONIC, &self->t0);
+    self->last_progress = self->t0;
+    if (csv)
+        s_csv_header (csv);
+    s_row (self);                        /* the starting point, at T = 0 */
+    if (self->cfg.mode == FASGD_SIM_EVENTS)
+        s_run_events (self);
+    else
+        s_run_iterations (self);
+    if (self->last_row_T != self->T || self->st.evaluations == 1)
+        s_row (self);
+    s_progress (self, 1);
+    if (csv)
+        fflush (csv);
+    self->st.timestamp = self->T;
+    self->st.sim_time = self->now;
+    self->st.tau_mean = self->tau_count ? self->tau_sum / (double) self->tau_count : 0;
+    return self->interrupted ? 1 : 0;
+}
+
+const fasgd_sim_stats_t *
+fasgd_sim_stats (const fasgd_sim_t *self)
+{
+    return &self->st;
+}
+
+const float *
+fasgd_sim_theta (const fasgd_sim_t *self)
+{
+    return self->theta;
+}
+
+size_t
+fasgd_sim_nparams (const fasgd_sim_t *self)
+{
+    return self->n;
+}
+
+void
+fasgd_sim_interrupt (fasgd_sim_t *self)
+{
+    self->interrupted = 1;
+}

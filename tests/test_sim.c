@@ -1,0 +1,350 @@
+/*  sim: hardsync equals large-batch SGD, results do not depend on the thread
+    count, each gate's accounting, and the snapshot sharing.  */
+#include "sim.h"
+#include "testutil.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+/*  A small synthetic problem: labels from a fixed random linear map, so
+    there is something to learn.  */
+static fasgd_dataset_t *
+s_make_data (uint32_t n, uint64_t seed)
+{
+    fasgd_dataset_t *ds = fasgd_dataset_new (n, 4, 5);
+    ck_assert_ptr_nonnull (ds);
+    /*  One labelling map for every set; the seed draws the examples.  */
+    fasgd_rng_t r;
+    fasgd_rng_seed (&r, 12345, 77);
+    float w [4][20];
+    for (int c = 0; c < 4; c++)
+        for (int j = 0; j < 20; j++)
+            w [c][j] = (float) fasgd_rng_normal (&r);
+    fasgd_rng_seed (&r, seed, 78);
+    for (uint32_t i = 0; i < n; i++) {
+        float *x = ds->x + (size_t) i * 20;
+        for (int j = 0; j < 20; j++)
+            x [j] = (float) fasgd_rng_uniform (&r);
+        int best = 0;
+        float best_v = -1e30f;
+        for (int c = 0; c < 4; c++) {
+            float v = 0;
+            for (int j = 0; j < 20; j++)
+                v += w [c][j] * (x [j] - 0.5f);
+            if (v > best_v) {
+                best_v = v;
+                best = c;
+            }
+        }
+        ds->y [i] = (uint8_t) best;
+    }
+    ds->nclasses = 4;
+    return ds;
+}
+
+static void
+s_base_cfg (fasgd_sim_cfg_t *cfg)
+{
+    ck_assert_int_eq (fasgd_config_defaults (fasgd_sim_cfg_keys, cfg, stderr), 0);
+    const char *sets [] = {
+        "model.sizes=[20, 8, 4]", "clients=4", "batch=5", "iterations=400", "eval.every=10",
+        "output.progress=off", "seed=3", "threads=1"
+    };
+    for (size_t i = 0; i < sizeof sets / sizeof sets [0]; i++)
+        ck_assert_int_eq (fasgd_config_set (fasgd_sim_cfg_keys, cfg, sets [i], stderr), 0);
+}
+
+static void
+s_set (fasgd_sim_cfg_t *cfg, const char *kv)
+{
+    ck_assert_int_eq (fasgd_config_set (fasgd_sim_cfg_keys, cfg, kv, stderr), 0);
+}
+
+/*  Runs cfg; returns the CSV text (caller frees) and copies θ and stats.  */
+static char *
+s_run (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const fasgd_dataset_t *valid,
+       float **theta_out, fasgd_sim_stats_t *st_out)
+{
+    fasgd_sim_t *sim = fasgd_sim_new (cfg, train, valid);
+    ck_assert_ptr_nonnull (sim);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *csv = open_memstream (&buf, &len);
+    ck_assert_int_eq (fasgd_sim_run (sim, csv), 0);
+    fclose (csv);
+    if (theta_out) {
+        size_t n = fasgd_sim_nparams (sim);
+        *theta_out = malloc (n * sizeof (float));
+        memcpy (*theta_out, fasgd_sim_theta (sim), n * sizeof (float));
+    }
+    if (st_out)
+        *st_out = *fasgd_sim_stats (sim);
+    fasgd_sim_destroy (&sim);
+    return buf;
+}
+
+START_TEST (test_hardsync_equals_large_batch_sgd)
+{
+    /*  λ = 4 clients, μ = 5: hardsync (softsync with n = 1) applies the
+        mean of 4 gradients computed on the same θ, i.e. plain SGD with a
+        batch of 20 over the same examples. 80 examples = 16 minibatches,
+        a multiple of λ, so each group covers one contiguous block of 20.  */
+    fasgd_dataset_t *train = s_make_data (80, 1), *valid = s_make_data (40, 2);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    s_set (&cfg, "rule.name=softsync");
+    s_set (&cfg, "rule.softsync.n=1");
+    s_set (&cfg, "rule.lr=0.1");
+    float *theta_sim;
+    fasgd_sim_stats_t st;
+    free (s_run (&cfg, train, valid, &theta_sim, &st));
+    ck_assert_uint_eq (st.timestamp, 100);
+    ck_assert_uint_eq (st.tau_max, 0);
+
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg.model, &spec);
+    fasgd_model_t *m = fasgd_model_new (&spec, NULL, 0);
+    size_t n = fasgd_model_nparams (m);
+    float *theta = malloc (n * sizeof (float)), *g = malloc (n * sizeof (float));
+    fasgd_rng_t r;
+    fasgd_rng_seed (&r, cfg.seed, FASGD_SIM_STREAM_INIT);
+    fasgd_model_init_params (m, theta, &r);
+    fasgd_model_ws_t *ws = fasgd_model_ws_new (m, 20);
+    for (int step = 0; step < 100; step++) {
+        size_t off = (size_t) (step % 4) * 20;
+        fasgd_model_gradient (m, ws, theta, train->x + off * 20, train->y + off, 20, g, NULL);
+        for (size_t i = 0; i < n; i++)
+            theta [i] -= 0.1f * g [i];
+    }
+    /*  Not bitwise: the simulator sums four float gradients of 5 where SGD
+        takes one of 20; a few ulps per step.  */
+    double max_diff = 0, max_abs = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs ((double) theta [i] - theta_sim [i]);
+        max_diff = d > max_diff ? d : max_diff;
+        max_abs = fabs (theta [i]) > max_abs ? fabs (theta [i]) : max_abs;
+    }
+    ck_assert_msg (max_diff < 1e-5 * (1 + max_abs), "hardsync differs from SGD by %g", max_diff);
+    /*  And the check has teeth: a different learning rate is far off.  */
+    float *theta_other;
+    s_set (&cfg, "rule.lr=0.11");
+    free (s_run (&cfg, train, valid, &theta_other, NULL));
+    double other = 0;
+    for (size_t i = 0; i < n; i++)
+        other = fmax (other, fabs ((double) theta [i] - theta_other [i]));
+    ck_assert_double_gt (other, 100 * max_diff + 1e-4);
+
+    free (theta_other);
+    free (theta_sim);
+    free (theta);
+    free (g);
+    fasgd_model_ws_destroy (&ws);
+    fasgd_model_destroy (&m);
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+END_TEST
+
+/*  The same configuration on 1, 2 and 3 threads gives byte-identical CSV
+    and parameters.  */
+static void
+s_check_thread_independence (const char *const *extra, size_t nextra)
+{
+    fasgd_dataset_t *train = s_make_data (200, 5), *valid = s_make_data (1100, 6);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    s_set (&cfg, "clients=37");
+    s_set (&cfg, "iterations=1500");
+    for (size_t i = 0; i < nextra; i++)
+        s_set (&cfg, extra [i]);
+    float *t1, *t2, *t3;
+    char *c1 = s_run (&cfg, train, valid, &t1, NULL);
+    s_set (&cfg, "threads=2");
+    char *c2 = s_run (&cfg, train, valid, &t2, NULL);
+    s_set (&cfg, "threads=3");
+    char *c3 = s_run (&cfg, train, valid, &t3, NULL);
+    ck_assert_str_eq (c1, c2);
+    ck_assert_str_eq (c1, c3);
+    size_t n = (20 * 8 + 8) + (8 * 4 + 4);
+    ck_assert_mem_eq (t1, t2, n * sizeof (float));
+    ck_assert_mem_eq (t1, t3, n * sizeof (float));
+    ck_assert_int_gt ((int) strlen (c1), 1000);        /* 150 rows */
+    free (c1); free (c2); free (c3);
+    free (t1); free (t2); free (t3);
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+
+START_TEST (test_deterministic_across_threads_fasgd)
+{
+    const char *extra [] = { "rule.name=fasgd", "rule.lr=0.01", "gates.fetch.gate=bfasgd",
+                             "gates.fetch.c=0.05", "gates.push.gate=bfasgd", "gates.push.c=0.01" };
+    s_check_thread_independence (extra, sizeof extra / sizeof extra [0]);
+}
+END_TEST
+
+START_TEST (test_deterministic_across_threads_other_rules)
+{
+    const char *sasgd [] = { "rule.name=sasgd", "rule.lr=0.2", "speed.dist=lognormal" };
+    s_check_thread_independence (sasgd, 3);
+    const char *dc [] = { "rule.name=dcasgd", "rule.lr=0.1", "gates.push.skip=accumulate",
+                          "gates.push.gate=every", "gates.push.every=3" };
+    s_check_thread_independence (dc, 5);
+    const char *ev [] = { "mode=events", "rule.name=gap-aware", "rule.lr=0.1",
+                          "events.compute_dist=exponential", "events.bandwidth=1e6" };
+    s_check_thread_independence (ev, 5);
+}
+END_TEST
+
+START_TEST (test_same_seed_same_run_other_seed_differs)
+{
+    fasgd_dataset_t *train = s_make_data (200, 5), *valid = s_make_data (100, 6);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    char *a = s_run (&cfg, train, valid, NULL, NULL);
+    char *b = s_run (&cfg, train, valid, NULL, NULL);
+    s_set (&cfg, "seed=4");
+    char *c = s_run (&cfg, train, valid, NULL, NULL);
+    ck_assert_str_eq (a, b);
+    ck_assert_str_ne (a, c);
+    free (a); free (b); free (c);
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+END_TEST
+
+/*  One client makes the gate arithmetic exact: 10 iterations, push gate
+    every 3rd opportunity (the first push is forced: 1 + floor(9/3) = 4
+    pushes), fetch every 2nd (5 fetches of 10).  */
+START_TEST (test_gate_accounting_resend_last)
+{
+    fasgd_dataset_t *train = s_make_data (50, 1), *valid = s_make_data (10, 2);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    const char *sets [] = { "clients=1", "iterations=10", "rule.name=asgd", "rule.lr=0.01",
+                            "gates.push.gate=every", "gates.push.every=3",
+                            "gates.fetch.gate=every", "gates.fetch.every=2", "eval.every=1000" };
+    for (size_t i = 0; i < sizeof sets / sizeof sets [0]; i++)
+        s_set (&cfg, sets [i]);
+    fasgd_sim_stats_t st;
+    free (s_run (&cfg, train, valid, NULL, &st));
+    ck_assert_uint_eq (st.iterations, 10);
+    ck_assert_uint_eq (st.potential_pushes, 10);
+    ck_assert_uint_eq (st.pushes, 4);
+    ck_assert_uint_eq (st.repeats, 6);
+    ck_assert_uint_eq (st.potential_fetches, 10);
+    ck_assert_uint_eq (st.fetches, 5);
+    ck_assert_uint_eq (st.timestamp, 10);          /* repeats are applied too */
+    size_t D = (20 * 8 + 8 + 8 * 4 + 4) * sizeof (float), H = FASGD_SIM_HEADER_BYTES;
+    ck_assert_uint_eq (st.bytes, 4 * (H + D + H) + 6 * (2 * H) + 5 * (H + H + D));
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+END_TEST
+
+START_TEST (test_gate_accounting_accumulate)
+{
+    fasgd_dataset_t *train = s_make_data (50, 1), *valid = s_make_data (10, 2);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    const char *sets [] = { "clients=1", "iterations=10", "rule.name=asgd", "rule.lr=0.01",
+                            "gates.push.gate=every", "gates.push.every=3",
+                            "gates.push.skip=accumulate", "eval.every=1000" };
+    for (size_t i = 0; i < sizeof sets / sizeof sets [0]; i++)
+        s_set (&cfg, sets [i]);
+    fasgd_sim_stats_t st;
+    float *theta_acc;
+    free (s_run (&cfg, train, valid, &theta_acc, &st));
+    ck_assert_uint_eq (st.pushes, 4);
+    ck_assert_uint_eq (st.repeats, 0);
+    ck_assert_uint_eq (st.timestamp, 4);           /* skipped pushes never reach the server */
+    ck_assert_uint_eq (st.fetches, 10);
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+    free (theta_acc);
+}
+END_TEST
+
+START_TEST (test_bfasgd_gate_rate)
+{
+    /*  c = 0 transmits always; a huge c almost never (only forced first pushes).  */
+    fasgd_dataset_t *train = s_make_data (100, 1), *valid = s_make_data (10, 2);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    s_set (&cfg, "gates.fetch.gate=bfasgd");
+    s_set (&cfg, "gates.fetch.c=0");
+    fasgd_sim_stats_t st;
+    free (s_run (&cfg, train, valid, NULL, &st));
+    ck_assert_uint_eq (st.fetches, st.potential_fetches);
+    s_set (&cfg, "gates.fetch.c=1e9");
+    s_set (&cfg, "gates.push.gate=bfasgd");
+    s_set (&cfg, "gates.push.c=1e9");
+    free (s_run (&cfg, train, valid, NULL, &st));
+    ck_assert_uint_eq (st.fetches, 0);
+    ck_assert_uint_eq (st.pushes, 4);              /* one forced first push per client */
+    ck_assert_uint_eq (st.repeats, 396);
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+END_TEST
+
+START_TEST (test_snapshots_shared)
+{
+    /*  Never fetching, all 50 clients keep the one initial copy.  */
+    fasgd_dataset_t *train = s_make_data (100, 1), *valid = s_make_data (10, 2);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    s_set (&cfg, "clients=50");
+    s_set (&cfg, "gates.fetch.gate=every");
+    s_set (&cfg, "gates.fetch.every=1000000");
+    fasgd_sim_stats_t st;
+    free (s_run (&cfg, train, valid, NULL, &st));
+    ck_assert_uint_le (st.peak_snapshots, 2);
+    /*  Always fetching, at most one copy per client plus the server's current.  */
+    s_set (&cfg, "gates.fetch.gate=always");
+    free (s_run (&cfg, train, valid, NULL, &st));
+    ck_assert_uint_le (st.peak_snapshots, 51);
+    ck_assert_uint_gt (st.peak_snapshots, 10);
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+END_TEST
+
+START_TEST (test_learns)
+{
+    fasgd_dataset_t *train = s_make_data (400, 1), *valid = s_make_data (200, 2);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    s_set (&cfg, "iterations=3000");
+    s_set (&cfg, "rule.lr=0.01");
+    fasgd_sim_stats_t st;
+    free (s_run (&cfg, train, valid, NULL, &st));
+    ck_assert_double_lt (st.val_error, 0.25);      /* the majority class alone errs on > 0.5 */
+    ck_assert_double_gt (st.tau_mean, 1.0);        /* 4 clients: stale */
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+END_TEST
+
+static Suite *
+sim_suite (void)
+{
+    openblas_set_num_threads (1);
+    Suite *s = suite_create ("sim");
+    TCase *tc = tcase_create ("core");
+    tcase_set_timeout (tc, 120);
+    tcase_add_test (tc, test_hardsync_equals_large_batch_sgd);
+    tcase_add_test (tc, test_deterministic_across_threads_fasgd);
+    tcase_add_test (tc, test_deterministic_across_threads_other_rules);
+    tcase_add_test (tc, test_same_seed_same_run_other_seed_differs);
+    tcase_add_test (tc, test_gate_accounting_resend_last);
+    tcase_add_test (tc, test_gate_accounting_accumulate);
+    tcase_add_test (tc, test_bfasgd_gate_rate);
+    tcase_add_test (tc, test_snapshots_shared);
+    tcase_add_test (tc, test_learns);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+FASGD_TEST_MAIN (sim_suite)

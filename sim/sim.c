@@ -21,8 +21,8 @@
 #define S_STREAM_SPEEDS   3
 #define S_STREAM_GATES    0x1000        /* + 4 * client + {0 push, 1 fetch, 2 compute} */
 
-/*  Gradients computed ahead in one parallel block, at most.  */
-#define S_BLOCK_MAX 64
+/*  Iterations whose gradients may be computed ahead of the server.  */
+#define S_WINDOW 64
 /*  Validation is split into chunks of this many examples, whatever the
     thread count, so its sums are the same on any number of threads.  */
 #define S_EVAL_CHUNK 500
@@ -122,11 +122,15 @@ typedef struct {
     double nll_part, err_part;
 } s_worker_t;
 
+/*  One iteration in the look-ahead window.  */
+typedef enum { S_SLOT_PICKED, S_SLOT_COMPUTING, S_SLOT_READY } s_slot_state_t;
 typedef struct {
     uint64_t iter;
     int client;
+    int64_t prev;               /* the client's previous iteration, or -1 */
+    int state;
     float *grad;
-} s_task_t;
+} s_slot_t;
 
 struct fasgd_sim_t {
     fasgd_sim_cfg_t cfg;
@@ -172,15 +176,17 @@ struct fasgd_sim_t {
     int nthreads;
     s_worker_t *workers;
     pthread_mutex_t lock;
-    pthread_cond_t wake, done;
+    pthread_cond_t wake, done_cond;
     uint64_t generation;
     int quit;
     int pending;                /* workers still running the current batch */
-    int task_kind;              /* 0 gradients, 1 evaluation chunks */
-    s_task_t tasks [S_BLOCK_MAX];
-    float *task_grads;          /* S_BLOCK_MAX gradients */
-    int ntasks;
     int next_task;
+    /*  The look-ahead window of iterations mode: slots [done, filled).  */
+    int flow;                   /* workers take gradients from the window */
+    s_slot_t slots [S_WINDOW];
+    float *slot_grads;          /* S_WINDOW gradients */
+    uint64_t done, filled;
+    int64_t *last_iter;         /* per client: its latest picked iteration */
     double *chunk_nll, *chunk_err;
     int nchunks;
 
@@ -268,18 +274,36 @@ s_run_tasks (fasgd_sim_t *self, s_worker_t *w)
 {
     for (;;) {
         int k = __atomic_fetch_add (&self->next_task, 1, __ATOMIC_RELAXED);
-        if (self->task_kind == 0) {
-            if (k >= self->ntasks)
-                break;
-            s_task_t *t = &self->tasks [k];
-            s_compute_gradient (self, w->ws, &self->clients [t->client], t->iter, t->grad);
-        }
-        else {
-            if (k >= self->nchunks)
-                break;
-            s_eval_chunk (self, w->ws, k);
+        if (k >= self->nchunks)
+            break;
+        s_eval_chunk (self, w->ws, k);
+    }
+}
+
+/*  The first slot whose gradient can be computed now: its client's previous
+    turn is over, so the parameters it holds are final. Under the lock.  */
+static s_slot_t *
+s_flow_claim (fasgd_sim_t *self)
+{
+    for (uint64_t j = self->done; j < self->filled; j++) {
+        s_slot_t *slot = &self->slots [j % S_WINDOW];
+        if (slot->state == S_SLOT_PICKED && (slot->prev < 0 || (uint64_t) slot->prev < self->done)) {
+            slot->state = S_SLOT_COMPUTING;
+            return slot;
         }
     }
+    return NULL;
+}
+
+/*  Computes a claimed slot's gradient outside the lock.  */
+static void
+s_flow_compute (fasgd_sim_t *self, s_worker_t *w, s_slot_t *slot)
+{
+    pthread_mutex_unlock (&self->lock);
+    s_compute_gradient (self, w->ws, &self->clients [slot->client], slot->iter, slot->grad);
+    pthread_mutex_lock (&self->lock);
+    slot->state = S_SLOT_READY;
+    pthread_cond_broadcast (&self->done_cond);
 }
 
 static void *
@@ -289,17 +313,21 @@ s_worker_main (void *arg)
     fasgd_sim_t *self = w->sim;
     uint64_t seen = 0;
     pthread_mutex_lock (&self->lock);
-    for (;;) {
-        while (!self->quit && self->generation == seen)
+    while (!self->quit) {
+        if (self->generation != seen) {
+            seen = self->generation;
+            pthread_mutex_unlock (&self->lock);
+            s_run_tasks (self, w);
+            pthread_mutex_lock (&self->lock);
+            if (--self->pending == 0)
+                pthread_cond_broadcast (&self->done_cond);
+            continue;
+        }
+        s_slot_t *slot = self->flow ? s_flow_claim (self) : NULL;
+        if (slot)
+            s_flow_compute (self, w, slot);
+        else
             pthread_cond_wait (&self->wake, &self->lock);
-        if (self->quit)
-            break;
-        seen = self->generation;
-        pthread_mutex_unlock (&self->lock);
-        s_run_tasks (self, w);
-        pthread_mutex_lock (&self->lock);
-        if (--self->pending == 0)
-            pthread_cond_signal (&self->done);
     }
     pthread_mutex_unlock (&self->lock);
     return NULL;
@@ -307,9 +335,8 @@ s_worker_main (void *arg)
 
 /*  Runs the posted tasks on every thread, the caller's included.  */
 static void
-s_run_batch (fasgd_sim_t *self, int kind)
+s_run_batch (fasgd_sim_t *self)
 {
-    self->task_kind = kind;
     self->next_task = 0;
     if (self->nthreads > 1) {
         pthread_mutex_lock (&self->lock);
@@ -322,7 +349,7 @@ s_run_batch (fasgd_sim_t *self, int kind)
     if (self->nthreads > 1) {
         pthread_mutex_lock (&self->lock);
         while (self->pending > 0)
-            pthread_cond_wait (&self->done, &self->lock);
+            pthread_cond_wait (&self->done_cond, &self->lock);
         pthread_mutex_unlock (&self->lock);
     }
 }
@@ -330,7 +357,7 @@ s_run_batch (fasgd_sim_t *self, int kind)
 static void
 s_evaluate (fasgd_sim_t *self)
 {
-    s_run_batch (self, 1);
+    s_run_batch (self);
     double nll = 0, err = 0;
     for (int k = 0; k < self->nchunks; k++) {       /* fixed order: same sums on any thread count */
         nll += self->chunk_nll [k];
@@ -578,48 +605,72 @@ s_turn (fasgd_sim_t *self, int k, const float *g)
     s_fetch (self, c);
 }
 
+/*  Picks clients for the window up to `done + S_WINDOW`. Under the lock;
+    the picks are the same sequence as one at a time.  */
+static void
+s_flow_fill (fasgd_sim_t *self)
+{
+    while (self->filled < self->cfg.iterations && self->filled < self->done + S_WINDOW) {
+        s_slot_t *slot = &self->slots [self->filled % S_WINDOW];
+        int k = s_pick (self);
+        slot->iter = self->filled;
+        slot->client = k;
+        slot->prev = self->last_iter [k];
+        slot->state = S_SLOT_PICKED;
+        self->last_iter [k] = (int64_t) self->filled;
+        self->filled++;
+    }
+}
+
 static void
 s_run_iterations (fasgd_sim_t *self)
 {
-    /*  Gradients are computed ahead, in parallel, for a run of upcoming
-        iterations in which no client repeats: each of those clients'
-        parameters are fixed until its own turn. Softsync blocks clients
-        depending on pushes, so it runs one iteration at a time.  */
-    int ahead = self->nthreads > 1 && !self->sync;
-    int pending_pick = -1;
-    while (self->st.iterations < self->cfg.iterations && !self->interrupted) {
-        if (!ahead) {
+    if (self->nthreads == 1 || self->sync) {
+        /*  One at a time. Softsync blocks clients depending on pushes, so
+            its picks cannot be known ahead.  */
+        while (self->st.iterations < self->cfg.iterations && !self->interrupted) {
             int k = s_pick (self);
             s_compute_gradient (self, self->workers [0].ws, &self->clients [k], self->st.iterations,
                                 self->grad);
             s_turn (self, k, self->grad);
+            s_progress (self, 0);
         }
-        else {
-            uint64_t left = self->cfg.iterations - self->st.iterations;
-            int limit = left < S_BLOCK_MAX ? (int) left : S_BLOCK_MAX;
-            int nt = 0;
-            while (nt < limit) {
-                int k = pending_pick >= 0 ? pending_pick : s_pick (self);
-                pending_pick = -1;
-                int repeat = 0;
-                for (int i = 0; i < nt && !repeat; i++)
-                    repeat = self->tasks [i].client == k;
-                if (repeat) {
-                    pending_pick = k;       /* starts the next block */
-                    break;
-                }
-                self->tasks [nt].client = k;
-                self->tasks [nt].iter = self->st.iterations + (uint64_t) nt;
-                self->tasks [nt].grad = self->task_grads + (size_t) nt * self->n;
-                nt++;
-            }
-            self->ntasks = nt;
-            s_run_batch (self, 0);
-            for (int i = 0; i < nt; i++)
-                s_turn (self, self->tasks [i].client, self->tasks [i].grad);
-        }
-        s_progress (self, 0);
+        return;
     }
+    /*  A gradient depends only on the parameters its client holds and on
+        its minibatch; the former are final once the client's previous turn
+        is over. So every thread computes gradients of upcoming iterations
+        as soon as that holds, while this thread applies the turns in
+        order: the same sums in the same order as one thread.  */
+    pthread_mutex_lock (&self->lock);
+    self->flow = 1;
+    while (self->done < self->cfg.iterations && !self->interrupted) {
+        s_flow_fill (self);
+        pthread_cond_broadcast (&self->wake);
+        s_slot_t *slot = &self->slots [self->done % S_WINDOW];
+        if (slot->state == S_SLOT_READY) {
+            pthread_mutex_unlock (&self->lock);
+            s_turn (self, slot->client, slot->grad);
+            s_progress (self, 0);
+            pthread_mutex_lock (&self->lock);
+            self->done++;
+            continue;
+        }
+        /*  This thread computes only the gradient it needs next: one far
+            ahead would hold up the turns that the other threads wait on.  */
+        if (slot->state == S_SLOT_PICKED && (slot->prev < 0 || (uint64_t) slot->prev < self->done)) {
+            slot->state = S_SLOT_COMPUTING;
+            s_flow_compute (self, &self->workers [0], slot);
+        }
+        else
+            pthread_cond_wait (&self->done_cond, &self->lock);
+    }
+    self->flow = 0;
+    /*  Let computing workers finish before the window's buffers go.  */
+    for (uint64_t j = self->done; j < self->filled; j++)
+        while (self->slots [j % S_WINDOW].state == S_SLOT_COMPUTING)
+            pthread_cond_wait (&self->done_cond, &self->lock);
+    pthread_mutex_unlock (&self->lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -883,7 +934,7 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
     self->valid = valid;
     pthread_mutex_init (&self->lock, NULL);
     pthread_cond_init (&self->wake, NULL);
-    pthread_cond_init (&self->done, NULL);
+    pthread_cond_init (&self->done_cond, NULL);
 
     char err [256];
     fasgd_model_spec_t spec;
@@ -968,11 +1019,19 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         still runs on every thread.  */
     self->nthreads = nthreads;
     self->workers = calloc ((size_t) nthreads, sizeof *self->workers);
-    self->task_grads = nthreads > 1 ? malloc ((size_t) S_BLOCK_MAX * self->n * sizeof (float)) : NULL;
+    if (nthreads > 1) {
+        self->slot_grads = malloc ((size_t) S_WINDOW * self->n * sizeof (float));
+        self->last_iter = malloc ((size_t) cfg->clients * sizeof (int64_t));
+        for (int j = 0; self->slot_grads && j < S_WINDOW; j++)
+            self->slots [j].grad = self->slot_grads + (size_t) j * self->n;
+        for (int k = 0; self->last_iter && k < cfg->clients; k++)
+            self->last_iter [k] = -1;
+    }
     self->nchunks = (int) ((valid->n + S_EVAL_CHUNK - 1) / S_EVAL_CHUNK);
     self->chunk_nll = calloc ((size_t) self->nchunks, sizeof (double));
     self->chunk_err = calloc ((size_t) self->nchunks, sizeof (double));
-    if (!self->workers || (nthreads > 1 && !self->task_grads) || !self->chunk_nll || !self->chunk_err) {
+    if (!self->workers || (nthreads > 1 && (!self->slot_grads || !self->last_iter))
+        || !self->chunk_nll || !self->chunk_err) {
         fasgd_log_error ("sim: out of memory");
         goto fail;
     }
@@ -1038,7 +1097,8 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
     free (self->heap);
     free (self->clients);
     free (self->speed_cum);
-    free (self->task_grads);
+    free (self->slot_grads);
+    free (self->last_iter);
     free (self->chunk_nll);
     free (self->chunk_err);
     free (self->theta);
@@ -1048,7 +1108,7 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
     fasgd_model_destroy (&self->model);
     pthread_mutex_destroy (&self->lock);
     pthread_cond_destroy (&self->wake);
-    pthread_cond_destroy (&self->done);
+    pthread_cond_destroy (&self->done_cond);
     free (self);
     *self_p = NULL;
 }

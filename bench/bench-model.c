@@ -16,6 +16,7 @@
                        [--sizes 784,100,10] [--rounds R]
                        [--activation relu|tanh]  */
 #include "model.h"
+#include "sgemm-replica.h"
 #include "rng.h"
 
 #include <cblas.h>
@@ -40,9 +41,7 @@ typedef struct {
     int mu;
     float *theta, *grad, *x;
     uint8_t *y;
-    /*  The sgemm-only replica's own buffers: act [l] is n x sizes [l].  */
-    float *act [FASGD_MODEL_MAX_LAYERS + 1];
-    float *delta;
+    fasgd_sgemm_replica_t *replica;
 } bench_t;
 
 static double
@@ -84,45 +83,6 @@ s_parse_int (const char *opt, const char *text, long lo, long hi, int *out)
     return 0;
 }
 
-/*  The matrix products of fasgd_model_gradient, with the same shapes,
-    transposes, leading dimensions and betas, and nothing else.  */
-static void
-s_sgemm_only (bench_t *b)
-{
-    const fasgd_model_spec_t *spec = fasgd_model_spec (b->model);
-    const int L = spec->nsizes - 1, n = b->mu;
-    for (int l = 1; l <= L; l++) {
-        const int fan_in = spec->sizes [l - 1], fan_out = spec->sizes [l];
-        const float *in = l > 1 ? b->act [l - 1] : b->x;
-        const float *w = b->theta + fasgd_model_tensor (b->model, 2 * (l - 1))->offset;
-        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, n, fan_out, fan_in,
-                     1.0f, in, fan_in, w, fan_out, 1.0f, b->act [l], fan_out);
-    }
-    for (int l = L; l >= 1; l--) {
-        const int fan_in = spec->sizes [l - 1], fan_out = spec->sizes [l];
-        const float *in = l > 1 ? b->act [l - 1] : b->x;
-        const float *w = b->theta + fasgd_model_tensor (b->model, 2 * (l - 1))->offset;
-        float *dw = b->grad + fasgd_model_tensor (b->model, 2 * (l - 1))->offset;
-        cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, fan_in, fan_out, n,
-                     1.0f, in, fan_in, b->act [l], fan_out, 0.0f, dw, fan_out);
-        if (l > 1)
-            cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, n, fan_in, fan_out,
-                         1.0f, b->act [l], fan_out, w, fan_out, 0.0f, b->delta, fan_in);
-    }
-}
-
-/*  The replica's forward products accumulate into act (beta = 1, as the
-    gradient's bias trick does), and the backward ones feed on them, so
-    values grow with every repetition; clearing them now and then keeps
-    them far from overflow whatever the repetition count.  */
-static void
-s_sgemm_reset (bench_t *b)
-{
-    const fasgd_model_spec_t *spec = fasgd_model_spec (b->model);
-    for (int l = 1; l < spec->nsizes; l++)
-        memset (b->act [l], 0, (size_t) b->mu * spec->sizes [l] * sizeof (float));
-}
-
 static int
 s_gradient (bench_t *b)
 {
@@ -144,12 +104,8 @@ s_time (bench_t *b, int which, long reps)
                 exit (EXIT_FAILURE);
             }
         }
-        else {
-            s_sgemm_only (b);
-            /*  One clear per 256 repetitions: well under 0.1% of the time.  */
-            if ((r & 255) == 255)
-                s_sgemm_reset (b);
-        }
+        else
+            fasgd_sgemm_replica_run (b->replica);
     }
     return s_now () - t0;
 }
@@ -261,9 +217,7 @@ s_run (bench_t *b, int threads, int rounds, int fixed_reps, double flops)
 static void
 s_bench_free (bench_t *b)
 {
-    for (int l = 0; l <= FASGD_MODEL_MAX_LAYERS; l++)
-        free (b->act [l]);
-    free (b->delta);
+    fasgd_sgemm_replica_destroy (&b->replica);
     free (b->y);
     free (b->x);
     free (b->grad);
@@ -348,21 +302,13 @@ main (int argc, char **argv)
     b.ws = fasgd_model_ws_new (model, mu);
     const size_t np = fasgd_model_nparams (model);
     const int dim = fasgd_model_input_dim (model), k = fasgd_model_nclasses (model);
-    int widest = 0;
-    for (int l = 1; l < spec.nsizes - 1; l++)
-        if (spec.sizes [l] > widest)
-            widest = spec.sizes [l];
     b.theta = malloc (np * sizeof (float));
     b.grad = malloc (np * sizeof (float));
     b.x = malloc ((size_t) mu * dim * sizeof (float));
     b.y = malloc ((size_t) mu);
-    b.delta = calloc ((size_t) mu * (widest > 0 ? widest : 1), sizeof (float));
-    int ok = b.ws && b.theta && b.grad && b.x && b.y && b.delta;
-    for (int l = 1; l < spec.nsizes && ok; l++) {
-        b.act [l] = calloc ((size_t) mu * spec.sizes [l], sizeof (float));
-        ok = b.act [l] != NULL;
-    }
-    if (!ok) {
+    if (b.theta && b.grad && b.x)
+        b.replica = fasgd_sgemm_replica_new (model, mu, b.x, b.theta, b.grad);
+    if (!b.ws || !b.theta || !b.grad || !b.x || !b.y || !b.replica) {
         fprintf (stderr, "bench-model: out of memory\n");
         s_bench_free (&b);
         return 1;

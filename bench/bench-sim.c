@@ -1,0 +1,237 @@
+/*  bench-sim: simulated iterations per second of fasgd-sim in the paper's
+    Fig. 2 setting (784-100-10, mu = 128, lambda = 1000, validation every 100
+    timestamps), next to the bound set by the gradients' matrix products,
+    measured in the same run.
+
+    For each round it times, on one thread: the sgemm replica of one
+    gradient (the bound, in gradients/s); the simulation with the asgd and
+    the fasgd rules; then the same on every core, with the bound measured
+    as that many threads running the replica at once (what the machine's
+    cores really give to concurrent sgemm). Medians over rounds.
+
+    Usage: bench-sim [--data DIR] [--iterations N] [--clients L] [--batch MU]
+                     [--rounds R] [--threads T]  */
+#include "log.h"
+#include "sgemm-replica.h"
+#include "sim.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define S_MAX_ROUNDS 15
+#define S_MAX_THREADS 64
+
+static double
+s_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static int
+s_cmp (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+static double
+s_median (double *v, int n)
+{
+    qsort (v, (size_t) n, sizeof *v, s_cmp);
+    return n % 2 ? v [n / 2] : 0.5 * (v [n / 2 - 1] + v [n / 2]);
+}
+
+typedef struct {
+    const fasgd_model_t *model;
+    int mu;
+    const float *x;
+    const float *theta;
+    long reps;
+    double seconds;
+} s_replica_job_t;
+
+static void *
+s_replica_thread (void *arg)
+{
+    s_replica_job_t *job = arg;
+    size_t n = fasgd_model_nparams (job->model);
+    float *grad = malloc (n * sizeof (float));
+    fasgd_sgemm_replica_t *rep = grad ? fasgd_sgemm_replica_new (job->model, job->mu, job->x,
+                                                                 job->theta, grad) : NULL;
+    if (!rep) {
+        fprintf (stderr, "bench-sim: out of memory\n");
+        exit (1);
+    }
+    fasgd_sgemm_replica_run (rep);          /* warm */
+    double t0 = s_now ();
+    for (long r = 0; r < job->reps; r++)
+        fasgd_sgemm_replica_run (rep);
+    job->seconds = s_now () - t0;
+    fasgd_sgemm_replica_destroy (&rep);
+    free (grad);
+    return NULL;
+}
+
+/*  Gradients/s of `threads` replicas running at once.  */
+static double
+s_bound (const fasgd_model_t *model, int mu, const float *x, const float *theta, int threads,
+         long reps)
+{
+    pthread_t tid [S_MAX_THREADS];
+    s_replica_job_t jobs [S_MAX_THREADS];
+    for (int i = 0; i < threads; i++) {
+        jobs [i] = (s_replica_job_t) { .model = model, .mu = mu, .x = x, .theta = theta, .reps = reps };
+        pthread_create (&tid [i], NULL, s_replica_thread, &jobs [i]);
+    }
+    double slowest = 0;
+    for (int i = 0; i < threads; i++) {
+        pthread_join (tid [i], NULL);
+        if (jobs [i].seconds > slowest)
+            slowest = jobs [i].seconds;
+    }
+    return (double) reps * threads / slowest;
+}
+
+static double
+s_sim_rate (const fasgd_sim_cfg_t *base, const char *rule, const char *lr, int threads,
+            const fasgd_dataset_t *train, const fasgd_dataset_t *valid)
+{
+    fasgd_sim_cfg_t cfg = *base;
+    char kv [64];
+    snprintf (kv, sizeof kv, "rule.name=%s", rule);
+    fasgd_config_set (fasgd_sim_cfg_keys, &cfg, kv, stderr);
+    snprintf (kv, sizeof kv, "rule.lr=%s", lr);
+    fasgd_config_set (fasgd_sim_cfg_keys, &cfg, kv, stderr);
+    cfg.threads = threads;
+    fasgd_sim_t *sim = fasgd_sim_new (&cfg, train, valid);
+    if (!sim)
+        exit (1);
+    double t0 = s_now ();
+    fasgd_sim_run (sim, NULL);
+    double secs = s_now () - t0;
+    double rate = (double) fasgd_sim_stats (sim)->iterations / secs;
+    fasgd_sim_destroy (&sim);
+    return rate;
+}
+
+static long
+s_int_arg (const char *name, const char *text, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol (text, &end, 10);
+    if (end == text || *end || errno == ERANGE || v < lo || v > hi) {
+        fprintf (stderr, "bench-sim: %s must be an integer in %ld..%ld (got '%s')\n", name, lo, hi, text);
+        exit (2);
+    }
+    return v;
+}
+
+int
+main (int argc, char **argv)
+{
+    static const struct option longopts [] = {
+        { "data", required_argument, NULL, 'd' },
+        { "iterations", required_argument, NULL, 'i' },
+        { "clients", required_argument, NULL, 'l' },
+        { "batch", required_argument, NULL, 'b' },
+        { "rounds", required_argument, NULL, 'r' },
+        { "threads", required_argument, NULL, 't' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    const char *data = "data/mnist";
+    long iterations = 5000, clients = 1000, batch = 128, rounds = 3;
+    long cores = sysconf (_SC_NPROCESSORS_ONLN);
+    long threads = cores > 0 ? (cores > S_MAX_THREADS ? S_MAX_THREADS : cores) : 1;
+    int opt;
+    while ((opt = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+            case 'd': data = optarg; break;
+            case 'i': iterations = s_int_arg ("--iterations", optarg, 100, 100000000); break;
+            case 'l': clients = s_int_arg ("--clients", optarg, 1, 1000000); break;
+            case 'b': batch = s_int_arg ("--batch", optarg, 1, 100000); break;
+            case 'r': rounds = s_int_arg ("--rounds", optarg, 1, S_MAX_ROUNDS); break;
+            case 't': threads = s_int_arg ("--threads", optarg, 1, S_MAX_THREADS); break;
+            case 'h':
+                puts ("usage: bench-sim [--data DIR] [--iterations N] [--clients L] [--batch MU]\n"
+                      "                 [--rounds R] [--threads T]\n"
+                      "Defaults: data/mnist, 5000 iterations, 1000 clients, batch 128, 3 rounds,\n"
+                      "T = every core. Prints simulated iterations/s next to the sgemm bound.");
+                return 0;
+            default:
+                return 2;
+        }
+    }
+    fasgd_log_open ("bench-sim", 0, FASGD_LOG_WARN);
+    openblas_set_num_threads (1);
+
+    fasgd_sim_cfg_t cfg;
+    if (fasgd_config_defaults (fasgd_sim_cfg_keys, &cfg, stderr) != 0)
+        return 1;
+    char kv [FASGD_PATH_LEN + 32];
+    snprintf (kv, sizeof kv, "data.dir=\"%s\"", data);
+    fasgd_config_set (fasgd_sim_cfg_keys, &cfg, kv, stderr);
+    cfg.iterations = (uint64_t) iterations;
+    cfg.clients = (int) clients;
+    cfg.batch = (int) batch;
+    cfg.eval_every = 100;
+    cfg.progress = 0;
+
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg.model, &spec);
+    fasgd_dataset_t *train, *valid;
+    if (fasgd_data_cfg_load (&cfg.data, &spec, cfg.seed, &train, &valid) != 0) {
+        fprintf (stderr, "bench-sim: run scripts/get-mnist, or give --data DIR\n");
+        return 1;
+    }
+    fasgd_model_t *model = fasgd_model_new (&spec, NULL, 0);
+    size_t n = fasgd_model_nparams (model);
+    float *theta = malloc (n * sizeof (float));
+    fasgd_rng_t rng;
+    fasgd_rng_seed (&rng, 1, 0);
+    fasgd_model_init_params (model, theta, &rng);
+    long reps = 2000;
+
+    printf ("# bench-sim: 784-100-10, batch %ld, %ld clients, %ld iterations per run, validation "
+            "every 100 timestamps on %u examples, %ld rounds (medians)\n",
+            batch, clients, iterations, valid->n, rounds);
+    printf ("# machine: %ld cores; OpenBLAS %s\n", cores, openblas_get_config ());
+    const char *rules [2] = { "asgd", "fasgd" }, *lrs [2] = { "0.05", "0.005" };
+    long tcounts [2] = { 1, threads };
+    int ncounts = threads > 1 ? 2 : 1;
+    double rate1 [2] = { 0, 0 };
+    printf ("%-6s %7s %12s %14s %7s %10s\n", "rule", "threads", "iter/s", "sgemm bound/s", "ratio",
+            "vs 1 thread");
+    for (int c = 0; c < ncounts; c++) {
+        double bound [S_MAX_ROUNDS], sim [2][S_MAX_ROUNDS];
+        for (int r = 0; r < rounds; r++) {
+            bound [r] = s_bound (model, (int) batch, train->x, theta, (int) tcounts [c], reps);
+            for (int k = 0; k < 2; k++)
+                sim [k][r] = s_sim_rate (&cfg, rules [k], lrs [k], (int) tcounts [c], train, valid);
+        }
+        double b = s_median (bound, (int) rounds);
+        for (int k = 0; k < 2; k++) {
+            double s = s_median (sim [k], (int) rounds);
+            if (c == 0)
+                rate1 [k] = s;
+            printf ("%-6s %7ld %12.0f %14.0f %6.1f%% %9.2fx\n", rules [k], tcounts [c], s, b,
+                    100.0 * s / b, s / rate1 [k]);
+            fflush (stdout);
+        }
+    }
+    free (theta);
+    fasgd_model_destroy (&model);
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+    return 0;
+}

@@ -192,6 +192,7 @@ struct fasgd_sim_t {
 
     /*  Progress.  */
     int show_progress;
+    int progress_tty;           /* redraw one line rather than add lines */
     struct timespec t0, last_progress;
     volatile sig_atomic_t interrupted;
 };
@@ -413,17 +414,19 @@ s_progress (fasgd_sim_t *self, int final)
         return;
     struct timespec now;
     clock_gettime (CLOCK_MONOTONIC, &now);
-    if (!final && s_elapsed (&self->last_progress, &now) < 0.5)
+    /*  A terminal gets one line redrawn twice a second; a log file or a
+        pipe a new line every five seconds.  */
+    if (!final && s_elapsed (&self->last_progress, &now) < (self->progress_tty ? 0.5 : 5.0))
         return;
     self->last_progress = now;
     double secs = s_elapsed (&self->t0, &now);
     double rate = secs > 0 ? (double) self->st.iterations / secs : 0;
     double left = rate > 0 ? (double) (self->cfg.iterations - self->st.iterations) / rate : 0;
-    fprintf (stderr, "\r%llu/%llu it  %.0f it/s  ETA %.0fs  T %llu  val error %.4f ",
+    fprintf (stderr, "%s%llu/%llu it  %.0f it/s  ETA %.0fs  T %llu  val error %.4f%s",
+             self->progress_tty ? "\r" : "",
              (unsigned long long) self->st.iterations, (unsigned long long) self->cfg.iterations,
-             rate, left, (unsigned long long) self->T, self->st.val_error);
-    if (final)
-        fputc ('\n', stderr);
+             rate, left, (unsigned long long) self->T, self->st.val_error,
+             self->progress_tty && !final ? " " : "\n");
     fflush (stderr);
 }
 
@@ -1117,7 +1120,8 @@ int
 fasgd_sim_run (fasgd_sim_t *self, FILE *csv)
 {
     self->csv = csv;
-    self->show_progress = self->cfg.progress == 2 || (self->cfg.progress == 1 && isatty (2));
+    self->progress_tty = isatty (2);
+    self->show_progress = self->cfg.progress == 2 || (self->cfg.progress == 1 && self->progress_tty);
     clock_gettime (CLOCK_MONOTONIC, &self->t0);
     self->last_progress = self->t0;
     if (csv)

@@ -1,5 +1,6 @@
 /*  data: IDX loading, dataset slicing and shuffling, minibatch order.  */
 #include "data.h"
+#include "log.h"
 #include "rng.h"
 
 #include <assert.h>
@@ -22,20 +23,6 @@
 /*  gzread counts in unsigned and answers in int, so never ask for more
     than this at once.  */
 #define FASGD_DATA_READ_MAX_CALL ((size_t) 1 << 30)
-
-static void s_fail (char *err, size_t errlen, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static void
-s_fail (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
 
 static uint32_t
 s_be32 (const uint8_t *p)
@@ -79,17 +66,17 @@ s_gz_check (gzFile gz, const char *path, char *err, size_t errlen)
         msg = "unknown error";
     if (errnum == Z_ERRNO)
         /*  zlib has already put strerror's text into msg.  */
-        s_fail (err, errlen, "%s: read error: %s", path, msg);
+        fasgd_errbuf (err, errlen, "%s: read error: %s", path, msg);
     else
     if (errnum == Z_BUF_ERROR)
         /*  gzread hides this one (it returns the bytes it had); only
             gzerror tells a cut-off .gz from a complete one.  */
-        s_fail (err, errlen, "%s: corrupt gzip: stream truncated (%s)", path, msg);
+        fasgd_errbuf (err, errlen, "%s: corrupt gzip: stream truncated (%s)", path, msg);
     else
     if (errnum == Z_MEM_ERROR)
-        s_fail (err, errlen, "%s: out of memory while decompressing", path);
+        fasgd_errbuf (err, errlen, "%s: out of memory while decompressing", path);
     else
-        s_fail (err, errlen, "%s: corrupt gzip: %s", path, msg);
+        fasgd_errbuf (err, errlen, "%s: corrupt gzip: %s", path, msg);
     return -1;
 }
 
@@ -102,23 +89,23 @@ s_file_read (s_file_t *f, const char *path, char *err, size_t errlen)
     memset (f, 0, sizeof *f);
     int fd = open (path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        s_fail (err, errlen, "%s: cannot open: %s", path, strerror (errno));
+        fasgd_errbuf (err, errlen, "%s: cannot open: %s", path, strerror (errno));
         return -1;
     }
     struct stat st;
     if (fstat (fd, &st) != 0) {
-        s_fail (err, errlen, "%s: cannot stat: %s", path, strerror (errno));
+        fasgd_errbuf (err, errlen, "%s: cannot stat: %s", path, strerror (errno));
         close (fd);
         return -1;
     }
     if (S_ISDIR (st.st_mode)) {
-        s_fail (err, errlen, "%s: is a directory", path);
+        fasgd_errbuf (err, errlen, "%s: is a directory", path);
         close (fd);
         return -1;
     }
     gzFile gz = gzdopen (fd, "rb");
     if (!gz) {
-        s_fail (err, errlen, "%s: out of memory opening the file", path);
+        fasgd_errbuf (err, errlen, "%s: out of memory opening the file", path);
         close (fd);
         return -1;
     }
@@ -132,7 +119,7 @@ s_file_read (s_file_t *f, const char *path, char *err, size_t errlen)
                 uint8_t probe;
                 int got = gzread (gz, &probe, 1);
                 if (got > 0) {
-                    s_fail (err, errlen, "%s: larger than %zu bytes%s, refusing to load",
+                    fasgd_errbuf (err, errlen, "%s: larger than %zu bytes%s, refusing to load",
                             path, (size_t) FASGD_DATA_MAX_BYTES,
                             gzdirect (gz) ? "" : " decompressed");
                     rc = -1;
@@ -148,7 +135,7 @@ s_file_read (s_file_t *f, const char *path, char *err, size_t errlen)
                 ncap = FASGD_DATA_MAX_BYTES;
             uint8_t *nbuf = realloc (f->buf, ncap);
             if (!nbuf) {
-                s_fail (err, errlen, "%s: out of memory after %zu bytes", path, f->len);
+                fasgd_errbuf (err, errlen, "%s: out of memory after %zu bytes", path, f->len);
                 rc = -1;
                 reported = 1;
                 break;
@@ -175,15 +162,15 @@ s_file_read (s_file_t *f, const char *path, char *err, size_t errlen)
             rc = -1;
         else
         if (rc != 0)
-            s_fail (err, errlen, "%s: read failed", path);
+            fasgd_errbuf (err, errlen, "%s: read failed", path);
     }
     f->gzipped = !gzdirect (gz);
     int crc = gzclose (gz);
     if (rc == 0 && crc != Z_OK) {
         if (crc == Z_BUF_ERROR)
-            s_fail (err, errlen, "%s: corrupt gzip: stream truncated", path);
+            fasgd_errbuf (err, errlen, "%s: corrupt gzip: stream truncated", path);
         else
-            s_fail (err, errlen, "%s: error closing the file (zlib %d)", path, crc);
+            fasgd_errbuf (err, errlen, "%s: error closing the file (zlib %d)", path, crc);
         rc = -1;
     }
     if (rc != 0)
@@ -199,16 +186,16 @@ s_idx_header (const s_file_t *f, const char *path, unsigned ndims,
 {
     uint32_t expect = FASGD_DATA_IDX_UBYTE << 8 | ndims;
     if (f->len == 0) {
-        s_fail (err, errlen, "%s: empty file", path);
+        fasgd_errbuf (err, errlen, "%s: empty file", path);
         return -1;
     }
     if (f->len < 4) {
-        s_fail (err, errlen, "%s: too short for an IDX header (%zu bytes)", path, f->len);
+        fasgd_errbuf (err, errlen, "%s: too short for an IDX header (%zu bytes)", path, f->len);
         return -1;
     }
     uint32_t magic = s_be32 (f->buf);
     if ((magic & 0xffffff00u) != (uint32_t) FASGD_DATA_IDX_UBYTE << 8) {
-        s_fail (err, errlen, "%s: wrong magic: expected 0x%08x (IDX ubyte, %u dimension%s), found 0x%08x",
+        fasgd_errbuf (err, errlen, "%s: wrong magic: expected 0x%08x (IDX ubyte, %u dimension%s), found 0x%08x",
                 path, expect, ndims, ndims == 1 ? "" : "s", magic);
         return -1;
     }
@@ -218,13 +205,13 @@ s_idx_header (const s_file_t *f, const char *path, unsigned ndims,
             round; say so.  */
         const char *hint = ndims == 3 && found == 1 ? " (a label file?)"
                          : ndims == 1 && found == 3 ? " (an image file?)" : "";
-        s_fail (err, errlen, "%s: wrong dimension count: expected %u (magic 0x%08x), found %u (magic 0x%08x)%s",
+        fasgd_errbuf (err, errlen, "%s: wrong dimension count: expected %u (magic 0x%08x), found %u (magic 0x%08x)%s",
                 path, ndims, expect, found, magic, hint);
         return -1;
     }
     size_t header = 4 + 4 * (size_t) ndims;
     if (f->len < header) {
-        s_fail (err, errlen, "%s: truncated header: %zu bytes, an IDX header with %u dimension%s needs %zu",
+        fasgd_errbuf (err, errlen, "%s: truncated header: %zu bytes, an IDX header with %u dimension%s needs %zu",
                 path, f->len, ndims, ndims == 1 ? "" : "s", header);
         return -1;
     }
@@ -241,7 +228,7 @@ s_idx_length (const s_file_t *f, const char *path, uint64_t expect,
 {
     if ((uint64_t) f->len == expect)
         return 0;
-    s_fail (err, errlen, "%s: %s: header says %s (%llu bytes), file has %zu%s",
+    fasgd_errbuf (err, errlen, "%s: %s: header says %s (%llu bytes), file has %zu%s",
             path, (uint64_t) f->len < expect ? "truncated" : "trailing garbage",
             what, (unsigned long long) expect, f->len,
             f->gzipped ? " decompressed" : "");
@@ -252,9 +239,9 @@ fasgd_dataset_t *
 fasgd_dataset_load_idx (const char *images, const char *labels,
                         uint32_t max_examples, char *err, size_t errlen)
 {
-    s_fail (err, errlen, "%s", "");
+    fasgd_errbuf (err, errlen, "%s", "");
     if (!images || !labels) {
-        s_fail (err, errlen, "no %s file given", images ? "label" : "image");
+        fasgd_errbuf (err, errlen, "no %s file given", images ? "label" : "image");
         return NULL;
     }
     s_file_t img = { 0 }, lab = { 0 };
@@ -268,12 +255,12 @@ fasgd_dataset_load_idx (const char *images, const char *labels,
         goto out;
     uint32_t n = idims [0], rows = idims [1], cols = idims [2];
     if (rows == 0 || cols == 0 || rows > FASGD_DATA_MAX_SIDE || cols > FASGD_DATA_MAX_SIDE) {
-        s_fail (err, errlen, "%s: bad image size %" PRIu32 "x%" PRIu32 " (each side must be 1..%d)",
+        fasgd_errbuf (err, errlen, "%s: bad image size %" PRIu32 "x%" PRIu32 " (each side must be 1..%d)",
                 images, rows, cols, FASGD_DATA_MAX_SIDE);
         goto out;
     }
     if (n == 0) {
-        s_fail (err, errlen, "%s: header says 0 images", images);
+        fasgd_errbuf (err, errlen, "%s: header says 0 images", images);
         goto out;
     }
     snprintf (what, sizeof what, "%" PRIu32 " images of %" PRIu32 "x%" PRIu32, n, rows, cols);
@@ -286,14 +273,14 @@ fasgd_dataset_load_idx (const char *images, const char *labels,
     if (s_idx_header (&lab, labels, 1, &nlabels, err, errlen) != 0)
         goto out;
     if (nlabels == 0) {
-        s_fail (err, errlen, "%s: header says 0 labels", labels);
+        fasgd_errbuf (err, errlen, "%s: header says 0 labels", labels);
         goto out;
     }
     snprintf (what, sizeof what, "%" PRIu32 " labels", nlabels);
     if (s_idx_length (&lab, labels, 8 + (uint64_t) nlabels, what, err, errlen) != 0)
         goto out;
     if (nlabels != n) {
-        s_fail (err, errlen, "%s has %" PRIu32 " images but %s has %" PRIu32 " labels",
+        fasgd_errbuf (err, errlen, "%s has %" PRIu32 " images but %s has %" PRIu32 " labels",
                 images, n, labels, nlabels);
         goto out;
     }
@@ -301,7 +288,7 @@ fasgd_dataset_load_idx (const char *images, const char *labels,
     uint32_t m = max_examples && max_examples < n ? max_examples : n;
     self = fasgd_dataset_new (m, rows, cols);
     if (!self) {
-        s_fail (err, errlen, "%s: out of memory for %" PRIu32 " images of %" PRIu32 "x%" PRIu32,
+        fasgd_errbuf (err, errlen, "%s: out of memory for %" PRIu32 " images of %" PRIu32 "x%" PRIu32,
                 images, m, rows, cols);
         goto out;
     }
@@ -341,14 +328,14 @@ s_find (const char *dir, const char *prefix, const char *kind, int idxn,
             int w = snprintf (buf, len, "%s/%s-%s%sidx%d-ubyte%s",
                               dir, prefix, kind, seps [s], idxn, exts [e]);
             if (w < 0 || (size_t) w >= len) {
-                s_fail (err, errlen, "%s: path too long", dir);
+                fasgd_errbuf (err, errlen, "%s: path too long", dir);
                 return -1;
             }
             struct stat st;
             if (stat (buf, &st) == 0)
                 return 0;
         }
-    s_fail (err, errlen, "%s: no %s %s file (looked for %s-%s-idx%d-ubyte[.gz] and %s-%s.idx%d-ubyte[.gz])",
+    fasgd_errbuf (err, errlen, "%s: no %s %s file (looked for %s-%s-idx%d-ubyte[.gz] and %s-%s.idx%d-ubyte[.gz])",
             dir, prefix, kind, prefix, kind, idxn, prefix, kind, idxn);
     return -1;
 }
@@ -357,9 +344,9 @@ fasgd_dataset_t *
 fasgd_dataset_load_dir (const char *dir, const char *prefix,
                         uint32_t max_examples, char *err, size_t errlen)
 {
-    s_fail (err, errlen, "%s", "");
+    fasgd_errbuf (err, errlen, "%s", "");
     if (!dir || !prefix) {
-        s_fail (err, errlen, "no data directory or prefix given");
+        fasgd_errbuf (err, errlen, "no data directory or prefix given");
         return NULL;
     }
     char images [4096], labels [4096];

@@ -1,13 +1,14 @@
 /*  gates: always, every-k and B-FASGD transmission decisions.  */
 #include "gates.h"
+#include "log.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *s_kind_names [] = { "always", "every", "bfasgd" };
-#define S_NKINDS ((int) (sizeof s_kind_names / sizeof s_kind_names [0]))
+const char *const fasgd_gate_kind_names [] = { "always", "every", "bfasgd", NULL };
+#define S_NKINDS ((int) (sizeof fasgd_gate_kind_names / sizeof fasgd_gate_kind_names [0]) - 1)
 
 void
 fasgd_gate_params_default (fasgd_gate_params_t *p)
@@ -19,33 +20,17 @@ fasgd_gate_params_default (fasgd_gate_params_t *p)
     p->eps = 1e-4;
 }
 
-static int s_fail (char *err, size_t errlen, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-/*  Writes the reason into the caller's buffer; returns -1.  */
-static int
-s_fail (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen > 0) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (err, errlen, fmt, ap);
-        va_end (ap);
-    }
-    return -1;
-}
-
 int
 fasgd_gate_params_check (const fasgd_gate_params_t *p, char *err, size_t errlen)
 {
     if (p->kind < 0 || p->kind >= S_NKINDS)
-        return s_fail (err, errlen, "unknown gate kind %d", p->kind);
+        return fasgd_errbuf (err, errlen, "unknown gate kind %d", p->kind);
     if (p->every < 1)
-        return s_fail (err, errlen, "every must be >= 1 (got %d)", p->every);
+        return fasgd_errbuf (err, errlen, "every must be >= 1 (got %d)", p->every);
     if (!(p->c >= 0.0 && isfinite (p->c)))
-        return s_fail (err, errlen, "c must be >= 0 and finite (got %g)", p->c);
+        return fasgd_errbuf (err, errlen, "c must be >= 0 and finite (got %g)", p->c);
     if (!(p->eps > 0.0 && isfinite (p->eps)))
-        return s_fail (err, errlen, "eps must be > 0 and finite (got %g)", p->eps);
+        return fasgd_errbuf (err, errlen, "eps must be > 0 and finite (got %g)", p->eps);
     return 0;
 }
 
@@ -54,14 +39,14 @@ fasgd_gate_kind_name (int kind)
 {
     if (kind < 0 || kind >= S_NKINDS)
         return "?";
-    return s_kind_names [kind];
+    return fasgd_gate_kind_names [kind];
 }
 
 int
 fasgd_gate_kind_parse (const char *name)
 {
     for (int i = 0; name && i < S_NKINDS; i++)
-        if (strcmp (name, s_kind_names [i]) == 0)
+        if (strcmp (name, fasgd_gate_kind_names [i]) == 0)
             return i;
     return -1;
 }

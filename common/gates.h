@@ -56,6 +56,8 @@ const char *fasgd_gate_kind_name (int kind);
 
 /*  The kind named by name, -1 if unknown or NULL.  */
 int fasgd_gate_kind_parse (const char *name);
+/*  The names, indexed by kind, NULL-terminated (for configuration tables).  */
+extern const char *const fasgd_gate_kind_names [];
 
 /*  Probability that an opportunity transmits: 1 for always; 1/k for every
     (the long-run rate); for bfasgd 1 / (1 + c / (v̄ + ε_g)) =

@@ -109,3 +109,15 @@ fasgd_log_write (fasgd_log_level_t level, const char *fmt, ...)
     fasgd_log_vwrite (level, fmt, ap);
     va_end (ap);
 }
+
+int
+fasgd_errbuf (char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen > 0) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (err, errlen, fmt, ap);
+        va_end (ap);
+    }
+    return -1;
+}

@@ -7,6 +7,7 @@
 #define FASGD_LOG_H_INCLUDED
 
 #include <stdarg.h>
+#include <stddef.h>
 
 typedef enum {
     FASGD_LOG_ERROR = 0,
@@ -33,6 +34,13 @@ void fasgd_log_write (fasgd_log_level_t level, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 void fasgd_log_vwrite (fasgd_log_level_t level, const char *fmt, va_list ap)
     __attribute__ ((format (printf, 2, 0)));
+
+/*  Writes a one-line reason into a caller's buffer (err may be NULL);
+    returns -1, so `return fasgd_errbuf (err, errlen, ...)` reports a
+    failure. For functions that hand their error to the caller rather than
+    log it.  */
+int fasgd_errbuf (char *err, size_t errlen, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
 
 extern fasgd_log_level_t fasgd_log_threshold;
 

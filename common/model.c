@@ -48,25 +48,10 @@ struct fasgd_model_ws_t {
     mispredicts every other unit.  */
 #define S_BLOCK 8
 
-static const char *s_activation_names [] = { "relu", "tanh" };
-static const char *s_init_names [] = { "he", "glorot", "normal" };
-#define S_NACTIVATIONS ((int) (sizeof s_activation_names / sizeof s_activation_names [0]))
-#define S_NINITS ((int) (sizeof s_init_names / sizeof s_init_names [0]))
-
-static void
-s_error (char *err, size_t errlen, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static void
-s_error (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
+const char *const fasgd_model_activation_names [] = { "relu", "tanh", NULL };
+const char *const fasgd_model_init_names [] = { "he", "glorot", "normal", NULL };
+#define S_NACTIVATIONS ((int) (sizeof fasgd_model_activation_names / sizeof fasgd_model_activation_names [0]) - 1)
+#define S_NINITS ((int) (sizeof fasgd_model_init_names / sizeof fasgd_model_init_names [0]) - 1)
 
 void
 fasgd_model_spec_default (fasgd_model_spec_t *spec)
@@ -92,16 +77,16 @@ fasgd_model_spec_parse_sizes (fasgd_model_spec_t *spec, const char *text,
         errno = 0;
         long v = strtol (p, &end, 10);
         if (end == p) {
-            s_error (err, errlen, "layer sizes \"%s\": expected a number at \"%s\"", text, p);
+            fasgd_errbuf (err, errlen, "layer sizes \"%s\": expected a number at \"%s\"", text, p);
             return -1;
         }
         if (errno == ERANGE || v < 1 || v > FASGD_MODEL_MAX_WIDTH) {
-            s_error (err, errlen, "layer sizes \"%s\": width %.*s must be 1..%d",
+            fasgd_errbuf (err, errlen, "layer sizes \"%s\": width %.*s must be 1..%d",
                      text, (int) (end - p), p, FASGD_MODEL_MAX_WIDTH);
             return -1;
         }
         if (nsizes == FASGD_MODEL_MAX_LAYERS + 1) {
-            s_error (err, errlen, "layer sizes \"%s\": more than %d widths",
+            fasgd_errbuf (err, errlen, "layer sizes \"%s\": more than %d widths",
                      text, FASGD_MODEL_MAX_LAYERS + 1);
             return -1;
         }
@@ -109,14 +94,14 @@ fasgd_model_spec_parse_sizes (fasgd_model_spec_t *spec, const char *text,
         if (*end == '\0')
             break;
         if (*end != ',') {
-            s_error (err, errlen, "layer sizes \"%s\": unexpected \"%c\", widths are separated by commas",
+            fasgd_errbuf (err, errlen, "layer sizes \"%s\": unexpected \"%c\", widths are separated by commas",
                      text, *end);
             return -1;
         }
         p = end + 1;
     }
     if (nsizes < 2) {
-        s_error (err, errlen, "layer sizes \"%s\": need at least an input and an output width", text);
+        fasgd_errbuf (err, errlen, "layer sizes \"%s\": need at least an input and an output width", text);
         return -1;
     }
     spec->nsizes = nsizes;
@@ -125,7 +110,7 @@ fasgd_model_spec_parse_sizes (fasgd_model_spec_t *spec, const char *text,
 }
 
 static int
-s_lookup (const char *name, const char **names, int count)
+s_lookup (const char *name, const char *const *names, int count)
 {
     if (name)
         for (int i = 0; i < count; i++)
@@ -137,48 +122,48 @@ s_lookup (const char *name, const char **names, int count)
 int
 fasgd_model_activation_parse (const char *name)
 {
-    return s_lookup (name, s_activation_names, S_NACTIVATIONS);
+    return s_lookup (name, fasgd_model_activation_names, S_NACTIVATIONS);
 }
 
 const char *
 fasgd_model_activation_name (int activation)
 {
-    return activation >= 0 && activation < S_NACTIVATIONS ? s_activation_names [activation] : NULL;
+    return activation >= 0 && activation < S_NACTIVATIONS ? fasgd_model_activation_names [activation] : NULL;
 }
 
 int
 fasgd_model_init_parse (const char *name)
 {
-    return s_lookup (name, s_init_names, S_NINITS);
+    return s_lookup (name, fasgd_model_init_names, S_NINITS);
 }
 
 const char *
 fasgd_model_init_name (int init)
 {
-    return init >= 0 && init < S_NINITS ? s_init_names [init] : NULL;
+    return init >= 0 && init < S_NINITS ? fasgd_model_init_names [init] : NULL;
 }
 
 fasgd_model_t *
 fasgd_model_new (const fasgd_model_spec_t *spec, char *err, size_t errlen)
 {
     if (spec->nsizes < 2 || spec->nsizes > FASGD_MODEL_MAX_LAYERS + 1) {
-        s_error (err, errlen, "model needs 2..%d layer sizes, input to output (got %d)",
+        fasgd_errbuf (err, errlen, "model needs 2..%d layer sizes, input to output (got %d)",
                  FASGD_MODEL_MAX_LAYERS + 1, spec->nsizes);
         return NULL;
     }
     for (int i = 0; i < spec->nsizes; i++)
         if (spec->sizes [i] < 1 || spec->sizes [i] > FASGD_MODEL_MAX_WIDTH) {
-            s_error (err, errlen, "layer size %d of %d is %d, must be 1..%d",
+            fasgd_errbuf (err, errlen, "layer size %d of %d is %d, must be 1..%d",
                      i + 1, spec->nsizes, spec->sizes [i], FASGD_MODEL_MAX_WIDTH);
             return NULL;
         }
     if (!fasgd_model_activation_name (spec->activation)) {
-        s_error (err, errlen, "unknown activation %d (relu = %d, tanh = %d)",
+        fasgd_errbuf (err, errlen, "unknown activation %d (relu = %d, tanh = %d)",
                  spec->activation, FASGD_ACT_RELU, FASGD_ACT_TANH);
         return NULL;
     }
     if (!fasgd_model_init_name (spec->init)) {
-        s_error (err, errlen, "unknown init %d (he = %d, glorot = %d, normal = %d)",
+        fasgd_errbuf (err, errlen, "unknown init %d (he = %d, glorot = %d, normal = %d)",
                  spec->init, FASGD_INIT_HE, FASGD_INIT_GLOROT, FASGD_INIT_NORMAL);
         return NULL;
     }
@@ -190,14 +175,14 @@ fasgd_model_new (const fasgd_model_spec_t *spec, char *err, size_t errlen)
         total += (uint64_t) spec->sizes [l - 1] * (uint64_t) spec->sizes [l]
                + (uint64_t) spec->sizes [l];
     if (total >= (1ULL << 31)) {
-        s_error (err, errlen, "model has %llu parameters, the limit is %llu",
+        fasgd_errbuf (err, errlen, "model has %llu parameters, the limit is %llu",
                  (unsigned long long) total, (unsigned long long) (1ULL << 31) - 1);
         return NULL;
     }
 
     fasgd_model_t *self = calloc (1, sizeof *self);
     if (!self) {
-        s_error (err, errlen, "out of memory");
+        fasgd_errbuf (err, errlen, "out of memory");
         return NULL;
     }
     self->spec = *spec;

@@ -65,6 +65,9 @@ int fasgd_model_spec_parse_sizes (fasgd_model_spec_t *spec, const char *text,
 
 /*  "relu" / "tanh" and "he" / "glorot" / "normal"; parse returns -1 for
     anything else, name returns NULL for a value out of range.  */
+/*  The names, indexed by value, NULL-terminated (for configuration tables).  */
+extern const char *const fasgd_model_activation_names [];
+extern const char *const fasgd_model_init_names [];
 int fasgd_model_activation_parse (const char *name);
 const char *fasgd_model_activation_name (int activation);
 int fasgd_model_init_parse (const char *name);

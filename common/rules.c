@@ -65,10 +65,10 @@ typedef struct {
     double   vbar;
 } s_state_header_t;
 
-static const char *s_kind_names [] = {
-    "asgd", "sasgd", "softsync", "fasgd", "dcasgd", "gap-aware"
+const char *const fasgd_rule_kind_names [] = {
+    "asgd", "sasgd", "softsync", "fasgd", "dcasgd", "gap-aware", NULL
 };
-#define S_NKINDS ((int) (sizeof s_kind_names / sizeof s_kind_names [0]))
+#define S_NKINDS ((int) (sizeof fasgd_rule_kind_names / sizeof fasgd_rule_kind_names [0]) - 1)
 
 void
 fasgd_rule_params_default (fasgd_rule_params_t *p)
@@ -93,31 +93,15 @@ fasgd_rule_kind_name (int kind)
 {
     if (kind < 0 || kind >= S_NKINDS)
         return "?";
-    return s_kind_names [kind];
+    return fasgd_rule_kind_names [kind];
 }
 
 int
 fasgd_rule_kind_parse (const char *name)
 {
     for (int i = 0; name && i < S_NKINDS; i++)
-        if (strcmp (name, s_kind_names [i]) == 0)
+        if (strcmp (name, fasgd_rule_kind_names [i]) == 0)
             return i;
-    return -1;
-}
-
-static int s_fail (char *err, size_t errlen, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-/*  Writes the reason into the caller's buffer; returns -1.  */
-static int
-s_fail (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen > 0) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (err, errlen, fmt, ap);
-        va_end (ap);
-    }
     return -1;
 }
 
@@ -141,30 +125,30 @@ int
 fasgd_rule_params_check (const fasgd_rule_params_t *p, char *err, size_t errlen)
 {
     if (p->kind < 0 || p->kind >= S_NKINDS)
-        return s_fail (err, errlen, "unknown rule kind %d", p->kind);
+        return fasgd_errbuf (err, errlen, "unknown rule kind %d", p->kind);
     if (!s_is_positive_float (p->lr))
-        return s_fail (err, errlen, "lr must be > 0 and finite (got %g)", p->lr);
+        return fasgd_errbuf (err, errlen, "lr must be > 0 and finite (got %g)", p->lr);
     if (p->sasgd_form != FASGD_SASGD_DIV_TAU && p->sasgd_form != FASGD_SASGD_PLUS_ONE)
-        return s_fail (err, errlen, "unknown sasgd form %d", p->sasgd_form);
+        return fasgd_errbuf (err, errlen, "unknown sasgd form %d", p->sasgd_form);
     if (p->softsync_group < 1 || p->softsync_group > FASGD_RULE_GROUP_MAX)
-        return s_fail (err, errlen, "softsync group must be in [1, %d] (got %d)",
+        return fasgd_errbuf (err, errlen, "softsync group must be in [1, %d] (got %d)",
                        FASGD_RULE_GROUP_MAX, p->softsync_group);
     if (p->statistic != FASGD_STAT_STD && p->statistic != FASGD_STAT_ABS)
-        return s_fail (err, errlen, "unknown fasgd statistic %d", p->statistic);
+        return fasgd_errbuf (err, errlen, "unknown fasgd statistic %d", p->statistic);
     if (!s_is_decay (p->gamma))
-        return s_fail (err, errlen, "gamma must be in [0, 1) (got %g)", p->gamma);
+        return fasgd_errbuf (err, errlen, "gamma must be in [0, 1) (got %g)", p->gamma);
     if (!s_is_decay (p->beta))
-        return s_fail (err, errlen, "beta must be in [0, 1) (got %g)", p->beta);
+        return fasgd_errbuf (err, errlen, "beta must be in [0, 1) (got %g)", p->beta);
     if (!s_is_positive_float (p->epsilon))
-        return s_fail (err, errlen, "epsilon must be > 0 and finite (got %g)", p->epsilon);
+        return fasgd_errbuf (err, errlen, "epsilon must be > 0 and finite (got %g)", p->epsilon);
     if (!s_is_decay (p->abs_decay))
-        return s_fail (err, errlen, "abs decay must be in [0, 1) (got %g)", p->abs_decay);
+        return fasgd_errbuf (err, errlen, "abs decay must be in [0, 1) (got %g)", p->abs_decay);
     if (!s_is_positive_float (p->abs_floor))
-        return s_fail (err, errlen, "abs floor must be > 0 and finite (got %g)", p->abs_floor);
+        return fasgd_errbuf (err, errlen, "abs floor must be > 0 and finite (got %g)", p->abs_floor);
     if (!(p->dc_lambda >= 0.0 && p->dc_lambda <= FLT_MAX))
-        return s_fail (err, errlen, "dc lambda must be >= 0 and finite (got %g)", p->dc_lambda);
+        return fasgd_errbuf (err, errlen, "dc lambda must be >= 0 and finite (got %g)", p->dc_lambda);
     if (!s_is_decay (p->gap_decay))
-        return s_fail (err, errlen, "gap decay must be in [0, 1) (got %g)", p->gap_decay);
+        return fasgd_errbuf (err, errlen, "gap decay must be in [0, 1) (got %g)", p->gap_decay);
     return 0;
 }
 
@@ -189,17 +173,17 @@ fasgd_rule_new (const fasgd_rule_params_t *p, size_t n, char *err, size_t errlen
     if (fasgd_rule_params_check (p, err, errlen))
         return NULL;
     if (n == 0) {
-        s_fail (err, errlen, "a rule needs at least one parameter (got 0)");
+        fasgd_errbuf (err, errlen, "a rule needs at least one parameter (got 0)");
         return NULL;
     }
     /*  The state blob holds up to 3 vectors of n floats behind its header.  */
     if (n > (SIZE_MAX - sizeof (s_state_header_t)) / (3 * sizeof (float))) {
-        s_fail (err, errlen, "too many parameters (%zu)", n);
+        fasgd_errbuf (err, errlen, "too many parameters (%zu)", n);
         return NULL;
     }
     fasgd_rule_t *self = calloc (1, sizeof *self);
     if (!self) {
-        s_fail (err, errlen, "out of memory (%zu parameters)", n);
+        fasgd_errbuf (err, errlen, "out of memory (%zu parameters)", n);
         return NULL;
     }
     self->p = *p;
@@ -208,7 +192,7 @@ fasgd_rule_new (const fasgd_rule_params_t *p, size_t n, char *err, size_t errlen
     for (int k = 0; k < self->nvec; k++) {
         self->vec [k] = calloc (n, sizeof (float));
         if (!self->vec [k]) {
-            s_fail (err, errlen, "out of memory (%zu parameters)", n);
+            fasgd_errbuf (err, errlen, "out of memory (%zu parameters)", n);
             fasgd_rule_destroy (&self);
             return NULL;
         }

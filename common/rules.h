@@ -95,6 +95,8 @@ const char *fasgd_rule_kind_name (int kind);
 /*  The kind named by name (as fasgd_rule_kind_name spells it), -1 if
     unknown or NULL.  */
 int fasgd_rule_kind_parse (const char *name);
+/*  The names, indexed by kind, NULL-terminated (for configuration tables).  */
+extern const char *const fasgd_rule_kind_names [];
 
 typedef struct fasgd_rule_t fasgd_rule_t;
 

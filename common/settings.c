@@ -6,26 +6,22 @@
 #include <stddef.h>
 #include <string.h>
 
-static const char *const s_activations [] = { "relu", "tanh", NULL };
-static const char *const s_inits [] = { "he", "glorot", "normal", NULL };
-static const char *const s_rules [] = { "asgd", "sasgd", "softsync", "fasgd", "dcasgd", "gap-aware", NULL };
 static const char *const s_sasgd_forms [] = { "div-tau", "plus-one", NULL };
 static const char *const s_statistics [] = { "std", "abs", NULL };
-static const char *const s_gate_kinds [] = { "always", "every", "bfasgd", NULL };
 static const char *const s_push_skips [] = { "resend-last", "accumulate", NULL };
 
 const fasgd_cfg_key_t fasgd_model_cfg_keys [] = {
     FASGD_CFG_KEY_INTLIST ("sizes", fasgd_model_cfg_t, sizes, 1, 1000000, "784,100,10",
         "layer widths, input first, output (classes) last"),
-    FASGD_CFG_KEY_ENUM ("activation", fasgd_model_cfg_t, activation, s_activations, "relu",
+    FASGD_CFG_KEY_ENUM ("activation", fasgd_model_cfg_t, activation, fasgd_model_activation_names, "relu",
         "hidden-layer activation"),
-    FASGD_CFG_KEY_ENUM ("init", fasgd_model_cfg_t, init, s_inits, "he",
+    FASGD_CFG_KEY_ENUM ("init", fasgd_model_cfg_t, init, fasgd_model_init_names, "he",
         "weight initialisation: he N(0,2/fan_in), glorot uniform, normal N(0,1) (the paper's code)"),
     FASGD_CFG_KEY_END
 };
 
 const fasgd_cfg_key_t fasgd_rule_cfg_keys [] = {
-    FASGD_CFG_KEY_ENUM ("name", fasgd_rule_cfg_t, name, s_rules, "fasgd", "the update rule"),
+    FASGD_CFG_KEY_ENUM ("name", fasgd_rule_cfg_t, name, fasgd_rule_kind_names, "fasgd", "the update rule"),
     FASGD_CFG_KEY_DOUBLE ("lr", fasgd_rule_cfg_t, lr, 0, 1e6, FASGD_CFG_MIN_OPEN, "0.005",
         "master learning rate alpha"),
     FASGD_CFG_KEY_ENUM ("sasgd.form", fasgd_rule_cfg_t, sasgd_form, s_sasgd_forms, "div-tau",
@@ -52,7 +48,7 @@ const fasgd_cfg_key_t fasgd_rule_cfg_keys [] = {
 };
 
 static const fasgd_cfg_key_t s_gate_keys [] = {
-    FASGD_CFG_KEY_ENUM ("gate", fasgd_gate_cfg_t, kind, s_gate_kinds, "always",
+    FASGD_CFG_KEY_ENUM ("gate", fasgd_gate_cfg_t, kind, fasgd_gate_kind_names, "always",
         "always; every k-th opportunity; or bfasgd, with probability (v+eps)/(v+eps+c)"),
     FASGD_CFG_KEY_INT ("every", fasgd_gate_cfg_t, every, 1, 1000000000, "1",
         "k for the every gate"),

@@ -201,13 +201,12 @@ main (int argc, char **argv)
         }
     }
     const fasgd_sim_stats_t *st = fasgd_sim_stats (sim);
-    static const char *const rules [] = { "asgd", "sasgd", "softsync", "fasgd", "dcasgd", "gap-aware" };
     FILE *out = csv == stdout ? stderr : stdout;
     fprintf (out,
              "fasgd-sim: %s clients=%d batch=%d lr=%g: %llu iterations, T=%llu, "
              "validation error %.4f (best %.4f), nll %.4f, fetches %llu/%llu, pushes %llu/%llu, "
              "%.1f MB moved, mean tau %.2f, max tau %llu, %.1f s wall (%.0f it/s), peak %zu copies of theta\n",
-             rules [cfg.rule.name], cfg.clients, cfg.batch, cfg.rule.lr,
+             fasgd_rule_kind_name (cfg.rule.name), cfg.clients, cfg.batch, cfg.rule.lr,
              (unsigned long long) st->iterations, (unsigned long long) st->timestamp,
              st->val_error, st->best_error, st->val_nll,
              (unsigned long long) st->fetches, (unsigned long long) st->potential_fetches,

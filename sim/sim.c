@@ -472,6 +472,37 @@ s_add (float *acc, const float *g, size_t n)
         acc [i] += g [i];
 }
 
+/*  resend-last: the server keeps a copy of the gradient it applied, to
+    re-apply when the client next skips. Only gated pushes can skip.  */
+static void
+s_cache_last (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
+{
+    if (self->cfg.gates.push_skip != FASGD_PUSH_SKIP_RESEND_LAST
+        || self->cfg.gates.push.kind == FASGD_GATE_ALWAYS)
+        return;
+    if (!c->last && !(c->last = malloc (self->n * sizeof (float)))) {
+        fasgd_log_error ("sim: out of memory for the resend-last cache");
+        abort ();
+    }
+    memcpy (c->last, g, self->n * sizeof (float));
+    c->last_ts = j;
+}
+
+/*  accumulate: a skipped gradient joins the client's local sum.  */
+static void
+s_accumulate (fasgd_sim_t *self, s_client_t *c, const float *g)
+{
+    if (!c->accum && !(c->accum = malloc (self->n * sizeof (float)))) {
+        fasgd_log_error ("sim: out of memory for an accumulation buffer");
+        abort ();
+    }
+    if (c->has_accum)
+        s_add (c->accum, g, self->n);
+    else
+        memcpy (c->accum, g, self->n * sizeof (float));
+    c->has_accum = 1;
+}
+
 /*  The push half of a client's turn. Returns 1 when the server was
     reached (its v̄ comes back), 0 when an accumulate-skip kept the gradient
     local. *rc_out receives the rule's verdict (1 applied, 0 buffered by
@@ -505,15 +536,8 @@ s_push (fasgd_sim_t *self, s_client_t *c, const float *g, int *rc_out)
         self->st.bytes += FASGD_SIM_HEADER_BYTES + D + FASGD_SIM_HEADER_BYTES;
         c->pushed = 1;
         rc = s_server_apply (self, c, out, j);
-        if (rc >= 0 && self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST
-            && self->cfg.gates.push.kind != FASGD_GATE_ALWAYS) {
-            if (!c->last && !(c->last = malloc (D))) {
-                fasgd_log_error ("sim: out of memory for the resend-last cache");
-                abort ();
-            }
-            memcpy (c->last, out, D);
-            c->last_ts = j;
-        }
+        if (rc >= 0)
+            s_cache_last (self, c, out, j);
     }
     else if (self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST) {
         /*  The server re-applies the client's last gradient with its
@@ -523,16 +547,7 @@ s_push (fasgd_sim_t *self, s_client_t *c, const float *g, int *rc_out)
         rc = c->last ? s_server_apply (self, c, c->last, c->last_ts) : -1;
     }
     else {
-        if (!c->accum && !(c->accum = calloc (self->n, sizeof (float)))) {
-            fasgd_log_error ("sim: out of memory for an accumulation buffer");
-            abort ();
-        }
-        if (!c->has_accum) {
-            memcpy (c->accum, g, D);
-            c->has_accum = 1;
-        }
-        else
-            s_add (c->accum, g, self->n);
+        s_accumulate (self, c, g);
         return 0;
     }
     *rc_out = rc;
@@ -830,15 +845,7 @@ s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
             else {
                 /*  Accumulate: the gradient stays with the client.  */
                 s_compute_gradient (self, self->workers [0].ws, c, c->iter, self->grad);
-                if (!c->accum && !(c->accum = calloc (self->n, sizeof (float)))) {
-                    fasgd_log_error ("sim: out of memory for an accumulation buffer");
-                    abort ();
-                }
-                if (c->has_accum)
-                    s_add (c->accum, self->grad, self->n);
-                else
-                    memcpy (c->accum, self->grad, D);
-                c->has_accum = 1;
+                s_accumulate (self, c, self->grad);
                 s_ev_fetch_opportunity (self, ev->client, t);
             }
             s_progress (self, 0);
@@ -861,15 +868,8 @@ s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
                 }
                 uint64_t j = c->snap->ts;
                 rc = s_server_apply (self, c, out, j);
-                if (rc >= 0 && self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST
-                    && self->cfg.gates.push.kind != FASGD_GATE_ALWAYS) {
-                    if (!c->last && !(c->last = malloc (D))) {
-                        fasgd_log_error ("sim: out of memory for the resend-last cache");
-                        abort ();
-                    }
-                    memcpy (c->last, out, D);
-                    c->last_ts = j;
-                }
+                if (rc >= 0)
+                    s_cache_last (self, c, out, j);
             }
             if (rc == 0) {
                 c->blocked = 1;

@@ -1,0 +1,123 @@
+/*  codec: encoding and decoding of the fasgd wire protocol (PROTOCOL.md).
+
+    Nothing here knows about sockets or models: it turns bytes into checked
+    values and back. Every decoder checks every length and field and says
+    "malformed" rather than trusting a peer.  */
+#ifndef FASGD_CODEC_H_INCLUDED
+#define FASGD_CODEC_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FASGD_PROTO_MAGIC        0xFA5Du
+#define FASGD_PROTO_VERSION      1u
+#define FASGD_PROTO_HEADER_SIZE  32u
+#define FASGD_PROTO_TEXT_MAX     255u      /* JOIN names and ERROR reasons */
+#define FASGD_PROTO_DESC_MAX     65536u    /* a WELCOME body */
+#define FASGD_PROTO_FLAG_IF_NEWER 1u       /* FETCH: 304 when current */
+
+typedef enum {
+    FASGD_MSG_JOIN = 1,
+    FASGD_MSG_WELCOME = 2,
+    FASGD_MSG_PUSH = 3,
+    FASGD_MSG_PUSH_REPEAT = 4,
+    FASGD_MSG_ACK = 5,
+    FASGD_MSG_FETCH = 6,
+    FASGD_MSG_PARAMS = 7,
+    FASGD_MSG_HEARTBEAT = 8,
+    FASGD_MSG_LEAVE = 9,
+    FASGD_MSG_EVAL = 10,
+    FASGD_MSG_ERROR = 15
+} fasgd_msg_type_t;
+
+typedef enum {
+    FASGD_STATUS_OK = 200,
+    FASGD_STATUS_BUFFERED = 202,
+    FASGD_STATUS_NOT_MODIFIED = 304,
+    FASGD_STATUS_MALFORMED = 400,
+    FASGD_STATUS_UNKNOWN_CLIENT = 401,
+    FASGD_STATUS_CONFLICT = 409,
+    FASGD_STATUS_TOO_LARGE = 413,
+    FASGD_STATUS_NONFINITE = 422,
+    FASGD_STATUS_VERSION = 426,
+    FASGD_STATUS_UNAVAILABLE = 503
+} fasgd_status_t;
+
+typedef struct {
+    uint8_t  version;
+    uint8_t  type;
+    uint16_t status;
+    uint16_t flags;
+    uint32_t client_id;
+    uint32_t seq;
+    uint64_t timestamp;
+    double   vbar;
+} fasgd_header_t;
+
+/*  Decoder results.  */
+#define FASGD_PROTO_OK          0
+#define FASGD_PROTO_MALFORMED  -2   /* size, magic, type, reserved bits */
+#define FASGD_PROTO_VERSION_MISMATCH -3
+
+/*  Writes h as 32 bytes (magic and version filled in from h->version,
+    which callers set to FASGD_PROTO_VERSION).  */
+void fasgd_proto_header_encode (const fasgd_header_t *h, uint8_t out [FASGD_PROTO_HEADER_SIZE]);
+
+/*  Decodes a header frame of len bytes: FASGD_PROTO_OK, or
+    FASGD_PROTO_MALFORMED (len != 32, bad magic, unknown type, unknown flag
+    bits), or FASGD_PROTO_VERSION_MISMATCH (h is filled as far as read).  */
+int fasgd_proto_header_decode (const void *buf, size_t len, fasgd_header_t *h);
+
+/*  Whether a message of this type may carry a body, and of what length:
+    returns 0 when body_len is acceptable for type given D parameters
+    (PUSH and PARAMS: exactly 4·D, or 0 for PARAMS with status 304; JOIN:
+    0..255; WELCOME: 1..FASGD_PROTO_DESC_MAX; EVAL: 1..FASGD_PROTO_TEXT_MAX;
+    ERROR: 0..255; others: 0), FASGD_PROTO_MALFORMED otherwise.  */
+int fasgd_proto_body_check (const fasgd_header_t *h, size_t body_len, size_t nparams);
+
+/*  float32 arrays in the protocol's little-endian order (a copy on
+    big-endian hosts, a memcpy elsewhere).  */
+void fasgd_proto_floats_encode (const float *src, size_t n, void *dst);
+void fasgd_proto_floats_decode (const void *src, size_t n, float *dst);
+
+/*  1 when every value of a little-endian float32 body is finite.  */
+int fasgd_proto_floats_finite (const void *src, size_t n);
+
+const char *fasgd_proto_type_name (int type);       /* "JOIN", ..., "?" */
+const char *fasgd_proto_status_text (int status);   /* "malformed", ... */
+
+/*  The model description of WELCOME.  */
+#define FASGD_PROTO_MAX_TENSORS 64
+typedef struct {
+    char name [32];
+    uint32_t rows, cols;
+} fasgd_proto_tensor_t;
+
+typedef struct {
+    uint32_t protocol;
+    uint64_t params;                        /* D */
+    int ntensors;
+    fasgd_proto_tensor_t tensors [FASGD_PROTO_MAX_TENSORS];
+    char model [16];                        /* "mlp" or "external" */
+    char model_sizes [128];                 /* "784,100,10" (mlp) */
+    char model_activation [16];
+    char rule [16];
+    double lr;
+    char fetch_gate [16], push_gate [16], push_skip [16];
+    int fetch_every, push_every;
+    double fetch_c, push_c, gate_eps;
+    uint32_t heartbeat_ms, expiry_ms;
+} fasgd_proto_desc_t;
+
+/*  Writes the description as key=value lines; returns the length, or -1
+    if it does not fit in len bytes.  */
+int fasgd_proto_desc_encode (const fasgd_proto_desc_t *d, char *buf, size_t len);
+
+/*  Parses a description (len bytes, not NUL-terminated): unknown keys are
+    skipped; a missing `params` or `tensors`, a tensor list that does not
+    add up to `params`, a bad number or an over-long value are errors.
+    Returns 0, or -1 with a reason in err.  */
+int fasgd_proto_desc_decode (const char *text, size_t len, fasgd_proto_desc_t *d,
+                             char *err, size_t errlen);
+
+#endif

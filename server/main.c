@@ -1,0 +1,190 @@
+/*  fasgd-server: the parameter server daemon. Runs in the foreground.  */
+#include "server.h"
+
+#include "log.h"
+
+#include <cblas.h>
+#include <czmq.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_MAX_SETS 256
+
+static fasgd_server_t *s_server;
+
+static void
+s_on_signal (int sig)
+{
+    (void) sig;
+    if (s_server)
+        fasgd_server_stop (s_server);
+}
+
+static void
+s_usage (FILE *out)
+{
+    fputs (
+        "Usage: fasgd-server -c FILE [OPTION]...\n"
+        "Serve a model's parameters to asynchronous SGD clients over ZeroMQ, applying\n"
+        "staleness-aware updates (FASGD) as gradients arrive.\n"
+        "\n"
+        "  -c, --config FILE      the server's YAML configuration (required)\n"
+        "  -s, --set KEY=VALUE    override one configuration key (repeatable)\n"
+        "  -n, --check            check the configuration and the data, then exit\n"
+        "  -r, --resume           continue from checkpoint.file\n"
+        "  -p, --port-file FILE   write the bound endpoints there (atomically) once listening\n"
+        "      --log-level LEVEL  error, warn, notice (default), info or debug\n"
+        "      --syslog           log to syslog instead of standard error\n"
+        "      --keys             list every configuration key with its default and exit\n"
+        "      --dump-config      print the effective configuration as YAML and exit\n"
+        "  -h, --help             this help\n"
+        "  -V, --version          the version\n"
+        "\n"
+        "SIGINT and SIGTERM stop it cleanly after a final checkpoint.\n"
+        "Exit status: 0 clean stop, 1 bad configuration, data or bind, 2 bad usage,\n"
+        "3 the final checkpoint failed.\n"
+        "See fasgd-server(8), fasgd.yaml(5) and proto/PROTOCOL.md.\n", out);
+}
+
+static int
+s_write_port_file (const char *path, const fasgd_server_t *server)
+{
+    char tmp [4096];
+    snprintf (tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen (tmp, "w");
+    if (!f)
+        return -1;
+    fprintf (f, "push=%s\nfetch=%s\n", fasgd_server_push_endpoint (server),
+             fasgd_server_fetch_endpoint (server));
+    if (fclose (f) != 0 || rename (tmp, path) != 0) {
+        unlink (tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+    static const struct option longopts [] = {
+        { "config", required_argument, NULL, 'c' },
+        { "set", required_argument, NULL, 's' },
+        { "check", no_argument, NULL, 'n' },
+        { "resume", no_argument, NULL, 'r' },
+        { "port-file", required_argument, NULL, 'p' },
+        { "log-level", required_argument, NULL, 'L' },
+        { "syslog", no_argument, NULL, 'S' },
+        { "keys", no_argument, NULL, 'K' },
+        { "dump-config", no_argument, NULL, 'D' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 }
+    };
+    const char *config = NULL, *port_file = NULL, *level = NULL;
+    const char *sets [S_MAX_SETS];
+    int nsets = 0, check = 0, resume = 0, use_syslog = 0, dump = 0;
+    fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
+    int opt;
+    while ((opt = getopt_long (argc, argv, "c:s:nrp:hV", longopts, NULL)) != -1) {
+        switch (opt) {
+            case 'c': config = optarg; break;
+            case 's':
+                if (nsets == S_MAX_SETS) {
+                    fprintf (stderr, "fasgd-server: at most %d --set options\n", S_MAX_SETS);
+                    return 2;
+                }
+                sets [nsets++] = optarg;
+                break;
+            case 'n': check = 1; break;
+            case 'r': resume = 1; break;
+            case 'p': port_file = optarg; break;
+            case 'L':
+                if (fasgd_log_level_parse (optarg) < 0) {
+                    fprintf (stderr, "fasgd-server: unknown log level '%s' (error, warn, notice, info, debug)\n", optarg);
+                    return 2;
+                }
+                level = optarg;
+                break;
+            case 'S': use_syslog = 1; break;
+            case 'K': fasgd_config_describe (fasgd_server_cfg_keys, stdout); return 0;
+            case 'D': dump = 1; break;
+            case 'h': s_usage (stdout); return 0;
+            case 'V': printf ("fasgd-server %s\n", PACKAGE_VERSION); return 0;
+            default:
+                fputs ("Try 'fasgd-server --help'.\n", stderr);
+                return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf (stderr, "fasgd-server: unexpected argument '%s'\nTry 'fasgd-server --help'.\n", argv [optind]);
+        return 2;
+    }
+    if (!config) {
+        fputs ("fasgd-server: a configuration file is required (-c FILE)\nTry 'fasgd-server --help'.\n", stderr);
+        return 2;
+    }
+    fasgd_server_cfg_t cfg;
+    int errors = fasgd_config_defaults (fasgd_server_cfg_keys, &cfg, stderr);
+    errors += fasgd_config_load (fasgd_server_cfg_keys, &cfg, config, stderr);
+    for (int i = 0; i < nsets; i++)
+        errors += fasgd_config_set (fasgd_server_cfg_keys, &cfg, sets [i], stderr);
+    if (level)
+        cfg.log_level = fasgd_log_level_parse (level);
+    if (use_syslog)
+        cfg.log_syslog = 1;
+    if (resume && !*cfg.checkpoint) {
+        fprintf (stderr, "fasgd-server: --resume needs checkpoint.file in the configuration\n");
+        errors++;
+    }
+    if (errors) {
+        fprintf (stderr, "fasgd-server: %d error%s in the configuration\n", errors, errors == 1 ? "" : "s");
+        return 1;
+    }
+    if (dump) {
+        fasgd_config_dump (fasgd_server_cfg_keys, &cfg, stdout);
+        return 0;
+    }
+    fasgd_log_open (argv [0], cfg.log_syslog, (fasgd_log_level_t) cfg.log_level);
+    /*  Signals are ours: czmq must not install its own handler.  */
+    zsys_handler_set (NULL);
+    zsys_init ();
+    openblas_set_num_threads (1);
+    if (check) {
+        /*  Bind nothing: check the configuration and load the data.  */
+        snprintf (cfg.push_endpoint, sizeof cfg.push_endpoint, "inproc://check-push");
+        snprintf (cfg.fetch_endpoint, sizeof cfg.fetch_endpoint, "inproc://check-fetch");
+        cfg.csv [0] = 0;
+    }
+    fasgd_server_t *server = fasgd_server_new (&cfg, resume);
+    if (!server) {
+        zsys_shutdown ();
+        return 1;
+    }
+    if (check) {
+        printf ("fasgd-server: %s: configuration OK\n", config);
+        fasgd_server_destroy (&server);
+        zsys_shutdown ();
+        return 0;
+    }
+    s_server = server;
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal;
+    sigaction (SIGINT, &sa, NULL);
+    sigaction (SIGTERM, &sa, NULL);
+    signal (SIGPIPE, SIG_IGN);
+    if (port_file && s_write_port_file (port_file, server) != 0) {
+        fasgd_log_error ("cannot write the port file %s: %s", port_file, strerror (errno));
+        fasgd_server_destroy (&server);
+        zsys_shutdown ();
+        return 1;
+    }
+    int rc = fasgd_server_run (server);
+    s_server = NULL;
+    fasgd_server_destroy (&server);
+    zsys_shutdown ();
+    return rc == 0 ? 0 : 3;
+}

@@ -1,0 +1,1054 @@
+/*  server: the fasgd-server engine (see server.h and proto/PROTOCOL.md).
+
+    One thread owns θ, the rule and the registry, and serves both ROUTER
+    sockets from a poll loop: updates are applied atomically, one at a
+    time, in arrival order (the paper's async protocol). Fetch replies
+    point ZeroMQ at a shared immutable snapshot of θ, one per timestamp,
+    reference-counted and recycled (ZeroMQ's I/O thread drops its
+    reference when the frame has gone), so a fetch costs no copy beyond
+    the first at each timestamp and never faults in fresh pages. A second
+    thread evaluates snapshots on the validation set.  */
+#include "server.h"
+
+#include "codec.h"
+#include "log.h"
+#include "rng.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define S_STREAM_INIT 2                 /* the simulator's: same seed, same θ0 */
+#define S_BATCH_PER_WAKE 256            /* messages handled per poll wake-up */
+#define S_CKPT_MAGIC "FASGDCK1"
+
+static const char *const s_log_levels [] = { "error", "warn", "notice", "info", "debug", NULL };
+
+const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
+    FASGD_CFG_KEY_STRING ("push_endpoint", fasgd_server_cfg_t, push_endpoint, 0, "tcp://*:5555",
+        "ZeroMQ endpoint of the push socket (JOIN, PUSH, HEARTBEAT, LEAVE)"),
+    FASGD_CFG_KEY_STRING ("fetch_endpoint", fasgd_server_cfg_t, fetch_endpoint, 0, "tcp://*:5556",
+        "ZeroMQ endpoint of the fetch socket (FETCH)"),
+    FASGD_CFG_KEY_U64 ("seed", fasgd_server_cfg_t, seed, 0, 0, "1", "seed of the initial parameters"),
+    FASGD_CFG_KEY_INT ("clients", fasgd_server_cfg_t, clients, 1, 1000000, "16",
+        "clients expected: softsync updates every floor(clients/n) gradients"),
+    FASGD_CFG_KEY_INCLUDE ("model", fasgd_server_cfg_t, model, fasgd_model_cfg_keys),
+    FASGD_CFG_KEY_INCLUDE ("rule", fasgd_server_cfg_t, rule, fasgd_rule_cfg_keys),
+    FASGD_CFG_KEY_INCLUDE ("gates", fasgd_server_cfg_t, gates, fasgd_gates_cfg_keys),
+    FASGD_CFG_KEY_INCLUDE ("data", fasgd_server_cfg_t, data, fasgd_data_cfg_keys),
+    FASGD_CFG_KEY_BOOL ("eval.enabled", fasgd_server_cfg_t, validate, "true",
+        "evaluate the parameters on the validation set"),
+    FASGD_CFG_KEY_INT ("eval.every", fasgd_server_cfg_t, eval_every, 1, 1000000000, "100",
+        "evaluate every this many timestamps (skipped while the last is still running)"),
+    FASGD_CFG_KEY_STRING ("eval.csv", fasgd_server_cfg_t, csv, 0, "",
+        "CSV file a row per evaluation is appended to (empty: none)"),
+    FASGD_CFG_KEY_STRING ("checkpoint.file", fasgd_server_cfg_t, checkpoint, 0, "",
+        "checkpoint file (empty: no checkpoints)"),
+    FASGD_CFG_KEY_DOUBLE ("checkpoint.seconds", fasgd_server_cfg_t, checkpoint_seconds, 0, 1e9, 0, "60",
+        "checkpoint every this many seconds (0: only on exit and by updates)"),
+    FASGD_CFG_KEY_U64 ("checkpoint.updates", fasgd_server_cfg_t, checkpoint_updates, 0, 1e15, "0",
+        "checkpoint every this many timestamps (0: off)"),
+    FASGD_CFG_KEY_INT ("heartbeat.interval_ms", fasgd_server_cfg_t, heartbeat_ms, 10, 3600000, "1000",
+        "how often clients send a heartbeat when otherwise silent"),
+    FASGD_CFG_KEY_INT ("heartbeat.expiry_ms", fasgd_server_cfg_t, expiry_ms, 20, 86400000, "10000",
+        "a client silent this long is expired and its state freed"),
+    FASGD_CFG_KEY_DOUBLE ("log.status_seconds", fasgd_server_cfg_t, status_seconds, 0, 1e6, 0, "10",
+        "a one-line status every this many seconds (0: off)"),
+    FASGD_CFG_KEY_U64 ("limits.cache_bytes", fasgd_server_cfg_t, max_cache_bytes, 0, 1e15, "4294967296",
+        "memory for resend-last gradient caches, all clients together; past it JOIN is refused"),
+    FASGD_CFG_KEY_ENUM ("log.level", fasgd_server_cfg_t, log_level, s_log_levels, "notice",
+        "error, warn, notice, info or debug"),
+    FASGD_CFG_KEY_BOOL ("log.syslog", fasgd_server_cfg_t, log_syslog, "false",
+        "log to syslog instead of standard error"),
+    FASGD_CFG_KEY_END
+};
+
+/*  An immutable copy of θ at one timestamp, in wire byte order.  */
+typedef struct s_snap_t {
+    uint64_t ts;
+    int refs;                           /* atomic: ZeroMQ's I/O thread releases too */
+    float *theta;
+    struct s_snap_t *next_free;
+    struct fasgd_server_t *owner;
+} s_snap_t;
+
+typedef struct {
+    uint32_t id;
+    char name [64];
+    int64_t joined_ms, last_seen_ms;
+    uint64_t pushes, repeats, fetches;
+    uint64_t last_tau;
+    int has_pushed;
+    float *last;                        /* resend-last cache */
+    uint64_t last_ts;
+    s_snap_t *snap;                     /* θ_used, for the rules that need it */
+} s_client_t;
+
+typedef struct {
+    uint64_t pushes, buffered, repeats, fetches, not_modified, joins, leaves, expired, heartbeats, evals;
+    uint64_t malformed, unknown, conflict, nonfinite, version, refused;
+    uint64_t bytes_in, bytes_out;
+    double tau_sum;
+    uint64_t tau_count, tau_max;
+} s_stats_t;
+
+struct fasgd_server_t {
+    fasgd_server_cfg_t cfg;
+    zsock_t *push, *fetch;
+    char push_ep [256], fetch_ep [256];
+    fasgd_model_t *model;
+    fasgd_rule_t *rule;
+    size_t n;
+    float *theta;
+    float *grad;                        /* receive buffer for non-aligned bodies */
+    uint64_t T;
+    int needs_used, cache_last;
+    fasgd_dataset_t *valid;
+    char desc [FASGD_PROTO_DESC_MAX];
+    int desc_len;
+
+    s_client_t **clients;               /* by id - 1 */
+    uint32_t next_id;
+    size_t live;
+    uint64_t cache_bytes;
+
+    s_snap_t *current;
+    s_snap_t *free_snaps;
+    pthread_mutex_t snap_lock;
+
+    s_stats_t st, st_last;              /* st_last: at the last status line */
+    int64_t started_ms, last_status_ms, last_ckpt_ms, last_expiry_ms;
+    uint64_t last_ckpt_T;
+    volatile sig_atomic_t stopping;
+
+    /*  The evaluator.  */
+    pthread_t eval_thread;
+    int eval_running;
+    pthread_mutex_t eval_lock;
+    pthread_cond_t eval_wake;
+    s_snap_t *eval_snap;                /* handed over, not yet taken */
+    s_stats_t eval_st;
+    size_t eval_clients;
+    int eval_quit;
+    double last_error, last_nll;
+    FILE *csv;
+};
+
+/* ------------------------------------------------------------------ */
+/*  Snapshots                                                           */
+
+static void
+s_snap_release (s_snap_t *snap)
+{
+    if (!snap)
+        return;
+    if (__atomic_sub_fetch (&snap->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        fasgd_server_t *self = snap->owner;
+        pthread_mutex_lock (&self->snap_lock);
+        snap->next_free = self->free_snaps;
+        self->free_snaps = snap;
+        pthread_mutex_unlock (&self->snap_lock);
+    }
+}
+
+/*  The snapshot of θ at T, with a reference for the caller.  */
+static s_snap_t *
+s_snap_take (fasgd_server_t *self)
+{
+    if (self->current && self->current->ts == self->T) {
+        __atomic_add_fetch (&self->current->refs, 1, __ATOMIC_RELAXED);
+        return self->current;
+    }
+    pthread_mutex_lock (&self->snap_lock);
+    s_snap_t *snap = self->free_snaps;
+    if (snap)
+        self->free_snaps = snap->next_free;
+    pthread_mutex_unlock (&self->snap_lock);
+    if (!snap) {
+        snap = calloc (1, sizeof *snap);
+        if (!snap || !(snap->theta = malloc (self->n * sizeof (float)))) {
+            free (snap);
+            return NULL;
+        }
+        snap->owner = self;
+    }
+    fasgd_proto_floats_encode (self->theta, self->n, snap->theta);
+    snap->ts = self->T;
+    snap->refs = 2;                     /* the caller's and current's */
+    s_snap_t *old = self->current;
+    self->current = snap;
+    s_snap_release (old);
+    return snap;
+}
+
+static void
+s_snap_zmq_free (void *data, void *hint)
+{
+    (void) data;
+    s_snap_release (hint);
+}
+
+/* ------------------------------------------------------------------ */
+/*  Replies                                                             */
+
+static int64_t
+s_now_ms (void)
+{
+    return zclock_mono ();
+}
+
+/*  Sends [identity][header][body]; body_snap, when given, is sent without
+    a copy and released once ZeroMQ is done with it.  */
+static void
+s_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *h,
+         const void *body, size_t body_len, s_snap_t *body_snap)
+{
+    uint8_t head [FASGD_PROTO_HEADER_SIZE];
+    fasgd_proto_header_encode (h, head);
+    zmq_msg_t id, hm;
+    zmq_msg_init (&id);
+    zmq_msg_copy (&id, identity);
+    int more = body || body_snap ? ZMQ_SNDMORE : 0;
+    zmq_msg_init_size (&hm, sizeof head);
+    memcpy (zmq_msg_data (&hm), head, sizeof head);
+    if (zmq_msg_send (&id, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || zmq_msg_send (&hm, sock, more | ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close (&id);
+        zmq_msg_close (&hm);
+        s_snap_release (body_snap);
+        return;                         /* the peer is gone or too slow: drop */
+    }
+    self->st.bytes_out += sizeof head;
+    if (!more)
+        return;
+    zmq_msg_t bm;
+    if (body_snap)
+        zmq_msg_init_data (&bm, body_snap->theta, body_len, s_snap_zmq_free, body_snap);
+    else {
+        zmq_msg_init_size (&bm, body_len);
+        memcpy (zmq_msg_data (&bm), body, body_len);
+    }
+    if (zmq_msg_send (&bm, sock, ZMQ_DONTWAIT) < 0)
+        zmq_msg_close (&bm);            /* releases the snapshot */
+    else
+        self->st.bytes_out += body_len;
+}
+
+static void
+s_reply_error (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+               int status, const char *fmt, ...) __attribute__ ((format (printf, 6, 7)));
+
+static void
+s_reply_error (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+               int status, const char *fmt, ...)
+{
+    char reason [FASGD_PROTO_TEXT_MAX + 1];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (reason, sizeof reason, fmt, ap);
+    va_end (ap);
+    fasgd_header_t h = {
+        .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_ERROR, .status = (uint16_t) status,
+        .client_id = req ? req->client_id : 0, .seq = req ? req->seq : 0, .timestamp = self->T,
+        .vbar = fasgd_rule_vbar (self->rule)
+    };
+    fasgd_log_info ("refused %s from client %u: %d %s", req ? fasgd_proto_type_name (req->type) : "?",
+                    h.client_id, status, reason);
+    s_reply (self, sock, identity, &h, reason, strlen (reason), NULL);
+}
+
+static void
+s_reply_ack (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+             int status)
+{
+    fasgd_header_t h = {
+        .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_ACK, .status = (uint16_t) status,
+        .client_id = req->client_id, .seq = req->seq, .timestamp = self->T,
+        .vbar = fasgd_rule_vbar (self->rule)
+    };
+    s_reply (self, sock, identity, &h, NULL, 0, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/*  Registry                                                            */
+
+static s_client_t *
+s_client (fasgd_server_t *self, uint32_t id)
+{
+    if (id == 0 || id > self->next_id)
+        return NULL;
+    return self->clients [id - 1];
+}
+
+static void
+s_client_free (fasgd_server_t *self, s_client_t *c)
+{
+    self->clients [c->id - 1] = NULL;
+    self->live--;
+    if (c->last)
+        self->cache_bytes -= self->n * sizeof (float);
+    free (c->last);
+    s_snap_release (c->snap);
+    free (c);
+}
+
+static void
+s_expire (fasgd_server_t *self, int64_t now)
+{
+    for (uint32_t i = 0; i < self->next_id; i++) {
+        s_client_t *c = self->clients [i];
+        if (c && now - c->last_seen_ms > self->cfg.expiry_ms) {
+            fasgd_log_notice ("client %u (%s) expired after %d ms of silence", c->id, c->name,
+                              self->cfg.expiry_ms);
+            self->st.expired++;
+            s_client_free (self, c);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/*  The evaluator thread                                                */
+
+static void
+s_csv_row (fasgd_server_t *self, uint64_t ts, double err, double nll)
+{
+    if (!self->csv)
+        return;
+    const s_stats_t *s = &self->eval_st;
+    fprintf (self->csv, "%llu,%.3f,%.6f,%.6f,%zu,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu\n",
+             (unsigned long long) ts, (double) (s_now_ms () - self->started_ms) / 1000.0, err, nll,
+             self->eval_clients, (unsigned long long) s->pushes, (unsigned long long) s->repeats,
+             (unsigned long long) s->fetches, (unsigned long long) s->not_modified,
+             (unsigned long long) s->bytes_in, (unsigned long long) s->bytes_out,
+             s->tau_count ? s->tau_sum / (double) s->tau_count : 0.0,
+             (unsigned long long) s->tau_max);
+    fflush (self->csv);
+}
+
+static void *
+s_eval_main (void *arg)
+{
+    fasgd_server_t *self = arg;
+    fasgd_model_ws_t *ws = fasgd_model_ws_new (self->model, 500);
+    float *native = NULL;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    native = malloc (self->n * sizeof (float));
+#endif
+    pthread_mutex_lock (&self->eval_lock);
+    for (;;) {
+        while (!self->eval_quit && !self->eval_snap)
+            pthread_cond_wait (&self->eval_wake, &self->eval_lock);
+        if (!self->eval_snap)
+            break;
+        s_snap_t *snap = self->eval_snap;
+        pthread_mutex_unlock (&self->eval_lock);
+        const float *theta = snap->theta;
+        if (native) {
+            fasgd_proto_floats_decode (snap->theta, self->n, native);
+            theta = native;
+        }
+        double nll = NAN, err = NAN;
+        if (ws)
+            fasgd_model_evaluate (self->model, ws, theta, self->valid->x, self->valid->y,
+                                  self->valid->n, &nll, &err);
+        pthread_mutex_lock (&self->eval_lock);
+        self->last_error = err;
+        self->last_nll = nll;
+        s_csv_row (self, snap->ts, err, nll);
+        fasgd_log_info ("T=%llu validation error %.4f nll %.4f", (unsigned long long) snap->ts, err, nll);
+        self->eval_snap = NULL;
+        self->eval_running = 0;
+        s_snap_release (snap);
+    }
+    pthread_mutex_unlock (&self->eval_lock);
+    free (native);
+    fasgd_model_ws_destroy (&ws);
+    return NULL;
+}
+
+/*  Hands θ at T to the evaluator unless it is still busy with the last.  */
+static void
+s_eval_maybe (fasgd_server_t *self)
+{
+    if (!self->valid)
+        return;
+    pthread_mutex_lock (&self->eval_lock);
+    if (!self->eval_running) {
+        s_snap_t *snap = s_snap_take (self);
+        if (snap) {
+            self->eval_snap = snap;
+            self->eval_running = 1;
+            self->eval_st = self->st;
+            self->eval_clients = self->live;
+            pthread_cond_signal (&self->eval_wake);
+        }
+    }
+    else
+        fasgd_log_debug ("T=%llu: evaluation skipped, the last is still running",
+                         (unsigned long long) self->T);
+    pthread_mutex_unlock (&self->eval_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/*  Checkpoints                                                         */
+
+static int
+s_write_all (int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t w = write (fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        len -= (size_t) w;
+    }
+    return 0;
+}
+
+/*  Writes θ, T and the rule's state: to a temporary file, fsync, rename,
+    so a crash leaves the previous checkpoint whole.  */
+static int
+s_checkpoint (fasgd_server_t *self)
+{
+    if (!*self->cfg.checkpoint)
+        return 0;
+    char tmp [FASGD_PATH_LEN + 16];
+    snprintf (tmp, sizeof tmp, "%s.tmp", self->cfg.checkpoint);
+    int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        fasgd_log_error ("checkpoint: cannot write %s: %s", tmp, strerror (errno));
+        return -1;
+    }
+    size_t state_len = fasgd_rule_state_size (self->rule);
+    void *state = malloc (state_len);
+    uint64_t head [4] = { self->T, self->n, state_len, (uint64_t) self->cfg.rule.name };
+    int rc = state ? 0 : -1;
+    if (rc == 0) {
+        fasgd_rule_state_get (self->rule, state);
+        rc = s_write_all (fd, S_CKPT_MAGIC, 8) || s_write_all (fd, head, sizeof head)
+             || s_write_all (fd, self->theta, self->n * sizeof (float))
+             || s_write_all (fd, state, state_len) || fsync (fd) ? -1 : 0;
+    }
+    free (state);
+    if (close (fd) != 0)
+        rc = -1;
+    if (rc == 0 && rename (tmp, self->cfg.checkpoint) != 0)
+        rc = -1;
+    if (rc != 0) {
+        fasgd_log_error ("checkpoint: writing %s failed: %s", self->cfg.checkpoint, strerror (errno));
+        unlink (tmp);
+        return -1;
+    }
+    self->last_ckpt_T = self->T;
+    self->last_ckpt_ms = s_now_ms ();
+    fasgd_log_info ("checkpoint written at T=%llu", (unsigned long long) self->T);
+    return 0;
+}
+
+static int
+s_resume (fasgd_server_t *self)
+{
+    const char *path = self->cfg.checkpoint;
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        fasgd_log_error ("resume: cannot open %s: %s", path, strerror (errno));
+        return -1;
+    }
+    char magic [8];
+    uint64_t head [4];
+    int rc = -1;
+    void *state = NULL;
+    if (fread (magic, 1, 8, f) != 8 || memcmp (magic, S_CKPT_MAGIC, 8) != 0
+        || fread (head, sizeof head, 1, f) != 1)
+        fasgd_log_error ("resume: %s is not a fasgd checkpoint", path);
+    else if (head [1] != self->n || head [3] != (uint64_t) self->cfg.rule.name)
+        fasgd_log_error ("resume: %s holds %llu parameters of rule %s; the configuration has %zu of %s",
+                         path, (unsigned long long) head [1], fasgd_rule_kind_name ((int) head [3]),
+                         self->n, fasgd_rule_kind_name (self->cfg.rule.name));
+    else if (head [2] > ((uint64_t) 1 << 36) || !(state = malloc (head [2] ? head [2] : 1))
+             || fread (self->theta, sizeof (float), self->n, f) != self->n
+             || fread (state, 1, head [2], f) != head [2])
+        fasgd_log_error ("resume: %s is truncated", path);
+    else if (fasgd_rule_state_set (self->rule, state, head [2]) != 0)
+        fasgd_log_error ("resume: the rule state in %s does not fit the configuration", path);
+    else {
+        self->T = head [0];
+        self->last_ckpt_T = self->T;
+        fasgd_log_notice ("resumed from %s at T=%llu", path, (unsigned long long) self->T);
+        rc = 0;
+    }
+    free (state);
+    fclose (f);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/*  Requests                                                            */
+
+static void
+s_on_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+           const char *body, size_t len)
+{
+    if (self->cache_last && self->cache_bytes + self->n * sizeof (float) > self->cfg.max_cache_bytes) {
+        self->st.refused++;
+        s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE,
+                       "resend-last caches are at limits.cache_bytes (%llu bytes)",
+                       (unsigned long long) self->cfg.max_cache_bytes);
+        return;
+    }
+    s_client_t *c = calloc (1, sizeof *c);
+    if (!c || (self->next_id % 1024 == 0
+               && !(self->clients = realloc (self->clients, (self->next_id + 1024) * sizeof *self->clients)))) {
+        free (c);
+        s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
+        return;
+    }
+    c->id = ++self->next_id;
+    self->clients [c->id - 1] = c;
+    self->live++;
+    size_t k = 0;
+    for (size_t i = 0; i < len && k < sizeof c->name - 1; i++)
+        c->name [k++] = (body [i] >= 32 && body [i] < 127) ? body [i] : '?';
+    c->name [k] = 0;
+    c->joined_ms = c->last_seen_ms = s_now_ms ();
+    self->st.joins++;
+    fasgd_log_notice ("client %u (%s) joined; %zu connected", c->id, *c->name ? c->name : "-", self->live);
+    fasgd_header_t h = {
+        .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_WELCOME, .status = FASGD_STATUS_OK,
+        .client_id = c->id, .seq = req->seq, .timestamp = self->T, .vbar = fasgd_rule_vbar (self->rule)
+    };
+    s_reply (self, sock, identity, &h, self->desc, (size_t) self->desc_len, NULL);
+}
+
+/*  Applies g from client c computed at timestamp j; replies.  */
+static void
+s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+         s_client_t *c, const float *g, uint64_t j)
+{
+    const float *used = NULL;
+    if (self->needs_used) {
+        if (!c->snap || c->snap->ts != j) {
+            self->st.conflict++;
+            s_reply_error (self, sock, identity, req, FASGD_STATUS_CONFLICT,
+                           "rule %s needs the parameters of timestamp %llu, which this server no longer holds",
+                           fasgd_rule_kind_name (self->cfg.rule.name), (unsigned long long) j);
+            return;
+        }
+        used = c->snap->theta;
+    }
+    uint64_t tau = self->T - j;
+    int rc = fasgd_rule_apply (self->rule, self->theta, g, tau, used);
+    if (rc < 0) {
+        self->st.nonfinite++;
+        s_reply_error (self, sock, identity, req, FASGD_STATUS_NONFINITE, "the gradient holds NaN or Inf");
+        return;
+    }
+    c->last_tau = tau;
+    self->st.tau_sum += (double) tau;
+    self->st.tau_count++;
+    if (tau > self->st.tau_max)
+        self->st.tau_max = tau;
+    if (rc == 1) {
+        self->T++;
+        if (self->T % (uint64_t) self->cfg.eval_every == 0)
+            s_eval_maybe (self);
+        if (self->cfg.checkpoint_updates && self->T - self->last_ckpt_T >= self->cfg.checkpoint_updates)
+            s_checkpoint (self);
+    }
+    else
+        self->st.buffered++;
+    s_reply_ack (self, sock, identity, req, rc == 1 ? FASGD_STATUS_OK : FASGD_STATUS_BUFFERED);
+}
+
+static void
+s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+           s_client_t *c, zmq_msg_t *body)
+{
+    const size_t bytes = self->n * sizeof (float);
+    if (req->timestamp > self->T) {
+        self->st.conflict++;
+        s_reply_error (self, sock, identity, req, FASGD_STATUS_CONFLICT,
+                       "timestamp %llu is from the future (the server is at %llu)",
+                       (unsigned long long) req->timestamp, (unsigned long long) self->T);
+        return;
+    }
+    const void *data = zmq_msg_data (body);
+    if (!fasgd_proto_floats_finite (data, self->n)) {
+        self->st.nonfinite++;
+        s_reply_error (self, sock, identity, req, FASGD_STATUS_NONFINITE, "the gradient holds NaN or Inf");
+        return;
+    }
+    /*  On a little-endian host an aligned body is used in place.  */
+    const float *g;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (((uintptr_t) data & (sizeof (float) - 1)) == 0)
+        g = data;
+    else
+#endif
+    {
+        fasgd_proto_floats_decode (data, self->n, self->grad);
+        g = self->grad;
+    }
+    c->pushes++;
+    c->has_pushed = 1;
+    self->st.pushes++;
+    if (self->cache_last) {
+        if (!c->last) {
+            if (!(c->last = malloc (bytes))) {
+                s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
+                return;
+            }
+            self->cache_bytes += bytes;
+        }
+        memcpy (c->last, g, bytes);
+        c->last_ts = req->timestamp;
+    }
+    s_apply (self, sock, identity, req, c, g, req->timestamp);
+}
+
+static void
+s_on_fetch (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+            s_client_t *c)
+{
+    fasgd_header_t h = {
+        .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_PARAMS, .status = FASGD_STATUS_OK,
+        .client_id = req->client_id, .seq = req->seq, .timestamp = self->T,
+        .vbar = fasgd_rule_vbar (self->rule)
+    };
+    if ((req->flags & FASGD_PROTO_FLAG_IF_NEWER) && req->timestamp == self->T) {
+        self->st.not_modified++;
+        h.status = FASGD_STATUS_NOT_MODIFIED;
+        s_reply (self, sock, identity, &h, NULL, 0, NULL);
+        return;
+    }
+    s_snap_t *snap = s_snap_take (self);
+    if (!snap) {
+        s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
+        return;
+    }
+    if (self->needs_used) {
+        __atomic_add_fetch (&snap->refs, 1, __ATOMIC_RELAXED);
+        s_snap_release (c->snap);
+        c->snap = snap;
+    }
+    c->fetches++;
+    self->st.fetches++;
+    s_reply (self, sock, identity, &h, NULL, self->n * sizeof (float), snap);
+}
+
+/*  Reads one request from sock (its frames into parts) and answers it.
+    Returns 0, or -1 when there was nothing to read.  */
+static int
+s_handle (fasgd_server_t *self, void *sock, int is_fetch)
+{
+    zmq_msg_t parts [3];
+    int nparts = 0, more = 1, extra = 0;
+    size_t total = 0;
+    while (more) {
+        zmq_msg_t m;
+        zmq_msg_init (&m);
+        if (zmq_msg_recv (&m, sock, nparts == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+            zmq_msg_close (&m);
+            if (nparts == 0)
+                return -1;
+            break;
+        }
+        more = zmq_msg_more (&m);
+        total += zmq_msg_size (&m);
+        if (nparts < 3)
+            parts [nparts++] = m;
+        else {
+            zmq_msg_close (&m);
+            extra = 1;
+        }
+    }
+    self->st.bytes_in += total;
+    fasgd_header_t req;
+    memset (&req, 0, sizeof req);
+    if (nparts < 2 || extra) {
+        self->st.malformed++;
+        if (nparts >= 1)
+            s_reply_error (self, sock, &parts [0], NULL, FASGD_STATUS_MALFORMED,
+                           "a message is a header frame and at most one body frame");
+        goto done;
+    }
+    int rc = fasgd_proto_header_decode (zmq_msg_data (&parts [1]), zmq_msg_size (&parts [1]), &req);
+    if (rc == FASGD_PROTO_VERSION_MISMATCH) {
+        self->st.version++;
+        s_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_VERSION,
+                       "this server speaks protocol version %u", FASGD_PROTO_VERSION);
+        goto done;
+    }
+    size_t body_len = nparts == 3 ? zmq_msg_size (&parts [2]) : 0;
+    if (rc != FASGD_PROTO_OK || fasgd_proto_body_check (&req, body_len, self->n) != FASGD_PROTO_OK) {
+        self->st.malformed++;
+        s_reply_error (self, sock, &parts [0], rc == FASGD_PROTO_OK ? &req : NULL, FASGD_STATUS_MALFORMED,
+                       "malformed %s (%zu-byte header, %zu-byte body)",
+                       rc == FASGD_PROTO_OK ? fasgd_proto_type_name (req.type) : "message",
+                       zmq_msg_size (&parts [1]), body_len);
+        goto done;
+    }
+    int fetch_type = req.type == FASGD_MSG_FETCH;
+    if (fetch_type != is_fetch) {
+        self->st.malformed++;
+        s_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_MALFORMED,
+                       "%s belongs on the %s socket", fasgd_proto_type_name (req.type),
+                       fetch_type ? "fetch" : "push");
+        goto done;
+    }
+    if (req.type == FASGD_MSG_JOIN) {
+        s_on_join (self, sock, &parts [0], &req, body_len ? zmq_msg_data (&parts [2]) : "", body_len);
+        goto done;
+    }
+    s_client_t *c = s_client (self, req.client_id);
+    if (!c) {
+        self->st.unknown++;
+        s_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNKNOWN_CLIENT,
+                       "unknown client %u: join first", req.client_id);
+        goto done;
+    }
+    if (self->stopping) {
+        s_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNAVAILABLE, "shutting down");
+        goto done;
+    }
+    c->last_seen_ms = s_now_ms ();
+    switch (req.type) {
+        case FASGD_MSG_PUSH:
+            s_on_push (self, sock, &parts [0], &req, c, &parts [2]);
+            break;
+        case FASGD_MSG_PUSH_REPEAT:
+            if (!c->last) {
+                self->st.conflict++;
+                s_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_CONFLICT,
+                               "no gradient cached: push one first%s",
+                               self->cache_last ? "" : " (the push gate is always: nothing is cached)");
+                break;
+            }
+            c->repeats++;
+            self->st.repeats++;
+            s_apply (self, sock, &parts [0], &req, c, c->last, c->last_ts);
+            break;
+        case FASGD_MSG_FETCH:
+            s_on_fetch (self, sock, &parts [0], &req, c);
+            break;
+        case FASGD_MSG_HEARTBEAT:
+            self->st.heartbeats++;
+            s_reply_ack (self, sock, &parts [0], &req, FASGD_STATUS_OK);
+            break;
+        case FASGD_MSG_LEAVE:
+            fasgd_log_notice ("client %u (%s) left after %llu pushes; %zu connected", c->id, c->name,
+                              (unsigned long long) c->pushes, self->live - 1);
+            self->st.leaves++;
+            s_reply_ack (self, sock, &parts [0], &req, FASGD_STATUS_OK);
+            s_client_free (self, c);
+            break;
+        case FASGD_MSG_EVAL: {
+            char text [FASGD_PROTO_TEXT_MAX + 1];
+            size_t k = 0;
+            const char *b = zmq_msg_data (&parts [2]);
+            for (size_t i = 0; i < body_len && k < sizeof text - 1; i++)
+                text [k++] = (b [i] >= 32 && b [i] < 127) ? b [i] : ' ';
+            text [k] = 0;
+            self->st.evals++;
+            fasgd_log_notice ("client %u reports at T=%llu: %s", c->id, (unsigned long long) self->T, text);
+            s_reply_ack (self, sock, &parts [0], &req, FASGD_STATUS_OK);
+            break;
+        }
+        default:
+            self->st.malformed++;
+            s_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_MALFORMED,
+                           "%s is a reply, not a request", fasgd_proto_type_name (req.type));
+            break;
+    }
+done:
+    for (int i = 0; i < nparts; i++)
+        zmq_msg_close (&parts [i]);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/*  Life cycle                                                          */
+
+static void
+s_status (fasgd_server_t *self, int64_t now)
+{
+    double secs = (double) (now - self->last_status_ms) / 1000.0;
+    if (secs <= 0)
+        return;
+    const s_stats_t *a = &self->st, *b = &self->st_last;
+    uint64_t taus = a->tau_count - b->tau_count;
+    fasgd_log_notice ("T=%llu clients=%zu push/s=%.1f repeat/s=%.1f fetch/s=%.1f in=%.2f MB/s out=%.2f MB/s "
+                      "mean-tau=%.2f vbar=%.4g val-error=%.4f",
+                      (unsigned long long) self->T, self->live, (double) (a->pushes - b->pushes) / secs,
+                      (double) (a->repeats - b->repeats) / secs,
+                      (double) (a->fetches - b->fetches) / secs,
+                      (double) (a->bytes_in - b->bytes_in) / secs / 1e6,
+                      (double) (a->bytes_out - b->bytes_out) / secs / 1e6,
+                      taus ? (a->tau_sum - b->tau_sum) / (double) taus : 0.0,
+                      fasgd_rule_vbar (self->rule), self->last_error);
+    self->st_last = self->st;
+    self->last_status_ms = now;
+}
+
+static int
+s_build_desc (fasgd_server_t *self)
+{
+    fasgd_proto_desc_t d;
+    memset (&d, 0, sizeof d);
+    d.protocol = FASGD_PROTO_VERSION;
+    d.params = self->n;
+    d.ntensors = fasgd_model_ntensors (self->model);
+    for (int i = 0; i < d.ntensors && i < FASGD_PROTO_MAX_TENSORS; i++) {
+        const fasgd_tensor_t *t = fasgd_model_tensor (self->model, i);
+        snprintf (d.tensors [i].name, sizeof d.tensors [i].name, "%s", t->name);
+        d.tensors [i].rows = (uint32_t) t->rows;
+        d.tensors [i].cols = (uint32_t) t->cols;
+    }
+    snprintf (d.model, sizeof d.model, "mlp");
+    size_t used = 0;
+    for (int i = 0; i < self->cfg.model.sizes.n; i++)
+        used += (size_t) snprintf (d.model_sizes + used, sizeof d.model_sizes - used, "%s%d", i ? "," : "",
+                                   self->cfg.model.sizes.v [i]);
+    snprintf (d.model_activation, sizeof d.model_activation, "%s",
+              fasgd_model_activation_names [self->cfg.model.activation]);
+    snprintf (d.rule, sizeof d.rule, "%s", fasgd_rule_kind_name (self->cfg.rule.name));
+    d.lr = self->cfg.rule.lr;
+    snprintf (d.fetch_gate, sizeof d.fetch_gate, "%s", fasgd_gate_kind_name (self->cfg.gates.fetch.kind));
+    snprintf (d.push_gate, sizeof d.push_gate, "%s", fasgd_gate_kind_name (self->cfg.gates.push.kind));
+    snprintf (d.push_skip, sizeof d.push_skip, "%s",
+              self->cfg.gates.push_skip == FASGD_PUSH_SKIP_ACCUMULATE ? "accumulate" : "resend-last");
+    d.fetch_every = self->cfg.gates.fetch.every;
+    d.push_every = self->cfg.gates.push.every;
+    d.fetch_c = self->cfg.gates.fetch.c;
+    d.push_c = self->cfg.gates.push.c;
+    d.gate_eps = self->cfg.gates.eps;
+    d.heartbeat_ms = (uint32_t) self->cfg.heartbeat_ms;
+    d.expiry_ms = (uint32_t) self->cfg.expiry_ms;
+    self->desc_len = fasgd_proto_desc_encode (&d, self->desc, sizeof self->desc);
+    return self->desc_len < 0 ? -1 : 0;
+}
+
+static zsock_t *
+s_bind (const char *endpoint, size_t maxmsg, char *bound, size_t len)
+{
+    zsock_t *sock = zsock_new (ZMQ_ROUTER);
+    if (!sock)
+        return NULL;
+    zsock_set_maxmsgsize (sock, (int) maxmsg);
+    zsock_set_linger (sock, 0);
+    zsock_set_sndhwm (sock, 10000);
+    zsock_set_rcvhwm (sock, 10000);
+    if (zsock_bind (sock, "%s", endpoint) < 0) {
+        fasgd_log_error ("cannot bind %s: %s", endpoint, zmq_strerror (zmq_errno ()));
+        zsock_destroy (&sock);
+        return NULL;
+    }
+    const char *ep = zsock_endpoint (sock);
+    snprintf (bound, len, "%s", ep ? ep : endpoint);
+    return sock;
+}
+
+fasgd_server_t *
+fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
+{
+    fasgd_server_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->cfg = *cfg;
+    self->last_error = self->last_nll = NAN;
+    pthread_mutex_init (&self->snap_lock, NULL);
+    pthread_mutex_init (&self->eval_lock, NULL);
+    pthread_cond_init (&self->eval_wake, NULL);
+    char err [256];
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg->model, &spec);
+    if (!(self->model = fasgd_model_new (&spec, err, sizeof err))) {
+        fasgd_log_error ("model: %s", err);
+        goto fail;
+    }
+    self->n = fasgd_model_nparams (self->model);
+    fasgd_rule_params_t rp;
+    fasgd_rule_cfg_to_params (&cfg->rule, cfg->clients, &rp);
+    if (!(self->rule = fasgd_rule_new (&rp, self->n, err, sizeof err))) {
+        fasgd_log_error ("rule: %s", err);
+        goto fail;
+    }
+    self->needs_used = fasgd_rule_needs_theta_used (self->rule);
+    self->cache_last = cfg->gates.push.kind != FASGD_GATE_ALWAYS
+                       && cfg->gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST;
+    self->theta = malloc (self->n * sizeof (float));
+    self->grad = malloc (self->n * sizeof (float));
+    if (!self->theta || !self->grad) {
+        fasgd_log_error ("out of memory for %zu parameters", self->n);
+        goto fail;
+    }
+    fasgd_rng_t rng;
+    fasgd_rng_seed (&rng, cfg->seed, S_STREAM_INIT);
+    fasgd_model_init_params (self->model, self->theta, &rng);
+    if (resume && s_resume (self) != 0)
+        goto fail;
+    if (cfg->validate) {
+        fasgd_dataset_t *train = NULL;
+        if (fasgd_data_cfg_load (&cfg->data, &spec, cfg->seed, &train, &self->valid) != 0)
+            goto fail;
+        fasgd_dataset_destroy (&train);
+    }
+    if (s_build_desc (self) != 0) {
+        fasgd_log_error ("the model description does not fit in a message");
+        goto fail;
+    }
+    if (*cfg->csv) {
+        int exists = access (cfg->csv, F_OK) == 0;
+        if (!(self->csv = fopen (cfg->csv, "a"))) {
+            fasgd_log_error ("cannot write %s: %s", cfg->csv, strerror (errno));
+            goto fail;
+        }
+        if (!exists)
+            fputs ("timestamp,wall_s,val_error,val_nll,clients,pushes,repeats,fetches,not_modified,"
+                   "bytes_in,bytes_out,mean_tau,max_tau\n", self->csv);
+    }
+    /*  The largest request is a gradient, or a JOIN name or EVAL text for
+        a tiny model.  */
+    size_t maxmsg = self->n * sizeof (float) + 64;
+    if (maxmsg < FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX + 64)
+        maxmsg = FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX + 64;
+    if (!(self->push = s_bind (cfg->push_endpoint, maxmsg, self->push_ep, sizeof self->push_ep))
+        || !(self->fetch = s_bind (cfg->fetch_endpoint, 4096, self->fetch_ep, sizeof self->fetch_ep)))
+        goto fail;
+    if (self->valid) {
+        if (pthread_create (&self->eval_thread, NULL, s_eval_main, self) != 0) {
+            fasgd_log_error ("cannot start the evaluation thread");
+            goto fail;
+        }
+        self->eval_quit = 0;
+    }
+    self->started_ms = self->last_status_ms = self->last_ckpt_ms = self->last_expiry_ms = s_now_ms ();
+    return self;
+fail:
+    fasgd_server_destroy (&self);
+    return NULL;
+}
+
+void
+fasgd_server_destroy (fasgd_server_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    fasgd_server_t *self = *self_p;
+    if (self->eval_thread) {
+        pthread_mutex_lock (&self->eval_lock);
+        self->eval_quit = 1;
+        pthread_cond_signal (&self->eval_wake);
+        pthread_mutex_unlock (&self->eval_lock);
+        pthread_join (self->eval_thread, NULL);
+    }
+    for (uint32_t i = 0; i < self->next_id; i++)
+        if (self->clients [i])
+            s_client_free (self, self->clients [i]);
+    free (self->clients);
+    /*  Closing the sockets lets ZeroMQ release the snapshots of unsent replies.  */
+    zsock_destroy (&self->push);
+    zsock_destroy (&self->fetch);
+    s_snap_release (self->current);
+    while (self->free_snaps) {
+        s_snap_t *next = self->free_snaps->next_free;
+        free (self->free_snaps->theta);
+        free (self->free_snaps);
+        self->free_snaps = next;
+    }
+    if (self->csv)
+        fclose (self->csv);
+    fasgd_dataset_destroy (&self->valid);
+    free (self->theta);
+    free (self->grad);
+    fasgd_rule_destroy (&self->rule);
+    fasgd_model_destroy (&self->model);
+    pthread_mutex_destroy (&self->snap_lock);
+    pthread_mutex_destroy (&self->eval_lock);
+    pthread_cond_destroy (&self->eval_wake);
+    free (self);
+    *self_p = NULL;
+}
+
+const char *
+fasgd_server_push_endpoint (const fasgd_server_t *self)
+{
+    return self->push_ep;
+}
+
+const char *
+fasgd_server_fetch_endpoint (const fasgd_server_t *self)
+{
+    return self->fetch_ep;
+}
+
+void
+fasgd_server_stop (fasgd_server_t *self)
+{
+    self->stopping = 1;
+}
+
+int
+fasgd_server_run (fasgd_server_t *self)
+{
+    void *push = zsock_resolve (self->push), *fetch = zsock_resolve (self->fetch);
+    zmq_pollitem_t items [2] = {
+        { push, 0, ZMQ_POLLIN, 0 },
+        { fetch, 0, ZMQ_POLLIN, 0 }
+    };
+    fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s", self->n,
+                      fasgd_rule_kind_name (self->cfg.rule.name), self->push_ep, self->fetch_ep);
+    if (self->valid)
+        s_eval_maybe (self);            /* the starting point */
+    while (!self->stopping) {
+        int rc = zmq_poll (items, 2, 100);
+        if (rc < 0 && zmq_errno () != EINTR) {
+            fasgd_log_error ("poll: %s", zmq_strerror (zmq_errno ()));
+            break;
+        }
+        /*  Fetches first: they are cheap and unblock clients.  */
+        for (int k = 0; k < S_BATCH_PER_WAKE && s_handle (self, fetch, 1) == 0; k++)
+            ;
+        for (int k = 0; k < S_BATCH_PER_WAKE && s_handle (self, push, 0) == 0; k++)
+            ;
+        int64_t now = s_now_ms ();
+        if (now - self->last_expiry_ms >= 250) {
+            s_expire (self, now);
+            self->last_expiry_ms = now;
+        }
+        if (self->cfg.status_seconds > 0 && now - self->last_status_ms >= self->cfg.status_seconds * 1000)
+            s_status (self, now);
+        if (self->cfg.checkpoint_seconds > 0 && self->T != self->last_ckpt_T
+            && now - self->last_ckpt_ms >= self->cfg.checkpoint_seconds * 1000)
+            s_checkpoint (self);
+    }
+    fasgd_log_notice ("stopping at T=%llu", (unsigned long long) self->T);
+    /*  A last validation row for the final parameters, unless it has one.  */
+    if (self->valid && self->T % (uint64_t) self->cfg.eval_every != 0) {
+        for (int busy = 1; busy; zclock_sleep (10)) {
+            pthread_mutex_lock (&self->eval_lock);
+            busy = self->eval_running;
+            pthread_mutex_unlock (&self->eval_lock);
+        }
+        s_eval_maybe (self);
+        for (int busy = 1; busy; zclock_sleep (10)) {
+            pthread_mutex_lock (&self->eval_lock);
+            busy = self->eval_running;
+            pthread_mutex_unlock (&self->eval_lock);
+        }
+        fasgd_log_notice ("final validation error %.4f (nll %.4f) at T=%llu", self->last_error,
+                          self->last_nll, (unsigned long long) self->T);
+    }
+    return s_checkpoint (self) == 0 ? 0 : 1;
+}

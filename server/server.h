@@ -1,0 +1,56 @@
+/*  server: the fasgd-server engine. Holds θ, applies pushed gradients with
+    the configured rule (common/rules.c, the same code the simulator runs),
+    answers fetches from shared immutable snapshots, keeps the client
+    registry, evaluates on a validation set in its own thread, and
+    checkpoints.  */
+#ifndef FASGD_SERVER_H_INCLUDED
+#define FASGD_SERVER_H_INCLUDED
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "settings.h"
+
+typedef struct {
+    char push_endpoint [256];
+    char fetch_endpoint [256];
+    uint64_t seed;
+    int clients;                    /* λ expected: softsync's group size */
+    fasgd_model_cfg_t model;
+    fasgd_rule_cfg_t rule;
+    fasgd_gates_cfg_t gates;
+    fasgd_data_cfg_t data;
+    int validate;                   /* evaluate on the validation set */
+    int eval_every;                 /* timestamps */
+    char csv [FASGD_PATH_LEN];
+    char checkpoint [FASGD_PATH_LEN];
+    double checkpoint_seconds;
+    uint64_t checkpoint_updates;
+    int heartbeat_ms;
+    int expiry_ms;
+    double status_seconds;          /* a status log line this often; 0 off */
+    uint64_t max_cache_bytes;       /* resend-last caches, all clients together */
+    int log_level;
+    int log_syslog;
+} fasgd_server_cfg_t;
+
+extern const fasgd_cfg_key_t fasgd_server_cfg_keys [];
+
+typedef struct fasgd_server_t fasgd_server_t;
+
+/*  Builds the server: model, rule, data, and binds both sockets. NULL
+    after logging the cause (a failed bind included).  */
+fasgd_server_t *fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume);
+void fasgd_server_destroy (fasgd_server_t **self_p);
+
+/*  The endpoints actually bound (ephemeral ports resolved).  */
+const char *fasgd_server_push_endpoint (const fasgd_server_t *self);
+const char *fasgd_server_fetch_endpoint (const fasgd_server_t *self);
+
+/*  Serves until fasgd_server_stop (from a signal handler: it only sets a
+    flag), then checkpoints and returns 0.  */
+int fasgd_server_run (fasgd_server_t *self);
+void fasgd_server_stop (fasgd_server_t *self);
+
+#endif

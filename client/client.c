@@ -1,0 +1,961 @@
+/*  client: libfasgd-client, the client side of the wire protocol
+    (proto/PROTOCOL.md) and the B-FASGD gates (ALGORITHMS.md).
+
+    Two DEALER sockets carry the caller's requests, one to the server's
+    push endpoint and one to its fetch endpoint; every request waits for
+    its one reply, matched by the seq it echoes. After a timeout the socket
+    is thrown away and a fresh one is connected before the next request: a
+    reply that arrives late then lands on a closed socket instead of being
+    taken for the answer to the next request. A reply whose seq is not the
+    one awaited (a stale reply) is discarded whatever socket it came on.
+
+    Heartbeats come from an actor (a czmq thread) with its own DEALER
+    socket, started by a successful JOIN and stopped by LEAVE, a new JOIN,
+    a 401 or destroy. It sends one HEARTBEAT whenever neither it nor the
+    caller has sent anything to the server for heartbeat_ms, so a busy
+    client sends none and an idle one sends one per period. Heartbeats and
+    their replies are not in the byte counts of fasgd_client_stats, which
+    count what the caller's own calls moved.
+
+    Nothing a server sends is trusted: every reply goes through the codec's
+    checks, its size is bounded by ZMQ_MAXMSGSIZE on the socket, and a
+    reply that does not fit what was asked is FASGD_CLIENT_EPROTO.  */
+#include "client.h"
+
+#include "gates.h"
+#include "log.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_DEFAULT_TIMEOUT_MS 5000
+/*  A server asking for heartbeats faster than this gets this: the period
+    comes from a peer and must not make the client spin.  */
+#define S_HEARTBEAT_MIN_MS   10
+/*  PCG streams of the two gates (ALGORITHMS.md: each gate draws from a
+    stream of its own, so a fetch decision never shifts a push draw).  */
+#define S_FETCH_GATE_STREAM  0x66657463u    /* "fetc" */
+#define S_PUSH_GATE_STREAM   0x70757368u    /* "push" */
+/*  The largest reply frame that is not θ: a WELCOME body.  */
+#define S_CONTROL_MAXMSG     ((int64_t) FASGD_PROTO_DESC_MAX)
+/*  Bounds D so that 4·D bytes and two float copies stay addressable.  */
+#define S_MAX_PARAMS         ((uint64_t) SIZE_MAX / 16)
+
+typedef enum { S_SKIP_RESEND_LAST = 0, S_SKIP_ACCUMULATE } s_push_skip_t;
+
+/*  s_request's verdict on a reply that answers an earlier request.  */
+#define S_STALE 1
+
+/*  One DEALER connection that is closed after a timeout or a malformed
+    reply and reopened on the next request.  */
+typedef struct {
+    const char *endpoint;           /* borrowed from the client */
+    zsock_t *sock;                  /* NULL when closed */
+    zpoller_t *poller;
+    int64_t maxmsgsize;             /* bytes of the largest frame accepted */
+} s_channel_t;
+
+/*  What the heartbeat actor needs; lives in the client, outlives the actor.  */
+typedef struct {
+    const char *endpoint;
+    uint32_t client_id;
+    int interval_ms;
+    atomic_int_least64_t last_sent;     /* zclock_mono () of the caller's last request */
+} s_heartbeat_t;
+
+struct fasgd_client_t {
+    char *push_endpoint, *fetch_endpoint;
+    s_channel_t push, fetch;
+    int timeout_ms;
+    uint64_t seed;
+    int seed_set;
+    uint32_t seq;                   /* the last seq used on push or fetch */
+
+    int joined;
+    uint32_t id;
+    fasgd_proto_desc_t desc;
+    size_t nparams;
+    double vbar;
+    uint64_t server_ts;
+    int last_status;
+    char last_reason [FASGD_PROTO_TEXT_MAX + 1];
+
+    fasgd_gate_t fetch_gate, push_gate;
+    int push_skip;                  /* s_push_skip_t */
+    int pushed_once;                /* this session's first PUSH went through */
+    int fetched_once;               /* θ was received in this session */
+    float *accum;                   /* accumulate: skipped gradients, summed */
+    float *sum;                     /* accumulate: the sum being sent */
+    int has_accum;
+
+    fasgd_client_stats_t stats;
+    zactor_t *heartbeat;
+    s_heartbeat_t hb;
+};
+
+/*  czmq's first socket installs SIGINT and SIGTERM handlers that only set
+    zsys_interrupted (unless ZSYS_SIGHANDLER=false). A library must not take
+    the host program's Ctrl-C away, so every socket made here is made with
+    the host's dispositions saved and put back.  */
+static zsock_t *
+s_dealer_new (void)
+{
+    struct sigaction old_int, old_term;
+    sigaction (SIGINT, NULL, &old_int);
+    sigaction (SIGTERM, NULL, &old_term);
+    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    sigaction (SIGINT, &old_int, NULL);
+    sigaction (SIGTERM, &old_term, NULL);
+    return sock;
+}
+
+static void
+s_channel_close (s_channel_t *ch)
+{
+    zpoller_destroy (&ch->poller);
+    zsock_destroy (&ch->sock);
+}
+
+static int
+s_channel_open (s_channel_t *ch)
+{
+    s_channel_close (ch);
+    ch->sock = s_dealer_new ();
+    if (!ch->sock) {
+        fasgd_log_error ("client: cannot create a socket: %s", zmq_strerror (errno));
+        return -1;
+    }
+    /*  No linger: a request the server never took must not keep the
+        process alive at exit.  */
+    zsock_set_linger (ch->sock, 0);
+    /*  ZeroMQ drops (and reconnects) a peer that sends a larger frame, so
+        a server cannot make the client allocate more than θ.  */
+    zmq_setsockopt (zsock_resolve (ch->sock), ZMQ_MAXMSGSIZE, &ch->maxmsgsize, sizeof ch->maxmsgsize);
+    if (zsock_connect (ch->sock, "%s", ch->endpoint) != 0) {
+        fasgd_log_error ("client: cannot connect to %s: %s", ch->endpoint, zmq_strerror (errno));
+        s_channel_close (ch);
+        return -1;
+    }
+    ch->poller = zpoller_new (ch->sock, NULL);
+    if (!ch->poller) {
+        s_channel_close (ch);
+        return -1;
+    }
+    /*  The host's signals interrupt a wait; they do not end it (the
+        caller finishes its step, then looks at its own flag).  */
+    zpoller_set_nonstop (ch->poller, true);
+    return 0;
+}
+
+/*  A copy of a peer's text fit for a log line: printable ASCII and UTF-8
+    bytes pass, control characters become '?'.  */
+static void
+s_text_copy (char *dst, size_t dstlen, const void *src, size_t len)
+{
+    const unsigned char *s = src;
+    if (len > dstlen - 1)
+        len = dstlen - 1;
+    for (size_t i = 0; i < len; i++)
+        dst [i] = (char) (s [i] < 0x20 || s [i] == 0x7f ? '?' : s [i]);
+    dst [len] = '\0';
+}
+
+/*  Heartbeat actor                                                          */
+
+static void
+s_heartbeat_actor (zsock_t *pipe, void *args)
+{
+    s_heartbeat_t *hb = (s_heartbeat_t *) args;
+    /*  The host's SIGINT and SIGTERM belong to its own threads.  */
+    sigset_t set;
+    sigemptyset (&set);
+    sigaddset (&set, SIGINT);
+    sigaddset (&set, SIGTERM);
+    pthread_sigmask (SIG_BLOCK, &set, NULL);
+
+    zsock_t *sock = s_dealer_new ();
+    if (sock) {
+        zsock_set_linger (sock, 0);
+        zsock_set_maxmsgsize (sock, FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX);
+        /*  Heartbeats are interchangeable: while the server is away a few
+            queued ones are plenty.  */
+        zsock_set_sndhwm (sock, 4);
+        if (zsock_connect (sock, "%s", hb->endpoint) != 0)
+            zsock_destroy (&sock);
+    }
+    if (!sock)
+        fasgd_log_warn ("client: no heartbeat socket: the server may expire this client when idle");
+    zpoller_t *poller = sock ? zpoller_new (pipe, sock, NULL) : zpoller_new (pipe, NULL);
+    zsock_signal (pipe, 0);
+    if (!poller) {
+        /*  Without a poller all that is left is to wait for $TERM.  */
+        char *cmd;
+        while ((cmd = zstr_recv (pipe)) && strcmp (cmd, "$TERM") != 0)
+            zstr_free (&cmd);
+        zstr_free (&cmd);
+        zsock_destroy (&sock);
+        return;
+    }
+    zpoller_set_nonstop (poller, true);
+
+    uint32_t seq = 0;
+    int64_t last_beat = zclock_mono ();
+    int warned = 0;
+    for (;;) {
+        int64_t now = zclock_mono ();
+        int64_t last = atomic_load (&hb->last_sent);
+        if (last < last_beat)
+            last = last_beat;
+        int64_t due = last + hb->interval_ms;
+        if (sock && now >= due) {
+            fasgd_header_t h = { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_HEARTBEAT,
+                                 .client_id = hb->client_id, .seq = ++seq };
+            uint8_t buf [FASGD_PROTO_HEADER_SIZE];
+            fasgd_proto_header_encode (&h, buf);
+            /*  A full queue (no server) drops the beat; the next is due
+                one period later anyway.  */
+            zmq_send (zsock_resolve (sock), buf, sizeof buf, ZMQ_DONTWAIT);
+            last_beat = now;
+            continue;
+        }
+        void *which = zpoller_wait (poller, sock ? (int) (due - now) : -1);
+        if (which == pipe) {
+            char *cmd = zstr_recv (pipe);
+            int term = !cmd || strcmp (cmd, "$TERM") == 0;
+            zstr_free (&cmd);
+            if (term)
+                break;
+        }
+        else if (sock && which == sock) {
+            zframe_t *frame = zframe_recv (sock);
+            fasgd_header_t h;
+            if (frame && fasgd_proto_header_decode (zframe_data (frame), zframe_size (frame), &h) == FASGD_PROTO_OK
+            &&  h.type == FASGD_MSG_ERROR && !warned) {
+                fasgd_log_info ("client: heartbeat refused: %d %s", h.status, fasgd_proto_status_text (h.status));
+                warned = 1;
+            }
+            zframe_destroy (&frame);
+            while (zsock_rcvmore (sock)) {
+                frame = zframe_recv (sock);
+                if (!frame)
+                    break;
+                zframe_destroy (&frame);
+            }
+        }
+    }
+    zpoller_destroy (&poller);
+    zsock_destroy (&sock);
+}
+
+static void
+s_heartbeat_stop (fasgd_client_t *self)
+{
+    zactor_destroy (&self->heartbeat);
+}
+
+static int
+s_heartbeat_start (fasgd_client_t *self)
+{
+    s_heartbeat_stop (self);
+    /*  heartbeat_ms 0 (an older server or a missing key): a third of the
+        expiry keeps the client alive; neither known, no heartbeats.  */
+    uint32_t ms = self->desc.heartbeat_ms;
+    if (ms == 0)
+        ms = self->desc.expiry_ms / 3;
+    if (ms == 0)
+        return 0;
+    if (ms < S_HEARTBEAT_MIN_MS)
+        ms = S_HEARTBEAT_MIN_MS;
+    if (ms > INT32_MAX)
+        ms = INT32_MAX;
+    self->hb.endpoint = self->push_endpoint;
+    self->hb.client_id = self->id;
+    self->hb.interval_ms = (int) ms;
+    atomic_store (&self->hb.last_sent, zclock_mono ());
+    /*  czmq is initialised by now (fasgd_client_new made the first
+        socket), so the actor's pipe cannot touch the host's signals.  */
+    self->heartbeat = zactor_new (s_heartbeat_actor, &self->hb);
+    return self->heartbeat ? 0 : -1;
+}
+
+/*  Requests                                                                 */
+
+/*  Reads one whole message; frames beyond the second are counted, not
+    kept. Returns the number of frames, 0 when nothing could be read.  */
+static int
+s_recv (zsock_t *sock, zframe_t **header_p, zframe_t **body_p, size_t *bytes)
+{
+    *header_p = *body_p = NULL;
+    int nframes = 0;
+    do {
+        zframe_t *frame = zframe_recv (sock);
+        if (!frame)
+            break;
+        *bytes += zframe_size (frame);
+        if (nframes == 0)
+            *header_p = frame;
+        else if (nframes == 1)
+            *body_p = frame;
+        else
+            zframe_destroy (&frame);
+        nframes++;
+    } while (zsock_rcvmore (sock));
+    return nframes;
+}
+
+static int
+s_refused (fasgd_client_t *self, const fasgd_header_t *h, const zframe_t *body)
+{
+    self->last_status = h->status;
+    if (body)
+        s_text_copy (self->last_reason, sizeof self->last_reason,
+                     zframe_data ((zframe_t *) body), zframe_size ((zframe_t *) body));
+    else
+        snprintf (self->last_reason, sizeof self->last_reason, "%s", fasgd_proto_status_text (h->status));
+    fasgd_log_debug ("client: server refused: %d %s", h->status, self->last_reason);
+    if (h->status == FASGD_STATUS_UNKNOWN_CLIENT) {
+        /*  The server does not know us (it restarted, or expired us):
+            the session is over; the caller joins again.  */
+        self->joined = 0;
+        s_heartbeat_stop (self);
+        return FASGD_CLIENT_ENOTJOINED;
+    }
+    if (h->status == FASGD_STATUS_VERSION)
+        return FASGD_CLIENT_EVERSION;
+    return FASGD_CLIENT_EREFUSED;
+}
+
+static int
+s_malformed (fasgd_client_t *self, const char *what)
+{
+    self->last_status = 0;
+    snprintf (self->last_reason, sizeof self->last_reason, "malformed reply: %s", what);
+    fasgd_log_warn ("client: %s", self->last_reason);
+    return FASGD_CLIENT_EPROTO;
+}
+
+/*  Checks a reply against the request: S_STALE when it answers another
+    one, 0 when it is the expected type, else an error code.  */
+static int
+s_reply_check (fasgd_client_t *self, uint32_t seq, int expect, int nframes,
+               zframe_t *hframe, zframe_t *body, fasgd_header_t *rep)
+{
+    if (!hframe)
+        return s_malformed (self, "no header");
+    int rc = fasgd_proto_header_decode (zframe_data (hframe), zframe_size (hframe), rep);
+    if (rc == FASGD_PROTO_VERSION_MISMATCH) {
+        self->last_status = FASGD_STATUS_VERSION;
+        snprintf (self->last_reason, sizeof self->last_reason,
+                  "the server speaks protocol version %u, this client %u",
+                  (unsigned) rep->version, FASGD_PROTO_VERSION);
+        return FASGD_CLIENT_EVERSION;
+    }
+    if (rc != FASGD_PROTO_OK)
+        return s_malformed (self, "bad header");
+    if (rep->seq != seq) {
+        fasgd_log_debug ("client: discarding a stale %s reply (seq %" PRIu32 ", waiting for %" PRIu32 ")",
+                         fasgd_proto_type_name (rep->type), rep->seq, seq);
+        return S_STALE;
+    }
+    if (nframes > 2)
+        return s_malformed (self, "more than two frames");
+    size_t body_len = body ? zframe_size (body) : 0;
+    if (fasgd_proto_body_check (rep, body_len, self->nparams) != FASGD_PROTO_OK)
+        return s_malformed (self, "body of the wrong length for its type");
+    if (rep->type == FASGD_MSG_ERROR) {
+        if (rep->status < 400 || rep->status > 599)
+            return s_malformed (self, "ERROR without an error status");
+        return s_refused (self, rep, body);
+    }
+    if (rep->type != expect)
+        return s_malformed (self, "reply of the wrong type");
+    int ok = rep->status == FASGD_STATUS_OK
+          || (rep->status == FASGD_STATUS_BUFFERED && expect == FASGD_MSG_ACK)
+          || (rep->status == FASGD_STATUS_NOT_MODIFIED && expect == FASGD_MSG_PARAMS);
+    if (!ok)
+        return s_malformed (self, "unexpected status");
+    self->last_status = rep->status;
+    self->vbar = rep->vbar;
+    self->server_ts = rep->timestamp;
+    return 0;
+}
+
+/*  Sends req (and the body frame, whose ownership it takes) on ch, waits
+    up to the timeout for the reply with the same seq, and checks it. On
+    0, *rep holds the reply's header and *reply_body_p (when not NULL) the
+    body frame or NULL, the caller's to destroy.  */
+static int
+s_request (fasgd_client_t *self, s_channel_t *ch, fasgd_header_t *req, zframe_t **body_p,
+           int expect, fasgd_header_t *rep, zframe_t **reply_body_p)
+{
+    zframe_t *body = body_p ? *body_p : NULL;
+    if (body_p)
+        *body_p = NULL;
+    if (reply_body_p)
+        *reply_body_p = NULL;
+    if (!ch->sock && s_channel_open (ch) != 0) {
+        zframe_destroy (&body);
+        return FASGD_CLIENT_ESOCKET;
+    }
+    req->version = FASGD_PROTO_VERSION;
+    req->seq = ++self->seq;
+    uint8_t hbuf [FASGD_PROTO_HEADER_SIZE];
+    fasgd_proto_header_encode (req, hbuf);
+    size_t out = sizeof hbuf + (body ? zframe_size (body) : 0);
+
+    /*  Never block on a send: a DEALER queues for a peer that is not
+        there yet, and a full queue means the server is not reading.  */
+    int rc = zmq_send (zsock_resolve (ch->sock), hbuf, sizeof hbuf,
+                       ZMQ_DONTWAIT | (body ? ZMQ_SNDMORE : 0));
+    if (rc >= 0 && body)
+        rc = zframe_send (&body, ch->sock, ZFRAME_DONTWAIT);
+    zframe_destroy (&body);         /* whether or not zframe_send took it */
+    if (rc < 0) {
+        int err = errno;
+        s_channel_close (ch);
+        fasgd_log_debug ("client: cannot send %s to %s: %s", fasgd_proto_type_name (req->type),
+                         ch->endpoint, zmq_strerror (err));
+        return err == EAGAIN ? FASGD_CLIENT_ETIMEOUT : FASGD_CLIENT_ESOCKET;
+    }
+    self->stats.bytes_out += out;
+    atomic_store (&self->hb.last_sent, zclock_mono ());
+
+    int64_t deadline = zclock_mono () + self->timeout_ms;
+    for (;;) {
+        int64_t left = deadline - zclock_mono ();
+        if (left <= 0)
+            break;
+        if (zpoller_wait (ch->poller, left > INT32_MAX ? INT32_MAX : (int) left) != ch->sock) {
+            if (zpoller_terminated (ch->poller) && errno != EINTR) {
+                s_channel_close (ch);
+                return FASGD_CLIENT_ESOCKET;
+            }
+            continue;                   /* expired or interrupted: check the time */
+        }
+        zframe_t *hframe, *rbody;
+        size_t in = 0;
+        int nframes = s_recv (ch->sock, &hframe, &rbody, &in);
+        if (nframes == 0)
+            continue;
+        self->stats.bytes_in += in;
+        rc = s_reply_check (self, req->seq, expect, nframes, hframe, rbody, rep);
+        zframe_destroy (&hframe);
+        if (rc == S_STALE) {
+            zframe_destroy (&rbody);
+            continue;
+        }
+        if (rc == FASGD_CLIENT_EPROTO || rc == FASGD_CLIENT_EVERSION)
+            /*  After nonsense, trust nothing more on this connection.  */
+            s_channel_close (ch);
+        if (rc == 0 && reply_body_p)
+            *reply_body_p = rbody;
+        else
+            zframe_destroy (&rbody);
+        return rc;
+    }
+    /*  The reply may still come: on a fresh socket it cannot be mistaken
+        for the answer to the next request.  */
+    s_channel_close (ch);
+    self->last_status = 0;
+    snprintf (self->last_reason, sizeof self->last_reason, "no reply to %s from %s within %d ms",
+              fasgd_proto_type_name (req->type), ch->endpoint, self->timeout_ms);
+    fasgd_log_debug ("client: %s", self->last_reason);
+    return FASGD_CLIENT_ETIMEOUT;
+}
+
+/*  Ends the session on this side: no heartbeats, fresh sockets next time,
+    no leftover gradients.  */
+static void
+s_session_end (fasgd_client_t *self)
+{
+    s_heartbeat_stop (self);
+    s_channel_close (&self->push);
+    s_channel_close (&self->fetch);
+    self->joined = 0;
+    self->has_accum = 0;
+    free (self->accum);
+    free (self->sum);
+    self->accum = self->sum = NULL;
+}
+
+/*  The gates of a description; -1 with the reason in last_reason when
+    the server described gates this client does not know.  */
+static int
+s_gates_setup (fasgd_client_t *self)
+{
+    const fasgd_proto_desc_t *d = &self->desc;
+    fasgd_gate_params_t fp, pp;
+    fasgd_gate_params_default (&fp);
+    fasgd_gate_params_default (&pp);
+    /*  An absent key leaves its field empty or zero: the defaults then
+        stand (always, every 1, ε_g 1e-4, resend-last).  */
+    if (*d->fetch_gate && (fp.kind = fasgd_gate_kind_parse (d->fetch_gate)) < 0)
+        return fasgd_errbuf (self->last_reason, sizeof self->last_reason,
+                             "unknown fetch gate '%s'", d->fetch_gate);
+    if (*d->push_gate && (pp.kind = fasgd_gate_kind_parse (d->push_gate)) < 0)
+        return fasgd_errbuf (self->last_reason, sizeof self->last_reason,
+                             "unknown push gate '%s'", d->push_gate);
+    if (d->fetch_every != 0)
+        fp.every = d->fetch_every;
+    if (d->push_every != 0)
+        pp.every = d->push_every;
+    fp.c = d->fetch_c;
+    pp.c = d->push_c;
+    if (d->gate_eps != 0)
+        fp.eps = pp.eps = d->gate_eps;
+    char err [128];
+    if (fasgd_gate_params_check (&fp, err, sizeof err) != 0)
+        return fasgd_errbuf (self->last_reason, sizeof self->last_reason, "fetch gate: %s", err);
+    if (fasgd_gate_params_check (&pp, err, sizeof err) != 0)
+        return fasgd_errbuf (self->last_reason, sizeof self->last_reason, "push gate: %s", err);
+    if (!*d->push_skip || strcmp (d->push_skip, "resend-last") == 0)
+        self->push_skip = S_SKIP_RESEND_LAST;
+    else if (strcmp (d->push_skip, "accumulate") == 0)
+        self->push_skip = S_SKIP_ACCUMULATE;
+    else
+        return fasgd_errbuf (self->last_reason, sizeof self->last_reason,
+                             "unknown push skip '%s'", d->push_skip);
+    uint64_t seed = self->seed_set ? self->seed : self->id;
+    fasgd_gate_init (&self->fetch_gate, &fp, seed, S_FETCH_GATE_STREAM);
+    fasgd_gate_init (&self->push_gate, &pp, seed, S_PUSH_GATE_STREAM);
+    return 0;
+}
+
+/*  API                                                                      */
+
+fasgd_client_t *
+fasgd_client_new (const char *push_endpoint, const char *fetch_endpoint)
+{
+    if (!push_endpoint || !fetch_endpoint)
+        return NULL;
+    fasgd_client_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->push_endpoint = strdup (push_endpoint);
+    self->fetch_endpoint = strdup (fetch_endpoint);
+    if (!self->push_endpoint || !self->fetch_endpoint) {
+        fasgd_client_destroy (&self);
+        return NULL;
+    }
+    self->timeout_ms = S_DEFAULT_TIMEOUT_MS;
+    self->push.endpoint = self->push_endpoint;
+    self->push.maxmsgsize = S_CONTROL_MAXMSG;
+    self->fetch.endpoint = self->fetch_endpoint;
+    self->fetch.maxmsgsize = S_CONTROL_MAXMSG;
+    atomic_init (&self->hb.last_sent, 0);
+    /*  Connecting now finds a malformed endpoint now (ZeroMQ connects
+        lazily, so an absent server is not an error here).  */
+    if (s_channel_open (&self->push) != 0 || s_channel_open (&self->fetch) != 0) {
+        fasgd_client_destroy (&self);
+        return NULL;
+    }
+    return self;
+}
+
+void
+fasgd_client_destroy (fasgd_client_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    fasgd_client_t *self = *self_p;
+    s_session_end (self);
+    free (self->push_endpoint);
+    free (self->fetch_endpoint);
+    free (self);
+    *self_p = NULL;
+}
+
+void
+fasgd_client_set_timeout (fasgd_client_t *self, int timeout_ms)
+{
+    if (self && timeout_ms > 0)
+        self->timeout_ms = timeout_ms;
+}
+
+void
+fasgd_client_set_seed (fasgd_client_t *self, uint64_t seed)
+{
+    if (!self)
+        return;
+    self->seed = seed;
+    self->seed_set = 1;
+    if (self->joined) {
+        /*  Reseeds the draws, keeps the counters.  */
+        fasgd_rng_seed (&self->fetch_gate.rng, seed, S_FETCH_GATE_STREAM);
+        fasgd_rng_seed (&self->push_gate.rng, seed, S_PUSH_GATE_STREAM);
+    }
+}
+
+int
+fasgd_client_join (fasgd_client_t *self, const char *name)
+{
+    if (!self)
+        return FASGD_CLIENT_EINVAL;
+    size_t name_len = name ? strlen (name) : 0;
+    if (name_len > FASGD_PROTO_TEXT_MAX)
+        return FASGD_CLIENT_EINVAL;
+    s_session_end (self);
+    memset (&self->stats, 0, sizeof self->stats);
+    self->id = 0;
+    self->nparams = 0;
+    self->pushed_once = self->fetched_once = 0;
+    self->push.maxmsgsize = S_CONTROL_MAXMSG;
+
+    zframe_t *body = NULL;
+    if (name_len > 0 && !(body = zframe_new (name, name_len)))
+        return FASGD_CLIENT_ENOMEM;
+    fasgd_header_t req = { .type = FASGD_MSG_JOIN }, rep;
+    zframe_t *welcome;
+    int rc = s_request (self, &self->push, &req, &body, FASGD_MSG_WELCOME, &rep, &welcome);
+    if (rc != 0)
+        return rc;
+
+    fasgd_proto_desc_t desc;
+    char err [160];
+    rc = fasgd_proto_desc_decode ((const char *) zframe_data (welcome), zframe_size (welcome),
+                                  &desc, err, sizeof err);
+    zframe_destroy (&welcome);
+    if (rc != 0) {
+        s_channel_close (&self->push);
+        return s_malformed (self, err);
+    }
+    if (desc.protocol != 0 && desc.protocol != FASGD_PROTO_VERSION) {
+        s_channel_close (&self->push);
+        self->last_status = FASGD_STATUS_VERSION;
+        snprintf (self->last_reason, sizeof self->last_reason,
+                  "the server describes protocol %" PRIu32 ", this client speaks %u",
+                  desc.protocol, FASGD_PROTO_VERSION);
+        return FASGD_CLIENT_EVERSION;
+    }
+    if (desc.params == 0 || desc.params > S_MAX_PARAMS) {
+        s_channel_close (&self->push);
+        return s_malformed (self, "params out of range");
+    }
+    self->desc = desc;
+    self->id = rep.client_id;
+    self->nparams = (size_t) desc.params;
+    if (s_gates_setup (self) != 0) {
+        s_channel_close (&self->push);
+        self->last_status = 0;
+        fasgd_log_warn ("client: %s", self->last_reason);
+        return FASGD_CLIENT_EPROTO;
+    }
+    if (self->push_skip == S_SKIP_ACCUMULATE) {
+        self->accum = malloc (self->nparams * sizeof (float));
+        self->sum = malloc (self->nparams * sizeof (float));
+        if (!self->accum || !self->sum) {
+            s_session_end (self);
+            return FASGD_CLIENT_ENOMEM;
+        }
+    }
+    /*  The fetch socket accepts θ and nothing larger. It is opened fresh
+        for the session: nothing from an earlier one can be waiting in it.  */
+    int64_t theta_bytes = (int64_t) self->nparams * (int64_t) sizeof (float);
+    self->fetch.maxmsgsize = theta_bytes > S_CONTROL_MAXMSG ? theta_bytes : S_CONTROL_MAXMSG;
+    if (s_channel_open (&self->fetch) != 0) {
+        s_session_end (self);
+        return FASGD_CLIENT_ESOCKET;
+    }
+    self->joined = 1;
+    if (s_heartbeat_start (self) != 0) {
+        s_session_end (self);
+        snprintf (self->last_reason, sizeof self->last_reason, "cannot start the heartbeat thread");
+        return FASGD_CLIENT_ESOCKET;
+    }
+    fasgd_log_debug ("client: joined %s as client %" PRIu32 ": %zu parameters, T=%" PRIu64,
+                     self->push_endpoint, self->id, self->nparams, self->server_ts);
+    return 0;
+}
+
+const fasgd_proto_desc_t *
+fasgd_client_desc (const fasgd_client_t *self)
+{
+    return self && self->nparams ? &self->desc : NULL;
+}
+
+uint32_t
+fasgd_client_id (const fasgd_client_t *self)
+{
+    return self ? self->id : 0;
+}
+
+size_t
+fasgd_client_nparams (const fasgd_client_t *self)
+{
+    return self ? self->nparams : 0;
+}
+
+int
+fasgd_client_fetch (fasgd_client_t *self, float *theta, uint64_t *timestamp, int if_newer)
+{
+    if (!self || !theta || !timestamp)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    /*  *timestamp is only an input with if_newer: otherwise it may be
+        anything, and "none held" is 0.  */
+    fasgd_header_t req = { .type = FASGD_MSG_FETCH,
+                           .flags = if_newer ? FASGD_PROTO_FLAG_IF_NEWER : 0,
+                           .client_id = self->id,
+                           .timestamp = if_newer ? *timestamp : 0 }, rep;
+    zframe_t *body;
+    int rc = s_request (self, &self->fetch, &req, NULL, FASGD_MSG_PARAMS, &rep, &body);
+    if (rc != 0)
+        return rc;
+    self->stats.fetches++;
+    if (rep.status == FASGD_STATUS_NOT_MODIFIED) {
+        zframe_destroy (&body);
+        if (!if_newer)
+            return s_malformed (self, "304 to a FETCH without if-newer");
+        return 1;
+    }
+    if (!body || zframe_size (body) != self->nparams * sizeof (float)) {
+        zframe_destroy (&body);
+        return s_malformed (self, "PARAMS of the wrong size");
+    }
+    fasgd_proto_floats_decode (zframe_data (body), self->nparams, theta);
+    zframe_destroy (&body);
+    *timestamp = rep.timestamp;
+    self->fetched_once = 1;
+    return 0;
+}
+
+/*  A PUSH of src; 1 when softsync buffered it.  */
+static int
+s_push (fasgd_client_t *self, const float *src, uint64_t timestamp)
+{
+    zframe_t *body = zframe_new (NULL, self->nparams * sizeof (float));
+    if (!body)
+        return FASGD_CLIENT_ENOMEM;
+    fasgd_proto_floats_encode (src, self->nparams, zframe_data (body));
+    fasgd_header_t req = { .type = FASGD_MSG_PUSH, .client_id = self->id,
+                           .timestamp = timestamp }, rep;
+    int rc = s_request (self, &self->push, &req, &body, FASGD_MSG_ACK, &rep, NULL);
+    if (rc != 0)
+        return rc;
+    self->stats.pushes++;
+    self->pushed_once = 1;
+    return rep.status == FASGD_STATUS_BUFFERED ? 1 : 0;
+}
+
+int
+fasgd_client_push (fasgd_client_t *self, const float *grad, uint64_t timestamp)
+{
+    if (!self || !grad)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    return s_push (self, grad, timestamp);
+}
+
+int
+fasgd_client_push_n (fasgd_client_t *self, const float *grad, size_t n, uint64_t timestamp)
+{
+    if (!self || !grad)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    if (n != self->nparams)
+        return FASGD_CLIENT_EINVAL;
+    return s_push (self, grad, timestamp);
+}
+
+int
+fasgd_client_push_repeat (fasgd_client_t *self)
+{
+    if (!self)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    fasgd_header_t req = { .type = FASGD_MSG_PUSH_REPEAT, .client_id = self->id }, rep;
+    int rc = s_request (self, &self->push, &req, NULL, FASGD_MSG_ACK, &rep, NULL);
+    if (rc == FASGD_CLIENT_EREFUSED && self->last_status == FASGD_STATUS_CONFLICT)
+        /*  The server holds no gradient of ours to repeat: the next gated
+            push carries one again.  */
+        self->pushed_once = 0;
+    if (rc != 0)
+        return rc;
+    self->stats.repeats++;
+    return rep.status == FASGD_STATUS_BUFFERED ? 1 : 0;
+}
+
+int
+fasgd_client_want_fetch (fasgd_client_t *self)
+{
+    if (!self)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    return fasgd_gate_decide (&self->fetch_gate, self->vbar);
+}
+
+int
+fasgd_client_want_push (fasgd_client_t *self)
+{
+    if (!self)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    return fasgd_gate_decide (&self->push_gate, self->vbar);
+}
+
+int
+fasgd_client_push_gated (fasgd_client_t *self, const float *grad, uint64_t timestamp)
+{
+    if (!self || !grad)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    const size_t n = self->nparams;
+    int send;
+    if (!self->pushed_once) {
+        /*  The server has nothing to repeat yet (PUSH_REPEAT would get
+            409): the first push always carries a gradient.  */
+        fasgd_gate_force (&self->push_gate);
+        send = 1;
+    }
+    else
+        send = fasgd_gate_decide (&self->push_gate, self->vbar);
+    if (send) {
+        const float *out = grad;
+        if (self->push_skip == S_SKIP_ACCUMULATE && self->has_accum) {
+            /*  The skipped gradients and this one, stamped with the
+                timestamp of the parameters the newest was computed on
+                (as the simulator does).  */
+            for (size_t i = 0; i < n; i++)
+                self->sum [i] = self->accum [i] + grad [i];
+            out = self->sum;
+        }
+        int rc = s_push (self, out, timestamp);
+        if (rc < 0)
+            return rc;                  /* the sum stays for the next try */
+        self->has_accum = 0;
+        return 0;
+    }
+    if (self->push_skip == S_SKIP_RESEND_LAST) {
+        int rc = fasgd_client_push_repeat (self);
+        return rc < 0 ? rc : 0;
+    }
+    if (self->has_accum)
+        for (size_t i = 0; i < n; i++)
+            self->accum [i] += grad [i];
+    else
+        memcpy (self->accum, grad, n * sizeof (float));
+    self->has_accum = 1;
+    self->stats.accumulated++;
+    return 0;
+}
+
+int
+fasgd_client_fetch_gated (fasgd_client_t *self, float *theta, uint64_t *timestamp)
+{
+    if (!self || !theta || !timestamp)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    int have = self->fetched_once;
+    int send;
+    if (!have) {
+        /*  Nothing to compute on yet: the first fetch is not optional.  */
+        fasgd_gate_force (&self->fetch_gate);
+        send = 1;
+    }
+    else
+        send = fasgd_gate_decide (&self->fetch_gate, self->vbar);
+    if (!send) {
+        self->stats.fetch_skips++;
+        return 0;
+    }
+    int rc = fasgd_client_fetch (self, theta, timestamp, have);
+    if (rc < 0)
+        return rc;
+    return rc == 1 ? 0 : 1;
+}
+
+int
+fasgd_client_eval (fasgd_client_t *self, double error, double nll, uint64_t examples)
+{
+    if (!self)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    char text [FASGD_PROTO_TEXT_MAX + 1];
+    int len = snprintf (text, sizeof text, "error=%.9g\nnll=%.9g\nexamples=%" PRIu64 "\n",
+                        error, nll, examples);
+    if (len < 0 || (size_t) len >= sizeof text)
+        return FASGD_CLIENT_EINVAL;
+    zframe_t *body = zframe_new (text, (size_t) len);
+    if (!body)
+        return FASGD_CLIENT_ENOMEM;
+    fasgd_header_t req = { .type = FASGD_MSG_EVAL, .client_id = self->id }, rep;
+    return s_request (self, &self->push, &req, &body, FASGD_MSG_ACK, &rep, NULL);
+}
+
+int
+fasgd_client_leave (fasgd_client_t *self)
+{
+    if (!self)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    /*  No heartbeat may follow the LEAVE.  */
+    s_heartbeat_stop (self);
+    fasgd_header_t req = { .type = FASGD_MSG_LEAVE, .client_id = self->id }, rep;
+    int rc = s_request (self, &self->push, &req, NULL, FASGD_MSG_ACK, &rep, NULL);
+    s_session_end (self);
+    return rc;
+}
+
+double
+fasgd_client_vbar (const fasgd_client_t *self)
+{
+    return self ? self->vbar : 0.0;
+}
+
+uint64_t
+fasgd_client_server_timestamp (const fasgd_client_t *self)
+{
+    return self ? self->server_ts : 0;
+}
+
+int
+fasgd_client_last_status (const fasgd_client_t *self)
+{
+    return self ? self->last_status : 0;
+}
+
+const char *
+fasgd_client_last_reason (const fasgd_client_t *self)
+{
+    return self ? self->last_reason : "";
+}
+
+const fasgd_client_stats_t *
+fasgd_client_stats (const fasgd_client_t *self)
+{
+    return self ? &self->stats : NULL;
+}
+
+const char *
+fasgd_client_strerror (int err)
+{
+    switch (err) {
+        case 0:                         return "success";
+        case FASGD_CLIENT_ETIMEOUT:     return "no reply from the server within the timeout";
+        case FASGD_CLIENT_EPROTO:       return "malformed reply from the server";
+        case FASGD_CLIENT_EREFUSED:     return "the server refused the request";
+        case FASGD_CLIENT_ENOTJOINED:   return "not joined (or no longer known to the server)";
+        case FASGD_CLIENT_EINVAL:       return "invalid argument";
+        case FASGD_CLIENT_ENOMEM:       return "out of memory";
+        case FASGD_CLIENT_ESOCKET:      return "cannot create or connect a socket";
+        case FASGD_CLIENT_EVERSION:     return "the server speaks another protocol version";
+        default:                        return "unknown error";
+    }
+}

@@ -1,0 +1,647 @@
+/*  fasgd-client: one asynchronous worker. Joins a fasgd-server, trains the
+    server's MLP on a local training set, and pushes its gradients and
+    fetches parameters through the B-FASGD gates the server describes.  */
+#include "client.h"
+
+#include "data.h"
+#include "log.h"
+#include "model.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define S_EXIT_OK           0
+#define S_EXIT_CONFIG       1       /* bad data, description or model mismatch */
+#define S_EXIT_USAGE        2
+#define S_EXIT_UNREACHABLE  3       /* no WELCOME at start */
+
+/*  Between two JOINs after a lost server: doubling from the first to the
+    last, so a restarted server is found within a second of coming back.  */
+#define S_BACKOFF_FIRST_MS  50
+#define S_BACKOFF_MAX_MS    1000
+
+static volatile sig_atomic_t s_stop;
+
+static void
+s_on_signal (int sig)
+{
+    (void) sig;
+    s_stop = 1;
+}
+
+typedef struct {
+    const char *push_ep, *fetch_ep, *data, *name;
+    uint64_t batch, steps, seed, threads, delay_ms, timeout_ms;
+    int seed_set, quiet;
+} s_opts_t;
+
+/*  The state of a run.  */
+typedef struct {
+    const s_opts_t *o;
+    char name [FASGD_PROTO_TEXT_MAX + 1];
+    fasgd_client_t *client;
+    fasgd_dataset_t *train;
+    fasgd_model_t *model;
+    fasgd_model_ws_t *ws;
+    fasgd_batcher_t *batcher;
+    float *theta, *grad, *x;
+    uint8_t *y;
+    size_t nparams;
+    uint32_t id;                    /* the last id the server assigned */
+    uint64_t ts;                    /* timestamp of the parameters held */
+    fasgd_client_stats_t past;      /* sessions before the current one */
+    uint64_t steps, rejoins, nan_steps;
+    uint64_t tau;
+    int tau_known;
+    struct timespec t0, last_progress;
+    int progress, progressed;
+} s_run_t;
+
+static void
+s_usage (FILE *out)
+{
+    fputs (
+        "Usage: fasgd-client -s ENDPOINT -f ENDPOINT --data DIR [OPTION]...\n"
+        "Train the server's model on local data as one asynchronous fasgd worker.\n"
+        "\n"
+        "  -s, --server ENDPOINT  the server's push endpoint, e.g. tcp://host:5555 (required)\n"
+        "  -f, --fetch ENDPOINT   the server's fetch endpoint, e.g. tcp://host:5556 (required)\n"
+        "  -d, --data DIR         directory holding train-images-idx3-ubyte[.gz] and\n"
+        "                         train-labels-idx1-ubyte[.gz] (required)\n"
+        "  -b, --batch MU         examples per gradient (default 32)\n"
+        "  -n, --steps N          stop after N steps, each one gradient through the push\n"
+        "                         gate (default 0: until SIGINT or SIGTERM)\n"
+        "      --seed S           seed of the minibatch order and the gates' draws\n"
+        "                         (default: the client id the server assigns)\n"
+        "  -t, --threads T        OpenBLAS threads for the gradient (default 1)\n"
+        "      --delay-ms D       sleep D ms after each gradient (emulates a slow machine)\n"
+        "      --name NAME        the name the server logs (default hostname:pid)\n"
+        "      --timeout-ms MS    wait for each reply (default 5000)\n"
+        "      --log-level LEVEL  error, warn, notice (default), info or debug\n"
+        "  -q, --quiet            no progress line\n"
+        "  -h, --help             this help\n"
+        "  -V, --version          the version\n"
+        "\n"
+        "The server describes the model (it must be model=mlp), the gates and the\n"
+        "heartbeat period. If the server goes away or forgets this client, the client\n"
+        "joins again, waiting at most a second between tries, until it is signalled.\n"
+        "SIGINT or SIGTERM finishes the current step, leaves the server and exits.\n"
+        "Prints one summary line on standard output at exit.\n"
+        "Exit status: 0 success, 1 bad data or a model that does not match the\n"
+        "server's, 2 bad usage, 3 no answer from the server at start (3 timeouts).\n"
+        "See fasgd-client(1) and fasgd-protocol(7).\n", out);
+}
+
+/*  An integer option in [min, max]; prints the error and returns -1.  */
+static int
+s_parse_u64 (const char *opt, const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull (text, &end, 10);
+    if (errno == ERANGE || end == text || *end != '\0' || strchr (text, '-') || v < min || v > max) {
+        fprintf (stderr, "fasgd-client: %s must be an integer in [%" PRIu64 ", %" PRIu64 "] (got '%s')\n",
+                 opt, min, max, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static double
+s_elapsed (const struct timespec *a, const struct timespec *b)
+{
+    return (double) (b->tv_sec - a->tv_sec) + (double) (b->tv_nsec - a->tv_nsec) * 1e-9;
+}
+
+/*  Sleeps ms milliseconds in slices, so a signal that lands on another
+    thread still ends the wait within a tenth of a second.  */
+static void
+s_sleep_ms (uint64_t ms)
+{
+    while (ms > 0 && !s_stop) {
+        uint64_t slice = ms < 100 ? ms : 100;
+        struct timespec ts = { (time_t) (slice / 1000), (long) (slice % 1000) * 1000000L };
+        nanosleep (&ts, NULL);
+        ms -= slice;
+    }
+}
+
+static void
+s_stats_add (fasgd_client_stats_t *sum, const fasgd_client_stats_t *s)
+{
+    sum->pushes += s->pushes;
+    sum->repeats += s->repeats;
+    sum->accumulated += s->accumulated;
+    sum->fetches += s->fetches;
+    sum->fetch_skips += s->fetch_skips;
+    sum->bytes_out += s->bytes_out;
+    sum->bytes_in += s->bytes_in;
+}
+
+/*  All sessions so far.  */
+static fasgd_client_stats_t
+s_stats_total (const s_run_t *r)
+{
+    fasgd_client_stats_t t = r->past;
+    s_stats_add (&t, fasgd_client_stats (r->client));
+    return t;
+}
+
+/*  The model the server's description names, checked against it and
+    against the training set; NULL with a logged reason.  */
+static fasgd_model_t *
+s_model_from_desc (const fasgd_proto_desc_t *d, const fasgd_dataset_t *train)
+{
+    if (strcmp (d->model, "mlp") != 0) {
+        fasgd_log_error ("the server trains model '%s': fasgd-client computes gradients only for "
+                         "the server's mlp; an external model needs a client of its own "
+                         "(built on libfasgd-client)", d->model);
+        return NULL;
+    }
+    fasgd_model_spec_t spec;
+    fasgd_model_spec_default (&spec);
+    char err [256];
+    if (fasgd_model_spec_parse_sizes (&spec, d->model_sizes, err, sizeof err) != 0) {
+        fasgd_log_error ("the server's model.sizes '%s': %s", d->model_sizes, err);
+        return NULL;
+    }
+    int act = fasgd_model_activation_parse (d->model_activation);
+    if (act < 0) {
+        fasgd_log_error ("the server's model.activation '%s' is not one this client knows",
+                         d->model_activation);
+        return NULL;
+    }
+    spec.activation = act;
+    fasgd_model_t *model = fasgd_model_new (&spec, err, sizeof err);
+    if (!model) {
+        fasgd_log_error ("the server's model (sizes %s): %s", d->model_sizes, err);
+        return NULL;
+    }
+    const char *why = NULL;
+    size_t n = fasgd_model_nparams (model);
+    if ((uint64_t) n != d->params)
+        why = "parameter count";
+    else if (fasgd_model_ntensors (model) != d->ntensors)
+        why = "tensor count";
+    for (int i = 0; !why && i < d->ntensors; i++) {
+        const fasgd_tensor_t *t = fasgd_model_tensor (model, i);
+        if (strcmp (t->name, d->tensors [i].name) != 0
+            || (uint32_t) t->rows != d->tensors [i].rows || (uint32_t) t->cols != d->tensors [i].cols)
+            why = "tensor layout";
+    }
+    if (why) {
+        fasgd_log_error ("model mismatch (%s): sizes %s give %zu parameters, the server has %" PRIu64,
+                         why, d->model_sizes, n, d->params);
+        fasgd_model_destroy (&model);
+        return NULL;
+    }
+    int in = fasgd_model_input_dim (model), classes = fasgd_model_nclasses (model);
+    if ((int) train->dim != in) {
+        fasgd_log_error ("data: images have %u pixels but the server's model takes %d inputs",
+                         train->dim, in);
+        fasgd_model_destroy (&model);
+        return NULL;
+    }
+    if ((int) train->nclasses > classes) {
+        fasgd_log_error ("data: labels go up to %u but the server's model has %d outputs",
+                         train->nclasses - 1, classes);
+        fasgd_model_destroy (&model);
+        return NULL;
+    }
+    return model;
+}
+
+/*  After a (re)join: the description must still fit this run's buffers.
+    The first join allocates them.  */
+static int
+s_adopt_desc (s_run_t *r)
+{
+    const fasgd_proto_desc_t *d = fasgd_client_desc (r->client);
+    fasgd_model_t *model = s_model_from_desc (d, r->train);
+    if (!model)
+        return -1;
+    if (r->model) {
+        const fasgd_model_spec_t *a = fasgd_model_spec (r->model), *b = fasgd_model_spec (model);
+        if (a->nsizes != b->nsizes || memcmp (a->sizes, b->sizes, sizeof a->sizes [0] * (size_t) a->nsizes) != 0) {
+            fasgd_log_error ("the server came back with another model (sizes %s)", d->model_sizes);
+            fasgd_model_destroy (&model);
+            return -1;
+        }
+        /*  Same shapes: the workspace and buffers serve the new model.  */
+        fasgd_model_destroy (&r->model);
+        r->model = model;
+        return 0;
+    }
+    r->model = model;
+    r->nparams = fasgd_model_nparams (model);
+    r->ws = fasgd_model_ws_new (model, (int) r->o->batch);
+    r->theta = malloc (r->nparams * sizeof (float));
+    r->grad = malloc (r->nparams * sizeof (float));
+    r->x = malloc ((size_t) r->o->batch * r->train->dim * sizeof (float));
+    r->y = malloc ((size_t) r->o->batch);
+    if (!r->ws || !r->theta || !r->grad || !r->x || !r->y) {
+        fasgd_log_error ("out of memory for a model of %zu parameters and batches of %" PRIu64,
+                         r->nparams, r->o->batch);
+        return -1;
+    }
+    uint64_t seed = r->o->seed_set ? r->o->seed : fasgd_client_id (r->client);
+    r->batcher = fasgd_batcher_new (r->train->n, (uint32_t) r->o->batch, seed, 1);
+    if (!r->batcher) {
+        fasgd_log_error ("data: a batch of %" PRIu64 " is more than the %u training examples",
+                         r->o->batch, r->train->n);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+s_log_failure (const s_run_t *r, const char *what, int rc)
+{
+    int status = fasgd_client_last_status (r->client);
+    if (rc == FASGD_CLIENT_EREFUSED || rc == FASGD_CLIENT_ENOTJOINED || rc == FASGD_CLIENT_EVERSION
+        || rc == FASGD_CLIENT_EPROTO)
+        fasgd_log_warn ("%s: %s (%d %s)", what, fasgd_client_strerror (rc), status,
+                        fasgd_client_last_reason (r->client));
+    else
+        fasgd_log_warn ("%s: %s", what, fasgd_client_strerror (rc));
+}
+
+/*  Joins again after the server went away, until it answers or the run
+    is signalled: 0 joined and holding θ, 1 signalled, -1 fatal.  */
+static int
+s_rejoin (s_run_t *r)
+{
+    uint64_t backoff = S_BACKOFF_FIRST_MS;
+    uint64_t tries = 0;
+    while (!s_stop) {
+        /*  join starts the counters afresh: keep what they hold.  */
+        s_stats_add (&r->past, fasgd_client_stats (r->client));
+        int rc = fasgd_client_join (r->client, r->name);
+        tries++;
+        if (rc == 0) {
+            if (s_adopt_desc (r) != 0)
+                return -1;
+            rc = fasgd_client_fetch_gated (r->client, r->theta, &r->ts);
+            if (rc >= 0) {
+                r->rejoins++;
+                r->id = fasgd_client_id (r->client);
+                fasgd_log_notice ("joined again as client %" PRIu32 " after %" PRIu64 " tr%s; T=%" PRIu64,
+                                  fasgd_client_id (r->client), tries, tries == 1 ? "y" : "ies", r->ts);
+                return 0;
+            }
+        }
+        int status = fasgd_client_last_status (r->client);
+        int retry = rc == FASGD_CLIENT_ETIMEOUT || rc == FASGD_CLIENT_ENOTJOINED
+                 || (rc == FASGD_CLIENT_EREFUSED && status == FASGD_STATUS_UNAVAILABLE);
+        if (!retry) {
+            s_log_failure (r, "cannot join again", rc);
+            return -1;
+        }
+        /*  One line at the first failure, then one a minute or so.  */
+        if (tries == 1 || tries % 60 == 0)
+            fasgd_log_notice ("server %s not answering (%s); still trying",
+                              r->o->push_ep, fasgd_client_strerror (rc));
+        s_sleep_ms (backoff);
+        backoff = backoff * 2 > S_BACKOFF_MAX_MS ? S_BACKOFF_MAX_MS : backoff * 2;
+    }
+    return 1;
+}
+
+/*  What a failed push or fetch means for the run: 0 go on, 1 join again,
+    -1 stop with an error.  */
+static int
+s_on_failure (s_run_t *r, const char *what, int rc)
+{
+    int status = fasgd_client_last_status (r->client);
+    switch (rc) {
+        case FASGD_CLIENT_ETIMEOUT:
+            fasgd_log_warn ("%s: no reply within %" PRIu64 " ms: the server may have restarted; joining again",
+                            what, r->o->timeout_ms);
+            return 1;
+        case FASGD_CLIENT_ENOTJOINED:
+            fasgd_log_warn ("%s: the server no longer knows client %" PRIu32 " (%d: restarted, or "
+                            "expired us); joining again", what, fasgd_client_id (r->client), status);
+            return 1;
+        case FASGD_CLIENT_EPROTO:
+            s_log_failure (r, what, rc);
+            return 1;
+        case FASGD_CLIENT_EREFUSED:
+            if (status == FASGD_STATUS_UNAVAILABLE) {
+                fasgd_log_warn ("%s: the server is shutting down; joining again", what);
+                return 1;
+            }
+            if (status == FASGD_STATUS_NONFINITE || status == FASGD_STATUS_CONFLICT) {
+                /*  Nothing was applied; fresh parameters give the next
+                    gradient its best chance.  */
+                s_log_failure (r, what, rc);
+                int f = fasgd_client_fetch (r->client, r->theta, &r->ts, 0);
+                return f < 0 ? s_on_failure (r, "fetch", f) : 0;
+            }
+            s_log_failure (r, what, rc);
+            return -1;
+        default:
+            s_log_failure (r, what, rc);
+            return -1;
+    }
+}
+
+static void
+s_progress (s_run_t *r, int final)
+{
+    if (!r->progress)
+        return;
+    struct timespec now;
+    clock_gettime (CLOCK_MONOTONIC, &now);
+    if (!final && s_elapsed (&r->last_progress, &now) < 0.5)
+        return;
+    r->last_progress = now;
+    double secs = s_elapsed (&r->t0, &now);
+    fasgd_client_stats_t t = s_stats_total (r);
+    char tau [32] = "";
+    if (r->tau_known)
+        snprintf (tau, sizeof tau, "  tau %" PRIu64, r->tau);
+    fprintf (stderr, "\r%" PRIu64 " steps  %.1f steps/s%s  fetch %.1f/s  push %.1f/s  T %" PRIu64 "  ",
+             r->steps, secs > 0 ? (double) r->steps / secs : 0.0, tau,
+             secs > 0 ? (double) t.fetches / secs : 0.0,
+             secs > 0 ? (double) t.pushes / secs : 0.0,
+             fasgd_client_server_timestamp (r->client));
+    fflush (stderr);
+    r->progressed = 1;
+}
+
+/*  The training loop: 0 done or signalled, -1 an error.  */
+static int
+s_train (s_run_t *r)
+{
+    const fasgd_client_stats_t *st = fasgd_client_stats (r->client);
+    int batch = (int) r->o->batch;
+    while (!s_stop && (r->o->steps == 0 || r->steps < r->o->steps)) {
+        const uint32_t *idx = fasgd_batcher_next (r->batcher);
+        fasgd_dataset_gather (r->train, idx, (uint32_t) batch, r->x, r->y);
+        double loss = fasgd_model_gradient (r->model, r->ws, r->theta, r->x, r->y, batch, r->grad, NULL);
+        if (isnan (loss) && r->nan_steps++ == 0)
+            fasgd_log_warn ("the loss is NaN: the parameters may have diverged");
+        s_sleep_ms (r->o->delay_ms);
+
+        uint64_t pushes = st->pushes;
+        int rc = fasgd_client_push_gated (r->client, r->grad, r->ts);
+        int action = rc < 0 ? s_on_failure (r, "push", rc) : 0;
+        if (rc >= 0) {
+            r->steps++;
+            /*  A push applied at once moved T by one: τ = T − 1 − j.  */
+            uint64_t T = fasgd_client_server_timestamp (r->client);
+            if (st->pushes > pushes && fasgd_client_last_status (r->client) == FASGD_STATUS_OK && T > r->ts) {
+                r->tau = T - 1 - r->ts;
+                r->tau_known = 1;
+            }
+            rc = fasgd_client_fetch_gated (r->client, r->theta, &r->ts);
+            action = rc < 0 ? s_on_failure (r, "fetch", rc) : 0;
+        }
+        if (action < 0)
+            return -1;
+        if (action > 0) {
+            int j = s_rejoin (r);
+            st = fasgd_client_stats (r->client);
+            if (j < 0)
+                return -1;
+            if (j > 0)
+                break;
+        }
+        s_progress (r, 0);
+    }
+    return 0;
+}
+
+/*  The first JOIN: retried on timeouts until 3 timeouts' worth of time
+    has passed. Returns an exit status, or -1 when joined.  */
+static int
+s_join_first (s_run_t *r)
+{
+    struct timespec t0, now;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
+    double limit = 3.0 * (double) r->o->timeout_ms / 1000.0;
+    for (;;) {
+        int rc = fasgd_client_join (r->client, r->name);
+        if (rc == 0) {
+            r->id = fasgd_client_id (r->client);
+            return -1;
+        }
+        if (s_stop)
+            return S_EXIT_OK;
+        int status = fasgd_client_last_status (r->client);
+        int retry = rc == FASGD_CLIENT_ETIMEOUT
+                 || (rc == FASGD_CLIENT_EREFUSED && status == FASGD_STATUS_UNAVAILABLE);
+        if (!retry) {
+            if (rc == FASGD_CLIENT_EREFUSED || rc == FASGD_CLIENT_EPROTO || rc == FASGD_CLIENT_EVERSION)
+                fasgd_log_error ("%s: cannot join: %s (%s)", r->o->push_ep, fasgd_client_strerror (rc),
+                                 fasgd_client_last_reason (r->client));
+            else
+                fasgd_log_error ("%s: cannot join: %s", r->o->push_ep, fasgd_client_strerror (rc));
+            return S_EXIT_CONFIG;
+        }
+        clock_gettime (CLOCK_MONOTONIC, &now);
+        if (s_elapsed (&t0, &now) >= limit) {
+            fasgd_log_error ("%s: no WELCOME within %.1f s: is fasgd-server running there?",
+                             r->o->push_ep, limit);
+            return S_EXIT_UNREACHABLE;
+        }
+        fasgd_log_info ("%s: %s; trying again", r->o->push_ep, fasgd_client_strerror (rc));
+        s_sleep_ms (100);
+        if (s_stop)
+            return S_EXIT_OK;
+    }
+}
+
+static void
+s_run_free (s_run_t *r)
+{
+    fasgd_batcher_destroy (&r->batcher);
+    fasgd_model_ws_destroy (&r->ws);
+    fasgd_model_destroy (&r->model);
+    fasgd_client_destroy (&r->client);
+    fasgd_dataset_destroy (&r->train);
+    free (r->theta);
+    free (r->grad);
+    free (r->x);
+    free (r->y);
+}
+
+int
+main (int argc, char **argv)
+{
+    static const struct option longopts [] = {
+        { "server", required_argument, NULL, 's' },
+        { "fetch", required_argument, NULL, 'f' },
+        { "data", required_argument, NULL, 'd' },
+        { "batch", required_argument, NULL, 'b' },
+        { "steps", required_argument, NULL, 'n' },
+        { "seed", required_argument, NULL, 'S' },
+        { "threads", required_argument, NULL, 't' },
+        { "delay-ms", required_argument, NULL, 'D' },
+        { "name", required_argument, NULL, 'N' },
+        { "timeout-ms", required_argument, NULL, 'T' },
+        { "log-level", required_argument, NULL, 'L' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 }
+    };
+    s_opts_t o = { .batch = 32, .threads = 1, .timeout_ms = 5000 };
+    fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
+    int opt;
+    while ((opt = getopt_long (argc, argv, "s:f:d:b:n:t:qhV", longopts, NULL)) != -1) {
+        int bad = 0;
+        switch (opt) {
+            case 's': o.push_ep = optarg; break;
+            case 'f': o.fetch_ep = optarg; break;
+            case 'd': o.data = optarg; break;
+            case 'b': bad = s_parse_u64 ("--batch", optarg, 1, FASGD_MODEL_MAX_WIDTH, &o.batch); break;
+            case 'n': bad = s_parse_u64 ("--steps", optarg, 0, UINT64_MAX, &o.steps); break;
+            case 'S': bad = s_parse_u64 ("--seed", optarg, 0, UINT64_MAX, &o.seed); o.seed_set = 1; break;
+            case 't': bad = s_parse_u64 ("--threads", optarg, 1, 1024, &o.threads); break;
+            case 'D': bad = s_parse_u64 ("--delay-ms", optarg, 0, 3600000, &o.delay_ms); break;
+            case 'T': bad = s_parse_u64 ("--timeout-ms", optarg, 1, INT_MAX / 3, &o.timeout_ms); break;
+            case 'N':
+                if (strlen (optarg) > FASGD_PROTO_TEXT_MAX) {
+                    fprintf (stderr, "fasgd-client: --name is at most %u bytes\n", FASGD_PROTO_TEXT_MAX);
+                    return S_EXIT_USAGE;
+                }
+                o.name = optarg;
+                break;
+            case 'L': {
+                int level = fasgd_log_level_parse (optarg);
+                if (level < 0) {
+                    fprintf (stderr, "fasgd-client: unknown log level '%s' (error, warn, notice, info, debug)\n", optarg);
+                    return S_EXIT_USAGE;
+                }
+                fasgd_log_set_level ((fasgd_log_level_t) level);
+                break;
+            }
+            case 'q': o.quiet = 1; break;
+            case 'h': s_usage (stdout); return S_EXIT_OK;
+            case 'V': printf ("fasgd-client %s\n", PACKAGE_VERSION); return S_EXIT_OK;
+            default:
+                fputs ("Try 'fasgd-client --help'.\n", stderr);
+                return S_EXIT_USAGE;
+        }
+        if (bad)
+            return S_EXIT_USAGE;
+    }
+    if (optind < argc) {
+        fprintf (stderr, "fasgd-client: unexpected argument '%s'\nTry 'fasgd-client --help'.\n", argv [optind]);
+        return S_EXIT_USAGE;
+    }
+    if (!o.push_ep || !o.fetch_ep || !o.data) {
+        fprintf (stderr, "fasgd-client: %s is required\nTry 'fasgd-client --help'.\n",
+                 !o.push_ep ? "the server's push endpoint (-s ENDPOINT)"
+                 : !o.fetch_ep ? "the server's fetch endpoint (-f ENDPOINT)"
+                 : "a training set (--data DIR)");
+        return S_EXIT_USAGE;
+    }
+
+    s_run_t r;
+    memset (&r, 0, sizeof r);
+    r.o = &o;
+    if (o.name)
+        snprintf (r.name, sizeof r.name, "%s", o.name);
+    else {
+        char host [128];
+        if (gethostname (host, sizeof host) != 0)
+            snprintf (host, sizeof host, "localhost");
+        host [sizeof host - 1] = '\0';
+        snprintf (r.name, sizeof r.name, "%s:%ld", host, (long) getpid ());
+    }
+    r.client = fasgd_client_new (o.push_ep, o.fetch_ep);
+    if (!r.client) {
+        fprintf (stderr, "fasgd-client: cannot connect to '%s' and '%s': not ZeroMQ endpoints "
+                 "such as tcp://host:5555\n", o.push_ep, o.fetch_ep);
+        return S_EXIT_USAGE;
+    }
+    fasgd_client_set_timeout (r.client, (int) o.timeout_ms);
+    if (o.seed_set)
+        fasgd_client_set_seed (r.client, o.seed);
+
+    /*  The data before the server: a wrong directory is found at once,
+        and a long load does not count against the server's patience.  */
+    char err [512];
+    r.train = fasgd_dataset_load_dir (o.data, "train", 0, err, sizeof err);
+    if (!r.train) {
+        fasgd_log_error ("data: %s", err);
+        s_run_free (&r);
+        return S_EXIT_CONFIG;
+    }
+    if (o.batch > r.train->n) {
+        fasgd_log_error ("data: a batch of %" PRIu64 " is more than the %u training examples in %s",
+                         o.batch, r.train->n, o.data);
+        s_run_free (&r);
+        return S_EXIT_CONFIG;
+    }
+    openblas_set_num_threads ((int) o.threads);
+
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal;
+    sigemptyset (&sa.sa_mask);
+    sigaction (SIGINT, &sa, NULL);
+    sigaction (SIGTERM, &sa, NULL);
+
+    int status = s_join_first (&r);
+    if (status >= 0) {
+        s_run_free (&r);
+        return status;
+    }
+    const fasgd_proto_desc_t *d = fasgd_client_desc (r.client);
+    fasgd_log_info ("joined %s as client %" PRIu32 " (%s): %s %s, rule %s, fetch gate %s, push gate %s",
+                    o.push_ep, fasgd_client_id (r.client), r.name, d->model, d->model_sizes, d->rule,
+                    d->fetch_gate, d->push_gate);
+    if (s_adopt_desc (&r) != 0) {
+        fasgd_client_leave (r.client);
+        s_run_free (&r);
+        return S_EXIT_CONFIG;
+    }
+
+    r.progress = !o.quiet && isatty (2);
+    clock_gettime (CLOCK_MONOTONIC, &r.t0);
+    r.last_progress = r.t0;
+    status = S_EXIT_OK;
+    int rc = fasgd_client_fetch_gated (r.client, r.theta, &r.ts);
+    int action = rc < 0 ? s_on_failure (&r, "fetch", rc) : 0;
+    if (action > 0) {
+        int j = s_rejoin (&r);
+        action = j < 0 ? -1 : 0;
+    }
+    if (action < 0 || s_train (&r) != 0)
+        status = S_EXIT_CONFIG;
+    s_progress (&r, 1);
+    if (r.progressed)
+        fputc ('\n', stderr);
+
+    struct timespec t1;
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    double secs = s_elapsed (&r.t0, &t1);
+    fasgd_client_stats_t t = s_stats_total (&r);
+    rc = fasgd_client_leave (r.client);
+    if (rc < 0 && rc != FASGD_CLIENT_ENOTJOINED)
+        fasgd_log_warn ("leave: %s", fasgd_client_strerror (rc));
+    printf ("fasgd-client: client %" PRIu32 " (%s): %" PRIu64 " steps in %.1f s (%.1f steps/s), "
+            "%" PRIu64 " pushes, %" PRIu64 " repeats, %" PRIu64 " accumulated, "
+            "%" PRIu64 " fetches, %" PRIu64 " skipped, %" PRIu64 " bytes out, %" PRIu64 " bytes in, "
+            "%" PRIu64 " rejoins\n",
+            r.id, r.name, r.steps, secs, secs > 0 ? (double) r.steps / secs : 0.0,
+            t.pushes, t.repeats, t.accumulated, t.fetches, t.fetch_skips, t.bytes_out, t.bytes_in,
+            r.rejoins);
+    fflush (stdout);
+    s_run_free (&r);
+    return status;
+}

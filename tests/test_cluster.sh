@@ -1,0 +1,97 @@
+#!/bin/sh
+# A real training run on loopback: fasgd-server with 3 fasgd-clients on the
+# MNIST digits, a 4th joining mid-run, one killed with SIGKILL and expired
+# while training goes on, validation error falling; then the server killed
+# and resumed from its checkpoint with the clients carrying on. TAP output.
+top_src=${FASGD_TOP_SRCDIR:-.}
+top_build=${FASGD_TOP_BUILDDIR:-.}
+server="$top_build/server/fasgd-server"
+client="$top_build/client/fasgd-client"
+data="$top_src/data/mnist"
+tmp=$(mktemp -d /tmp/fasgd-test-cluster-XXXXXX)
+pids=""
+cleanup() {
+    for p in $pids; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+n=0; failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; tail -5 "$tmp/server.log" | sed 's/^/# /'; }
+check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
+# Waits up to $2 seconds for command $1 (a string) to succeed.
+wait_for() { i=0; while ! sh -c "$1"; do i=$((i + 1)); [ $i -gt $(($2 * 10)) ] && return 1; sleep 0.1; done; }
+
+echo "1..9"
+if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
+    echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"; exit 1
+fi
+
+cat > "$tmp/server.yaml" <<YAML
+push_endpoint: tcp://127.0.0.1:*
+fetch_endpoint: tcp://127.0.0.1:*
+clients: 4
+rule: {name: fasgd, lr: 0.005}
+data: {dir: "$data"}
+eval: {every: 200, csv: "$tmp/server.csv"}
+checkpoint: {file: "$tmp/ckpt", seconds: 0, updates: 500}
+heartbeat: {interval_ms: 200, expiry_ms: 1500}
+log: {status_seconds: 1, level: info}
+YAML
+
+start_server() {   # start_server [--resume]
+    rm -f "$tmp/ports"
+    "$server" -c "$tmp/server.yaml" --port-file "$tmp/ports" "$@" >> "$tmp/server.log" 2>&1 &
+    server_pid=$!
+    pids="$pids $server_pid"
+    wait_for "test -s '$tmp/ports'" 20 || return 1
+    push=$(sed -n 's/^push=//p' "$tmp/ports")
+    fetch=$(sed -n 's/^fetch=//p' "$tmp/ports")
+}
+start_client() {   # start_client NAME [options]
+    name=$1; shift
+    "$client" -s "$push" -f "$fetch" --data "$data" --name "$name" --quiet "$@" \
+        > "$tmp/$name.out" 2> "$tmp/$name.log" &
+    pids="$pids $!"
+    last_client=$!
+}
+rows() { test -f "$tmp/server.csv" && tail -n +2 "$tmp/server.csv" | wc -l || echo 0; }
+last_T() { tail -1 "$tmp/server.csv" | cut -d, -f1; }
+
+check "the server starts and writes its port file" start_server
+start_client c1 --seed 1
+start_client c2 --seed 2
+start_client victim --seed 3; victim=$last_client
+check "three clients train: validation rows appear" wait_for "[ \$(tail -n +2 '$tmp/server.csv' 2>/dev/null | wc -l) -ge 4 ]" 60
+
+start_client late --seed 4 --delay-ms 5
+check "a fourth client joins mid-run" wait_for "grep -q 'client [0-9]* (late) joined; 4 connected' '$tmp/server.log'" 20
+
+kill -9 "$victim"
+check "a client killed with SIGKILL is expired" wait_for "grep -q 'client [0-9]* (victim) expired' '$tmp/server.log'" 20
+r=$(rows)
+check "training goes on after the expiry" wait_for "[ \$(tail -n +2 '$tmp/server.csv' | wc -l) -ge $((r + 3)) ]" 60
+
+# Checkpoints come every 500 updates; wait for one, then kill the server hard.
+wait_for "test -s '$tmp/ckpt'" 60
+kill -9 "$server_pid"
+T_before=$(last_T)
+sleep 0.5
+# The clients know the old ports: the resumed server binds the same ones.
+check "the server resumes from its checkpoint" \
+    start_server --resume --set "push_endpoint=$push" --set "fetch_endpoint=$fetch"
+check "the resumed server starts near where it stopped, and clients rejoin" \
+    wait_for "grep -q 'resumed from .* at T=' '$tmp/server.log' && [ \$(grep -c 'joined' '$tmp/server.log') -ge 7 ]" 30
+r=$(rows)
+check "training carries on after the restart" wait_for "[ \$(tail -n +2 '$tmp/server.csv' | wc -l) -ge $((r + 3)) ]" 60
+
+# Validation error fell: the best of the last rows is well below the first row.
+first=$(sed -n 2p "$tmp/server.csv" | cut -d, -f3)
+best=$(tail -n +2 "$tmp/server.csv" | cut -d, -f3 | sort -g | head -1)
+check "validation error falls (first $first, best $best; T was $T_before before the kill)" \
+    awk -v a="$first" -v b="$best" 'BEGIN { exit !(b < 0.2 && b < a - 0.5) }'
+
+kill -TERM "$server_pid"
+[ "$failed" -eq 0 ]

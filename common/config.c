@@ -636,6 +636,17 @@ fasgd_config_set (const fasgd_cfg_key_t *table, void *obj, const char *assignmen
     return ctx.nerrors ? 1 : 0;
 }
 
+int
+fasgd_config_load_all (const fasgd_cfg_key_t *table, void *obj, const char *path,
+                       const char *const *sets, int nsets, FILE *errs)
+{
+    int errors = fasgd_config_defaults (table, obj, errs);
+    errors += fasgd_config_load (table, obj, path, errs);
+    for (int i = 0; i < nsets; i++)
+        errors += fasgd_config_set (table, obj, sets [i], errs);
+    return errors;
+}
+
 static void
 s_dump_string (const char *s, FILE *out)
 {

@@ -96,6 +96,12 @@ int fasgd_config_load_string (const fasgd_cfg_key_t *table, void *obj,
     `model.sizes=[784,100,10]`). Returns 0, or 1 after reporting the error.  */
 int fasgd_config_set (const fasgd_cfg_key_t *table, void *obj, const char *assignment, FILE *errs);
 
+/*  What a program does with its -c FILE and --set options: the defaults,
+    then the file, then each override in order. Returns the number of
+    errors, all reported on errs.  */
+int fasgd_config_load_all (const fasgd_cfg_key_t *table, void *obj, const char *path,
+                           const char *const *sets, int nsets, FILE *errs);
+
 /*  Writes the configuration held in obj as YAML that loads back to the
     same values.  */
 void fasgd_config_dump (const fasgd_cfg_key_t *table, const void *obj, FILE *out);

@@ -127,10 +127,7 @@ main (int argc, char **argv)
         return 2;
     }
     fasgd_server_cfg_t cfg;
-    int errors = fasgd_config_defaults (fasgd_server_cfg_keys, &cfg, stderr);
-    errors += fasgd_config_load (fasgd_server_cfg_keys, &cfg, config, stderr);
-    for (int i = 0; i < nsets; i++)
-        errors += fasgd_config_set (fasgd_server_cfg_keys, &cfg, sets [i], stderr);
+    int errors = fasgd_config_load_all (fasgd_server_cfg_keys, &cfg, config, sets, nsets, stderr);
     if (level)
         cfg.log_level = fasgd_log_level_parse (level);
     if (use_syslog)

@@ -115,10 +115,7 @@ main (int argc, char **argv)
     }
 
     fasgd_sim_cfg_t cfg;
-    int errors = fasgd_config_defaults (fasgd_sim_cfg_keys, &cfg, stderr);
-    errors += fasgd_config_load (fasgd_sim_cfg_keys, &cfg, config, stderr);
-    for (int i = 0; i < nsets; i++)
-        errors += fasgd_config_set (fasgd_sim_cfg_keys, &cfg, sets [i], stderr);
+    int errors = fasgd_config_load_all (fasgd_sim_cfg_keys, &cfg, config, sets, nsets, stderr);
     if (output) {
         char kv [FASGD_PATH_LEN + 16];
         snprintf (kv, sizeof kv, "output.csv=\"%s\"", output);

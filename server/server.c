@@ -508,8 +508,17 @@ s_on_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
         return;
     }
     s_client_t *c = calloc (1, sizeof *c);
-    if (!c || (self->next_id % 1024 == 0
-               && !(self->clients = realloc (self->clients, (self->next_id + 1024) * sizeof *self->clients)))) {
+    if (c && self->next_id % 1024 == 0) {
+        /*  Ids are never reused, so the table only grows, 1024 at a time.  */
+        s_client_t **grown = realloc (self->clients, (self->next_id + 1024) * sizeof *grown);
+        if (grown)
+            self->clients = grown;
+        else {
+            free (c);
+            c = NULL;
+        }
+    }
+    if (!c || self->next_id == UINT32_MAX) {
         free (c);
         s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
         return;

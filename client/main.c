@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -588,6 +589,10 @@ main (int argc, char **argv)
         return S_EXIT_CONFIG;
     }
     openblas_set_num_threads ((int) o.threads);
+    /*  Every fetch arrives in a buffer ZeroMQ allocates: keep large blocks
+        in the heap so they reuse pages rather than fault in fresh ones.  */
+    mallopt (M_MMAP_MAX, 0);
+    mallopt (M_TRIM_THRESHOLD, INT_MAX);
 
     struct sigaction sa;
     memset (&sa, 0, sizeof sa);

@@ -540,8 +540,9 @@ s_on_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
     s_reply (self, sock, identity, &h, self->desc, (size_t) self->desc_len, NULL);
 }
 
-/*  Applies g from client c computed at timestamp j; replies.  */
-static void
+/*  Applies g from client c computed at timestamp j; replies. Returns 0
+    when the rule took it, -1 when it was refused.  */
+static int
 s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
          s_client_t *c, const float *g, uint64_t j)
 {
@@ -552,7 +553,7 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
             s_reply_error (self, sock, identity, req, FASGD_STATUS_CONFLICT,
                            "rule %s needs the parameters of timestamp %llu, which this server no longer holds",
                            fasgd_rule_kind_name (self->cfg.rule.name), (unsigned long long) j);
-            return;
+            return -1;
         }
         used = c->snap->theta;
     }
@@ -561,7 +562,7 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
     if (rc < 0) {
         self->st.nonfinite++;
         s_reply_error (self, sock, identity, req, FASGD_STATUS_NONFINITE, "the gradient holds NaN or Inf");
-        return;
+        return -1;
     }
     c->last_tau = tau;
     self->st.tau_sum += (double) tau;
@@ -578,6 +579,7 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
     else
         self->st.buffered++;
     s_reply_ack (self, sock, identity, req, rc == 1 ? FASGD_STATUS_OK : FASGD_STATUS_BUFFERED);
+    return 0;
 }
 
 static void
@@ -592,12 +594,9 @@ s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
                        (unsigned long long) req->timestamp, (unsigned long long) self->T);
         return;
     }
+    /*  Non-finite values are refused by the rule itself, in its first,
+        vectorised pass, before anything is touched.  */
     const void *data = zmq_msg_data (body);
-    if (!fasgd_proto_floats_finite (data, self->n)) {
-        self->st.nonfinite++;
-        s_reply_error (self, sock, identity, req, FASGD_STATUS_NONFINITE, "the gradient holds NaN or Inf");
-        return;
-    }
     /*  On a little-endian host an aligned body is used in place.  */
     const float *g;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -609,21 +608,23 @@ s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
         fasgd_proto_floats_decode (data, self->n, self->grad);
         g = self->grad;
     }
+    if (self->cache_last && !c->last) {
+        if (!(c->last = malloc (bytes))) {
+            s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
+            return;
+        }
+        self->cache_bytes += bytes;
+    }
+    if (s_apply (self, sock, identity, req, c, g, req->timestamp) != 0)
+        return;
     c->pushes++;
     c->has_pushed = 1;
     self->st.pushes++;
+    /*  Only an accepted gradient is worth repeating.  */
     if (self->cache_last) {
-        if (!c->last) {
-            if (!(c->last = malloc (bytes))) {
-                s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
-                return;
-            }
-            self->cache_bytes += bytes;
-        }
         memcpy (c->last, g, bytes);
         c->last_ts = req->timestamp;
     }
-    s_apply (self, sock, identity, req, c, g, req->timestamp);
 }
 
 static void

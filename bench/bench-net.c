@@ -1,0 +1,919 @@
+/*  bench-net: push→fetch steps per second through fasgd-server on
+    loopback TCP, next to what the machine's memory and loopback TCP can
+    move, measured in the same run.
+
+    A step is what an asynchronous SGD client does once per minibatch: PUSH
+    a gradient of D float32 computed at the timestamp j of its last fetch,
+    wait for the ACK, FETCH, wait for PARAMS (D float32) and take their
+    timestamp as the next j. Each step moves 2·4·D bytes.
+
+    For every model size and rule the benchmark starts its own fasgd-server
+    (fork/exec of the built daemon, ephemeral ports on 127.0.0.1, read back
+    from --port-file), then runs 1, 4, 16... client threads against it, each
+    with its own pair of DEALER sockets, joined with JOIN. After a warm-up
+    it counts the steps over several consecutive intervals and reports the
+    median rate. The gradient is one read-only buffer of small finite
+    values, sent without a copy (as a zero-copy parameter-server client
+    would); replies are received into ZeroMQ's own buffers.
+
+    Next to each rate it prints the CPU time a step cost the server process
+    and the clients (from /proc, so a comparison survives a neighbour's
+    load better than the rate does), and, once per run, the throughput of
+    memcpy on buffers of 4·D bytes and of one loopback TCP connection: what
+    a step's copies and its 8·D bytes on the wire can at best cost.
+
+    The reference figures are those of ps-lite (C++ over ZeroMQ, zero-copy
+    push then pull, the server applying θ −= α·g) measured on this 2-core
+    machine; the goals are asgd ≥ 1.5× ps-lite, and fasgd within 1.5× of
+    fasgd-server's own asgd figure.
+
+    Usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST]
+                     [--clients LIST] [--seconds S] [--warmup S]
+                     [--rounds R]  */
+#include "codec.h"
+
+#include <arpa/inet.h>
+#include <czmq.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#   include <sys/prctl.h>
+#endif
+
+#define S_MAX_ROUNDS 15
+#define S_MAX_SIZES 8
+#define S_MAX_RULES 8
+#define S_MAX_COUNTS 8
+#define S_MAX_CLIENTS 256
+#define S_MAX_LAYERS 8
+/*  A reply slower than this means the server is stuck, not slow: even
+    10M parameters to 16 clients on a loaded machine take about a second.  */
+#define S_REPLY_TIMEOUT_MS 60000
+/*  The loopback TCP measurement writes and reads in chunks this large.  */
+#define S_TCP_CHUNK (4u << 20)
+/*  fasgd-server's learning rate here: with gradients of about 1e-3 and
+    fasgd's step amplification of at most 1/sqrt(epsilon) = 100, θ moves
+    about 1e-4 a step and stays finite for far longer than any run.  */
+#define S_LR "0.001"
+
+static double
+s_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static int
+s_cmp (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+/*  Sorts v in place.  */
+static double
+s_median (double *v, int n)
+{
+    qsort (v, (size_t) n, sizeof *v, s_cmp);
+    return n % 2 ? v [n / 2] : 0.5 * (v [n / 2 - 1] + v [n / 2]);
+}
+
+/* ------------------------------------------------------------------ */
+/*  Model sizes and the reference figures                               */
+
+typedef struct {
+    char label [16];
+    int layers [S_MAX_LAYERS];
+    int nlayers;
+    size_t d;
+} s_size_t;
+
+/*  D = 79,510, 1,000,900 and 10,099,900.  */
+static const struct {
+    const char *name;
+    const char *layers;
+} s_presets [] = {
+    { "80k", "784-100-10" },
+    { "1m", "1000-990-10" },
+    { "10m", "1000-9990-10" },
+};
+
+/*  ps-lite's push-then-pull steps/s on this machine, by D.  */
+static const struct {
+    double d;
+    double one, four;                   /* 1 and 4 workers */
+} s_peer [] = {
+    { 79510, 2500, 4700 },
+    { 1e6, 476, 470 },
+    { 1e7, 15.8, 23 },
+};
+
+#define S_GOAL_VS_PEER 1.5              /* asgd: at least this × ps-lite */
+#define S_GOAL_VS_ASGD (1.0 / 1.5)      /* fasgd: at least this × its asgd */
+
+/*  The peer's figure for this D (within 2%) and client count, or 0.  */
+static double
+s_peer_rate (size_t d, int clients)
+{
+    for (size_t i = 0; i < sizeof s_peer / sizeof s_peer [0]; i++) {
+        double r = (double) d / s_peer [i].d;
+        if (r > 0.98 && r < 1.02)
+            return clients == 1 ? s_peer [i].one : clients == 4 ? s_peer [i].four : 0;
+    }
+    return 0;
+}
+
+/*  Parses a preset name or widths joined by '-' ("784-100-10").  */
+static int
+s_size_parse (const char *text, s_size_t *s)
+{
+    const char *layers = text;
+    for (size_t i = 0; i < sizeof s_presets / sizeof s_presets [0]; i++)
+        if (strcmp (text, s_presets [i].name) == 0)
+            layers = s_presets [i].layers;
+    memset (s, 0, sizeof *s);
+    const char *p = layers;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long v = strtol (p, &end, 10);
+        if (end == p || errno == ERANGE || v < 1 || v > 1000000 || s->nlayers == S_MAX_LAYERS
+            || (*end && *end != '-'))
+            return -1;
+        s->layers [s->nlayers++] = (int) v;
+        p = *end ? end + 1 : end;
+    }
+    if (s->nlayers < 2)
+        return -1;
+    for (int i = 0; i + 1 < s->nlayers; i++)
+        s->d += (size_t) s->layers [i] * (size_t) s->layers [i + 1] + (size_t) s->layers [i + 1];
+    snprintf (s->label, sizeof s->label, "%zu", s->d);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/*  The server, as a child process                                      */
+
+typedef struct {
+    pid_t pid;
+    char dir [64];
+    char cfg [128], ports [128], log [128];
+    char push [256], fetch [256];
+} s_server_t;
+
+static void
+s_server_cleanup (const s_server_t *s)
+{
+    unlink (s->cfg);
+    unlink (s->ports);
+    unlink (s->log);
+    rmdir (s->dir);
+}
+
+/*  The running server, for the signal handler.  */
+static volatile pid_t s_child;
+static const s_server_t *volatile s_running;
+
+/*  Stops the server and removes its files (kill, unlink and rmdir are
+    async-signal-safe), then exits as the signal would have.  */
+static void
+s_on_signal (int sig)
+{
+    if (s_child > 0)
+        kill (s_child, SIGTERM);
+    if (s_running)
+        s_server_cleanup (s_running);
+    _exit (128 + sig);
+}
+
+/*  Starts exe with a generated configuration for this size and rule;
+    waits for its port file. 0, or -1 after saying why.  */
+static int
+s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char *rule)
+{
+    memset (s, 0, sizeof *s);
+    snprintf (s->dir, sizeof s->dir, "/tmp/fasgd-bench-net-XXXXXX");
+    if (!mkdtemp (s->dir)) {
+        fprintf (stderr, "bench-net: mkdtemp: %s\n", strerror (errno));
+        return -1;
+    }
+    snprintf (s->cfg, sizeof s->cfg, "%s/server.yaml", s->dir);
+    snprintf (s->ports, sizeof s->ports, "%s/ports", s->dir);
+    snprintf (s->log, sizeof s->log, "%s/log", s->dir);
+    FILE *f = fopen (s->cfg, "w");
+    if (!f) {
+        fprintf (stderr, "bench-net: %s: %s\n", s->cfg, strerror (errno));
+        rmdir (s->dir);
+        return -1;
+    }
+    fputs ("push_endpoint: tcp://127.0.0.1:*\n"
+           "fetch_endpoint: tcp://127.0.0.1:*\n"
+           "model: {sizes: [", f);
+    for (int i = 0; i < size->nlayers; i++)
+        fprintf (f, "%s%d", i ? ", " : "", size->layers [i]);
+    /*  A long expiry: a client waiting behind 15 others for 10M-parameter
+        replies on a loaded machine must not be taken for gone.  */
+    fputs ("]}\n"
+           "rule: {lr: " S_LR "}\n"
+           "eval: {enabled: false}\n"
+           "heartbeat: {expiry_ms: 3600000}\n"
+           "log: {status_seconds: 0}\n", f);
+    fclose (f);
+    char set [64];
+    snprintf (set, sizeof set, "rule.name=%s", rule);
+    s->pid = fork ();
+    if (s->pid < 0) {
+        fprintf (stderr, "bench-net: fork: %s\n", strerror (errno));
+        s_server_cleanup (s);
+        return -1;
+    }
+    if (s->pid == 0) {
+        /*  Only async-signal-safe calls between fork and exec: the parent
+            has ZeroMQ's threads running.  */
+#ifdef __linux__
+        prctl (PR_SET_PDEATHSIG, SIGTERM);
+#endif
+        int fd = open (s->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0)
+            dup2 (fd, 2);
+        execl (exe, "fasgd-server", "-c", s->cfg, "--port-file", s->ports, "--set", set, (char *) NULL);
+        _exit (127);
+    }
+    s_running = s;
+    s_child = s->pid;
+    /*  Wait for the port file, never for a fixed sleep; a 10M model takes
+        a moment to initialise.  */
+    for (int i = 0; i < 6000; i++) {
+        FILE *p = fopen (s->ports, "r");
+        if (p) {
+            int got = fscanf (p, "push=%255s\nfetch=%255s\n", s->push, s->fetch);
+            fclose (p);
+            if (got == 2)
+                return 0;
+        }
+        int status;
+        if (waitpid (s->pid, &status, WNOHANG) == s->pid) {
+            fprintf (stderr, "bench-net: %s exited early (status %d); its log: %s\n", exe,
+                     WIFEXITED (status) ? WEXITSTATUS (status) : -1, s->log);
+            s_child = 0;
+            s_running = NULL;
+            return -1;
+        }
+        usleep (10000);
+    }
+    fprintf (stderr, "bench-net: no port file from %s after 60 s; its log: %s\n", exe, s->log);
+    kill (s->pid, SIGKILL);
+    waitpid (s->pid, NULL, 0);
+    s_child = 0;
+    s_running = NULL;
+    return -1;
+}
+
+/*  SIGTERM, then the exit status (0 a clean stop); removes the files
+    unless the server failed.  */
+static int
+s_server_stop (s_server_t *s)
+{
+    kill (s->pid, SIGTERM);
+    int status = 0, done = 0;
+    for (int i = 0; i < 3000 && !done; i++) {
+        done = waitpid (s->pid, &status, WNOHANG) == s->pid;
+        if (!done)
+            usleep (10000);
+    }
+    if (!done) {
+        kill (s->pid, SIGKILL);
+        waitpid (s->pid, &status, 0);
+    }
+    s_child = 0;
+    s_running = NULL;
+    int rc = done && WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+    if (rc == 0)
+        s_server_cleanup (s);
+    else
+        fprintf (stderr, "bench-net: the server stopped with status %d; its log: %s\n", rc, s->log);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/*  Clients                                                             */
+
+typedef struct {
+    const char *push_ep, *fetch_ep;
+    size_t n;
+    const float *grad;                  /* shared and read-only: sent without a copy */
+    const int *stop;                    /* atomic */
+    uint64_t steps;                     /* atomic: written by the client, read by main */
+    int ready;                          /* atomic: joined and holding θ */
+    char error [256];                   /* non-empty when the client gave up */
+    pthread_t tid;
+} s_client_t;
+
+static void
+s_send_header (void *sock, const fasgd_header_t *h, int more)
+{
+    uint8_t head [FASGD_PROTO_HEADER_SIZE];
+    fasgd_proto_header_encode (h, head);
+    zmq_send (sock, head, sizeof head, more ? ZMQ_SNDMORE : 0);
+}
+
+/*  Receives one reply: its header into h and the length of its body.
+    0, or -1 on a timeout or a malformed header.  */
+static int
+s_recv_reply (void *sock, fasgd_header_t *h, size_t *body_len)
+{
+    memset (h, 0, sizeof *h);
+    *body_len = 0;
+    zmq_msg_t m;
+    zmq_msg_init (&m);
+    if (zmq_msg_recv (&m, sock, 0) < 0) {
+        zmq_msg_close (&m);
+        return -1;
+    }
+    int rc = fasgd_proto_header_decode (zmq_msg_data (&m), zmq_msg_size (&m), h);
+    int more = zmq_msg_more (&m);
+    zmq_msg_close (&m);
+    while (more) {
+        zmq_msg_init (&m);
+        if (zmq_msg_recv (&m, sock, 0) < 0) {
+            zmq_msg_close (&m);
+            return -1;
+        }
+        *body_len += zmq_msg_size (&m);
+        more = zmq_msg_more (&m);
+        zmq_msg_close (&m);
+    }
+    return rc == FASGD_PROTO_OK ? 0 : -1;
+}
+
+static zsock_t *
+s_dealer (const char *endpoint)
+{
+    zsock_t *sock = zsock_new_dealer (endpoint);
+    if (sock) {
+        zsock_set_rcvtimeo (sock, S_REPLY_TIMEOUT_MS);
+        zsock_set_linger (sock, 0);
+    }
+    return sock;
+}
+
+static void *
+s_client_main (void *arg)
+{
+    s_client_t *c = arg;
+    zsock_t *push = s_dealer (c->push_ep), *fetch = s_dealer (c->fetch_ep);
+    const size_t bytes = c->n * sizeof (float);
+    fasgd_header_t h, r;
+    size_t len;
+    uint32_t seq = 0, id = 0;
+    if (!push || !fetch) {
+        snprintf (c->error, sizeof c->error, "cannot connect to %s / %s", c->push_ep, c->fetch_ep);
+        goto done;
+    }
+    void *ps = zsock_resolve (push), *fs = zsock_resolve (fetch);
+
+    h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_JOIN, .seq = ++seq };
+    s_send_header (ps, &h, 1);
+    zmq_send (ps, "bench-net", 9, 0);
+    if (s_recv_reply (ps, &r, &len) != 0 || r.type != FASGD_MSG_WELCOME) {
+        snprintf (c->error, sizeof c->error, "JOIN: no WELCOME (type %d, status %d)", r.type, r.status);
+        goto done;
+    }
+    id = r.client_id;
+    h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_FETCH, .client_id = id,
+                           .seq = ++seq };
+    s_send_header (fs, &h, 0);
+    if (s_recv_reply (fs, &r, &len) != 0 || r.type != FASGD_MSG_PARAMS || len != bytes) {
+        snprintf (c->error, sizeof c->error, "first FETCH: type %d, status %d, %zu bytes (expected %zu)",
+                  r.type, r.status, len, bytes);
+        goto done;
+    }
+    uint64_t j = r.timestamp;
+    __atomic_store_n (&c->ready, 1, __ATOMIC_RELEASE);
+
+    while (!__atomic_load_n (c->stop, __ATOMIC_ACQUIRE)) {
+        h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_PUSH, .client_id = id,
+                               .seq = ++seq, .timestamp = j };
+        s_send_header (ps, &h, 1);
+        /*  No copy and no free: the buffer outlives every send, and the
+            ACK below means the server, hence our I/O thread, is done with it.  */
+        zmq_msg_t body;
+        zmq_msg_init_data (&body, (void *) c->grad, bytes, NULL, NULL);
+        if (zmq_msg_send (&body, ps, 0) < 0) {
+            zmq_msg_close (&body);
+            snprintf (c->error, sizeof c->error, "PUSH: %s", zmq_strerror (zmq_errno ()));
+            goto done;
+        }
+        if (s_recv_reply (ps, &r, &len) != 0 || r.type != FASGD_MSG_ACK || r.status != FASGD_STATUS_OK) {
+            snprintf (c->error, sizeof c->error, "PUSH at T=%llu: type %d status %d (expected ACK 200)",
+                      (unsigned long long) j, r.type, r.status);
+            goto done;
+        }
+        h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_FETCH, .client_id = id,
+                               .seq = ++seq, .timestamp = j };
+        s_send_header (fs, &h, 0);
+        if (s_recv_reply (fs, &r, &len) != 0 || r.type != FASGD_MSG_PARAMS || len != bytes) {
+            snprintf (c->error, sizeof c->error, "FETCH: type %d, status %d, %zu bytes (expected %zu)",
+                      r.type, r.status, len, bytes);
+            goto done;
+        }
+        j = r.timestamp;
+        __atomic_add_fetch (&c->steps, 1, __ATOMIC_RELAXED);
+    }
+    h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_LEAVE, .client_id = id,
+                           .seq = ++seq };
+    s_send_header (ps, &h, 0);
+    s_recv_reply (ps, &r, &len);
+done:
+    /*  A failed client counts as ready so that main stops waiting.  */
+    __atomic_store_n (&c->ready, 1, __ATOMIC_RELEASE);
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    return NULL;
+}
+
+static uint64_t
+s_total_steps (s_client_t *cs, int n)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += __atomic_load_n (&cs [i].steps, __ATOMIC_RELAXED);
+    return sum;
+}
+
+static const char *
+s_first_error (s_client_t *cs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (cs [i].error [0])
+            return cs [i].error;
+    return NULL;
+}
+
+/*  CPU seconds used so far by process pid (user and system, all threads),
+    from /proc; -1 where there is no /proc.  */
+static double
+s_proc_cpu (pid_t pid)
+{
+    char path [64], line [1024];
+    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return -1;
+    size_t len = fread (line, 1, sizeof line - 1, f);
+    fclose (f);
+    line [len] = 0;
+    /*  Fields 14 and 15, counted after the command name's closing paren
+        (the name may hold spaces and parens).  */
+    char *p = strrchr (line, ')');
+    unsigned long long ut, st;
+    if (!p || sscanf (p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
+    return (double) (ut + st) / (double) sysconf (_SC_CLK_TCK);
+}
+
+/*  Runs `clients` clients against the server; rates [r] gets the steps/s
+    of round r, srv_cpu [r] and cli_cpu [r] the CPU seconds a step cost the
+    server and the clients (this process) (negative when unknown). 0, or -1
+    after saying why.  */
+static int
+s_measure (const s_server_t *srv, size_t n, const float *grad, int clients, double warmup,
+           double seconds, int rounds, double *rates, double *srv_cpu, double *cli_cpu)
+{
+    s_client_t *cs = calloc ((size_t) clients, sizeof *cs);
+    int stop = 0, rc = 0, started = 0;
+    if (!cs)
+        return -1;
+    for (int i = 0; i < clients; i++) {
+        cs [i] = (s_client_t) { .push_ep = srv->push, .fetch_ep = srv->fetch, .n = n, .grad = grad,
+                                .stop = &stop };
+        if (pthread_create (&cs [i].tid, NULL, s_client_main, &cs [i]) != 0) {
+            fprintf (stderr, "bench-net: cannot start client thread %d\n", i);
+            rc = -1;
+            break;
+        }
+        started++;
+    }
+    /*  Warm-up: every client joined and through one step, and at least
+        `warmup` seconds of traffic.  */
+    double t0 = s_now ();
+    for (int busy = rc == 0; busy; ) {
+        busy = 0;
+        for (int i = 0; i < started; i++)
+            busy |= !__atomic_load_n (&cs [i].ready, __ATOMIC_ACQUIRE)
+                    || (!cs [i].error [0] && __atomic_load_n (&cs [i].steps, __ATOMIC_RELAXED) == 0);
+        busy |= s_now () - t0 < warmup;
+        if (s_first_error (cs, started))
+            busy = 0;
+        if (busy)
+            usleep (10000);
+    }
+    const char *err = s_first_error (cs, started);
+    for (int r = 0; rc == 0 && !err && r < rounds; r++) {
+        uint64_t s0 = s_total_steps (cs, started);
+        double a = s_now (), v0 = s_proc_cpu (srv->pid), c0 = s_proc_cpu (getpid ());
+        usleep ((useconds_t) (seconds * 1e6));
+        uint64_t s1 = s_total_steps (cs, started);
+        double v1 = s_proc_cpu (srv->pid), c1 = s_proc_cpu (getpid ());
+        rates [r] = (double) (s1 - s0) / (s_now () - a);
+        srv_cpu [r] = v0 >= 0 && v1 >= 0 && s1 > s0 ? (v1 - v0) / (double) (s1 - s0) : -1;
+        cli_cpu [r] = c0 >= 0 && c1 >= 0 && s1 > s0 ? (c1 - c0) / (double) (s1 - s0) : -1;
+        err = s_first_error (cs, started);
+    }
+    __atomic_store_n (&stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < started; i++)
+        pthread_join (cs [i].tid, NULL);
+    if (!err)
+        err = s_first_error (cs, started);
+    if (err) {
+        fprintf (stderr, "bench-net: a client gave up: %s\n", err);
+        rc = -1;
+    }
+    free (cs);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/*  What the machine moves without fasgd                                */
+
+/*  memcpy of `bytes` between two warm buffers, in bytes per second.  */
+static double
+s_memcpy_rate (size_t bytes, double seconds)
+{
+    char *a = malloc (bytes), *b = malloc (bytes);
+    if (!a || !b) {
+        free (a);
+        free (b);
+        return 0;
+    }
+    memset (a, 1, bytes);
+    memset (b, 2, bytes);
+    memcpy (b, a, bytes);
+    volatile char sink = 0;
+    long reps = 0;
+    double t0 = s_now (), t;
+    do {
+        /*  Back and forth, and a byte read back, so no copy is dead.  */
+        for (int k = 0; k < 8; k++, reps++) {
+            if (reps % 2)
+                memcpy (a, b, bytes);
+            else
+                memcpy (b, a, bytes);
+            sink += (reps % 2 ? a : b) [reps % bytes];
+        }
+        t = s_now () - t0;
+    } while (t < seconds);
+    (void) sink;
+    free (a);
+    free (b);
+    return (double) reps * (double) bytes / t;
+}
+
+typedef struct {
+    int fd;
+    char *buf;
+} s_writer_t;
+
+static void *
+s_tcp_writer (void *arg)
+{
+    s_writer_t *w = arg;
+    for (;;) {
+        ssize_t k = send (w->fd, w->buf, S_TCP_CHUNK, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;                      /* the reader has closed its end */
+    }
+    return NULL;
+}
+
+/*  One TCP connection over 127.0.0.1, one thread writing and this one
+    reading, with the kernel's default buffer sizes (as ZeroMQ leaves
+    them): bytes per second, or 0 when the sockets cannot be made.  */
+static double
+s_tcp_rate (double seconds)
+{
+    int ls = socket (AF_INET, SOCK_STREAM, 0), wr = -1, rd = -1;
+    struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = 0 };
+    addr.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+    socklen_t alen = sizeof addr;
+    double rate = 0;
+    char *wbuf = malloc (S_TCP_CHUNK), *rbuf = malloc (S_TCP_CHUNK);
+    if (ls < 0 || !wbuf || !rbuf || bind (ls, (struct sockaddr *) &addr, sizeof addr) != 0
+        || listen (ls, 1) != 0 || getsockname (ls, (struct sockaddr *) &addr, &alen) != 0
+        || (wr = socket (AF_INET, SOCK_STREAM, 0)) < 0
+        || connect (wr, (struct sockaddr *) &addr, sizeof addr) != 0 || (rd = accept (ls, NULL, NULL)) < 0) {
+        fprintf (stderr, "bench-net: loopback TCP: %s\n", strerror (errno));
+        goto done;
+    }
+    memset (wbuf, 3, S_TCP_CHUNK);
+    memset (rbuf, 0, S_TCP_CHUNK);
+    s_writer_t w = { .fd = wr, .buf = wbuf };
+    pthread_t tid;
+    if (pthread_create (&tid, NULL, s_tcp_writer, &w) != 0)
+        goto done;
+    /*  A quarter of the time to warm up (slow start, buffers), the rest
+        counted.  */
+    double t0 = s_now (), a = 0, t = 0;
+    uint64_t got = 0;
+    for (;;) {
+        ssize_t k = recv (rd, rbuf, S_TCP_CHUNK, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        t = s_now () - t0;
+        if (a == 0 && t >= 0.25 * seconds) {
+            a = t;
+            got = 0;
+        }
+        else
+            got += (uint64_t) k;
+        if (t >= 1.25 * seconds)
+            break;
+    }
+    close (rd);
+    rd = -1;
+    pthread_join (tid, NULL);
+    if (t > a && a > 0)
+        rate = (double) got / (t - a);
+done:
+    if (rd >= 0)
+        close (rd);
+    if (wr >= 0)
+        close (wr);
+    if (ls >= 0)
+        close (ls);
+    free (wbuf);
+    free (rbuf);
+    return rate;
+}
+
+/* ------------------------------------------------------------------ */
+/*  Command line                                                        */
+
+static long
+s_int_arg (const char *name, const char *text, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol (text, &end, 10);
+    if (end == text || *end || errno == ERANGE || v < lo || v > hi) {
+        fprintf (stderr, "bench-net: %s must be an integer in %ld..%ld (got '%s')\n", name, lo, hi, text);
+        exit (2);
+    }
+    return v;
+}
+
+static double
+s_seconds_arg (const char *name, const char *text, double lo, double hi)
+{
+    char *end;
+    errno = 0;
+    double v = strtod (text, &end);
+    if (end == text || *end || errno == ERANGE || !(v >= lo && v <= hi)) {
+        fprintf (stderr, "bench-net: %s must be a number of seconds in %g..%g (got '%s')\n", name, lo, hi,
+                 text);
+        exit (2);
+    }
+    return v;
+}
+
+/*  Splits a comma-separated list into items of at most 63 characters.  */
+static int
+s_split (const char *name, const char *text, char items [][64], int max)
+{
+    int n = 0;
+    const char *p = text;
+    for (;;) {
+        const char *e = strchr (p, ',');
+        size_t len = e ? (size_t) (e - p) : strlen (p);
+        if (len == 0 || len > 63 || n == max) {
+            fprintf (stderr, "bench-net: %s: at most %d non-empty items (got '%s')\n", name, max, text);
+            exit (2);
+        }
+        memcpy (items [n], p, len);
+        items [n++][len] = 0;
+        if (!e)
+            return n;
+        p = e + 1;
+    }
+}
+
+static void
+s_usage (FILE *out)
+{
+    fputs ("usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST] [--clients LIST]\n"
+           "                 [--seconds S] [--warmup S] [--rounds R]\n"
+           "Push→fetch steps/s through fasgd-server on 127.0.0.1, against ps-lite's figures.\n"
+           "  --server PATH    the daemon (default $FASGD_TOP_BUILDDIR/server/fasgd-server,\n"
+           "                   else ../server/fasgd-server next to this program, else\n"
+           "                   build/server/fasgd-server)\n"
+           "  --sizes LIST     80k, 1m, 10m (D = 79,510, 1,000,900, 10,099,900) or layer\n"
+           "                   widths such as 784-100-10; default 80k,1m,10m\n"
+           "  --rules LIST     server rules (rule.name); default asgd,fasgd\n"
+           "  --clients LIST   concurrent clients; default 1,4,16\n"
+           "  --seconds S      length of one measured interval; default 3\n"
+           "  --warmup S       traffic before the first interval; default 1\n"
+           "  --rounds R       measured intervals per figure (the median is printed); default 3\n",
+           out);
+}
+
+int
+main (int argc, char **argv)
+{
+    static const struct option longopts [] = {
+        { "server", required_argument, NULL, 'S' },
+        { "sizes", required_argument, NULL, 'z' },
+        { "rules", required_argument, NULL, 'u' },
+        { "clients", required_argument, NULL, 'l' },
+        { "seconds", required_argument, NULL, 's' },
+        { "warmup", required_argument, NULL, 'w' },
+        { "rounds", required_argument, NULL, 'r' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    char exe [1024] = "";
+    char items [S_MAX_SIZES][64];
+    s_size_t sizes [S_MAX_SIZES];
+    char rules [S_MAX_RULES][64] = { "asgd", "fasgd" };
+    int counts [S_MAX_COUNTS] = { 1, 4, 16 };
+    int nsizes = 0, nrules = 2, ncounts = 3;
+    double seconds = 3, warmup = 1;
+    long rounds = 3;
+    const char *size_list = "80k,1m,10m";
+    int opt;
+    while ((opt = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+            case 'S': snprintf (exe, sizeof exe, "%s", optarg); break;
+            case 'z': size_list = optarg; break;
+            case 'u': nrules = s_split ("--rules", optarg, rules, S_MAX_RULES); break;
+            case 'l': {
+                char c [S_MAX_COUNTS][64];
+                ncounts = s_split ("--clients", optarg, c, S_MAX_COUNTS);
+                for (int i = 0; i < ncounts; i++)
+                    counts [i] = (int) s_int_arg ("--clients", c [i], 1, S_MAX_CLIENTS);
+                break;
+            }
+            case 's': seconds = s_seconds_arg ("--seconds", optarg, 0.1, 3600); break;
+            case 'w': warmup = s_seconds_arg ("--warmup", optarg, 0, 3600); break;
+            case 'r': rounds = s_int_arg ("--rounds", optarg, 1, S_MAX_ROUNDS); break;
+            case 'h': s_usage (stdout); return 0;
+            default: s_usage (stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf (stderr, "bench-net: unexpected argument '%s'\n", argv [optind]);
+        return 2;
+    }
+    nsizes = s_split ("--sizes", size_list, items, S_MAX_SIZES);
+    for (int i = 0; i < nsizes; i++)
+        if (s_size_parse (items [i], &sizes [i]) != 0) {
+            fprintf (stderr, "bench-net: --sizes: '%s' is neither 80k, 1m, 10m nor widths like 784-100-10\n",
+                     items [i]);
+            return 2;
+        }
+    if (!*exe) {
+        /*  The build tree's daemon: named by the environment (as in the
+            tests), else next to this program (BUILDDIR/bench/bench-net),
+            else under build/ (scripts/build's default).  */
+        const char *top = getenv ("FASGD_TOP_BUILDDIR");
+        const char *slash = strrchr (argv [0], '/');
+        if (top)
+            snprintf (exe, sizeof exe, "%s/server/fasgd-server", top);
+        else if (slash)
+            snprintf (exe, sizeof exe, "%.*s/../server/fasgd-server", (int) (slash - argv [0]), argv [0]);
+        if (!*exe || access (exe, X_OK) != 0)
+            snprintf (exe, sizeof exe, "build/server/fasgd-server");
+    }
+    if (access (exe, X_OK) != 0) {
+        fprintf (stderr, "bench-net: %s: %s (build it, or give --server PATH)\n", exe, strerror (errno));
+        return 1;
+    }
+
+    /*  Ours, not czmq's: a stopped benchmark takes its server with it.  */
+    zsys_handler_set (NULL);
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal;
+    sigaction (SIGINT, &sa, NULL);
+    sigaction (SIGTERM, &sa, NULL);
+    sigaction (SIGHUP, &sa, NULL);
+    sigaction (SIGPIPE, &sa, NULL);         /* stdout piped into head */
+    zsys_init ();
+
+    double load [3] = { 0, 0, 0 };
+    if (getloadavg (load, 3) < 0)
+        load [0] = load [1] = load [2] = -1;
+    int major, minor, patch;
+    zmq_version (&major, &minor, &patch);
+    printf ("# bench-net: %s on 127.0.0.1 TCP; %g s intervals after %g s of warm-up, %ld rounds (medians)\n",
+            exe, seconds, warmup, rounds);
+    printf ("# machine: %ld cores, load average %.2f %.2f %.2f at the start; libzmq %d.%d.%d\n",
+            sysconf (_SC_NPROCESSORS_ONLN), load [0], load [1], load [2], major, minor, patch);
+
+    double tcp [S_MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++)
+        tcp [r] = s_tcp_rate (1.0);
+    double tcp_bps = s_median (tcp, (int) rounds);
+    printf ("# loopback TCP, one connection, %u MiB writes: %.2f GB/s\n", S_TCP_CHUNK >> 20, tcp_bps / 1e9);
+    double mem_bps [S_MAX_SIZES];
+    for (int i = 0; i < nsizes; i++) {
+        double m [S_MAX_ROUNDS];
+        for (int r = 0; r < rounds; r++)
+            m [r] = s_memcpy_rate (sizes [i].d * sizeof (float), 0.3);
+        mem_bps [i] = s_median (m, (int) rounds);
+        printf ("# memcpy of 4*D = %zu bytes, warm: %.2f GB/s\n", sizes [i].d * sizeof (float),
+                mem_bps [i] / 1e9);
+    }
+    printf ("# spread: (max - min) / median over the rounds; GB/s: 2*4*D bytes a step\n"
+            "# srv-ms, cli-ms: CPU milliseconds a step cost the server process and the clients\n"
+            "# tcp-bound: steps/s if every step's 8*D bytes crossed that one connection in turn\n"
+            "# goals: asgd >= %.1fx ps-lite; fasgd >= %.2fx fasgd-server's own asgd\n",
+            S_GOAL_VS_PEER, S_GOAL_VS_ASGD);
+    printf ("%-9s %-6s %7s %10s %7s %6s %8s %8s %9s %8s %8s %8s %5s\n", "D", "rule", "clients", "steps/s",
+            "spread", "GB/s", "srv-ms", "cli-ms", "tcp-bound", "ps-lite", "x-pslite", "vs-asgd", "goal");
+    fflush (stdout);
+
+    int status = 0;
+    for (int i = 0; i < nsizes && status == 0; i++) {
+        size_t n = sizes [i].d;
+        float *grad = malloc (n * sizeof (float));
+        if (!grad) {
+            fprintf (stderr, "bench-net: out of memory for %zu parameters\n", n);
+            return 1;
+        }
+        /*  Small, finite and not all equal.  */
+        for (size_t k = 0; k < n; k++)
+            grad [k] = 1e-3f * (1.0f + (float) (k % 7) / 7.0f);
+        double asgd_rate [S_MAX_COUNTS] = { 0 };
+        for (int u = 0; u < nrules && status == 0; u++) {
+            s_server_t srv;
+            if (s_server_start (&srv, exe, &sizes [i], rules [u]) != 0) {
+                status = 1;
+                break;
+            }
+            for (int k = 0; k < ncounts; k++) {
+                double rates [S_MAX_ROUNDS], scpu [S_MAX_ROUNDS], ccpu [S_MAX_ROUNDS];
+                if (s_measure (&srv, n, grad, counts [k], warmup, seconds, (int) rounds, rates, scpu, ccpu)
+                    != 0) {
+                    status = 1;
+                    break;
+                }
+                double lo = rates [0], hi = rates [0];
+                for (int r = 1; r < rounds; r++) {
+                    lo = rates [r] < lo ? rates [r] : lo;
+                    hi = rates [r] > hi ? rates [r] : hi;
+                }
+                double rate = s_median (rates, (int) rounds);
+                double srv_ms = 1e3 * s_median (scpu, (int) rounds), cli_ms = 1e3 * s_median (ccpu, (int) rounds);
+                double peer = s_peer_rate (n, counts [k]);
+                int is_asgd = strcmp (rules [u], "asgd") == 0;
+                if (is_asgd)
+                    asgd_rate [k] = rate;
+                char pbuf [16] = "-", xbuf [16] = "-", vbuf [16] = "-", sbuf [16] = "-", cbuf [16] = "-";
+                if (srv_ms >= 0)
+                    snprintf (sbuf, sizeof sbuf, "%.3f", srv_ms);
+                if (cli_ms >= 0)
+                    snprintf (cbuf, sizeof cbuf, "%.3f", cli_ms);
+                const char *goal = "-";
+                if (peer > 0) {
+                    snprintf (pbuf, sizeof pbuf, "%.1f", peer);
+                    snprintf (xbuf, sizeof xbuf, "%.2fx", rate / peer);
+                }
+                if (is_asgd && peer > 0)
+                    goal = rate >= S_GOAL_VS_PEER * peer ? "met" : "MISS";
+                if (!is_asgd && asgd_rate [k] > 0) {
+                    snprintf (vbuf, sizeof vbuf, "%.2fx", rate / asgd_rate [k]);
+                    goal = rate >= S_GOAL_VS_ASGD * asgd_rate [k] ? "met" : "MISS";
+                }
+                printf ("%-9zu %-6s %7d %10.1f %6.0f%% %6.2f %8s %8s %9.1f %8s %8s %8s %5s\n", n, rules [u],
+                        counts [k], rate, rate > 0 ? 100.0 * (hi - lo) / rate : 0.0,
+                        2.0 * 4.0 * (double) n * rate / 1e9, sbuf, cbuf, tcp_bps / (8.0 * (double) n), pbuf, xbuf,
+                        vbuf, goal);
+                fflush (stdout);
+            }
+            if (s_server_stop (&srv) != 0)
+                status = 1;
+        }
+        free (grad);
+    }
+    if (getloadavg (load, 3) >= 0)
+        printf ("# load average %.2f %.2f %.2f at the end\n", load [0], load [1], load [2]);
+    zsys_shutdown ();
+    return status;
+}

@@ -15,6 +15,7 @@
     Usage: bench-model [--reps N] [--threads T] [--batch MU]
                        [--sizes 784,100,10] [--rounds R]
                        [--activation relu|tanh]  */
+#include "bench-util.h"
 #include "model.h"
 #include "sgemm-replica.h"
 #include "rng.h"
@@ -43,14 +44,6 @@ typedef struct {
     uint8_t *y;
     fasgd_sgemm_replica_t *replica;
 } bench_t;
-
-static double
-s_now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
 
 static void
 s_usage (FILE *out)
@@ -96,7 +89,7 @@ s_gradient (bench_t *b)
 static double
 s_time (bench_t *b, int which, long reps)
 {
-    double t0 = s_now ();
+    double t0 = fasgd_bench_now ();
     for (long r = 0; r < reps; r++) {
         if (which == 0) {
             if (s_gradient (b) != 0) {
@@ -107,7 +100,7 @@ s_time (bench_t *b, int which, long reps)
         else
             fasgd_sgemm_replica_run (b->replica);
     }
-    return s_now () - t0;
+    return fasgd_bench_now () - t0;
 }
 
 /*  Repetitions that make one measurement last about the target time.  */
@@ -124,20 +117,6 @@ s_calibrate (bench_t *b, int which)
         }
         reps *= 4;
     }
-}
-
-static int
-s_cmp_double (const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-static double
-s_median (double *v, int n)
-{
-    qsort (v, (size_t) n, sizeof *v, s_cmp_double);
-    return n % 2 ? v [n / 2] : (v [n / 2 - 1] + v [n / 2]) / 2;
 }
 
 static void
@@ -203,9 +182,9 @@ s_run (bench_t *b, int threads, int rounds, int fixed_reps, double flops)
     }
     /*  The ratio is the median of each round's paired ratio, which is
         steadier than the ratio of the two medians on a loaded machine.  */
-    double g = s_median (grad_rate, rounds);
-    double s = s_median (gemm_rate, rounds);
-    double q = s_median (ratio, rounds);
+    double g = fasgd_bench_median (grad_rate, rounds);
+    double s = fasgd_bench_median (gemm_rate, rounds);
+    double q = fasgd_bench_median (ratio, rounds);
     printf ("%7d  %11.0f  %11.3f  %9.2f  %13.2f  %5.1f%%  %9ld %9ld\n",
             threads, g * b->mu, 1e3 / g,
             g * flops * 1e-9, s * flops * 1e-9, 100.0 * q, reps [0], reps [1]);

@@ -30,6 +30,7 @@
     Usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST]
                      [--clients LIST] [--seconds S] [--warmup S]
                      [--rounds R]  */
+#include "bench-util.h"
 #include "codec.h"
 
 #include <arpa/inet.h>
@@ -67,29 +68,6 @@
     fasgd's step amplification of at most 1/sqrt(epsilon) = 100, θ moves
     about 1e-4 a step and stays finite for far longer than any run.  */
 #define S_LR "0.001"
-
-static double
-s_now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-static int
-s_cmp (const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-/*  Sorts v in place.  */
-static double
-s_median (double *v, int n)
-{
-    qsort (v, (size_t) n, sizeof *v, s_cmp);
-    return n % 2 ? v [n / 2] : 0.5 * (v [n / 2 - 1] + v [n / 2]);
-}
 
 /* ------------------------------------------------------------------ */
 /*  Model sizes and the reference figures                               */
@@ -509,13 +487,13 @@ s_measure (const s_server_t *srv, size_t n, const float *grad, int clients, doub
     }
     /*  Warm-up: every client joined and through one step, and at least
         `warmup` seconds of traffic.  */
-    double t0 = s_now ();
+    double t0 = fasgd_bench_now ();
     for (int busy = rc == 0; busy; ) {
         busy = 0;
         for (int i = 0; i < started; i++)
             busy |= !__atomic_load_n (&cs [i].ready, __ATOMIC_ACQUIRE)
                     || (!cs [i].error [0] && __atomic_load_n (&cs [i].steps, __ATOMIC_RELAXED) == 0);
-        busy |= s_now () - t0 < warmup;
+        busy |= fasgd_bench_now () - t0 < warmup;
         if (s_first_error (cs, started))
             busy = 0;
         if (busy)
@@ -524,11 +502,11 @@ s_measure (const s_server_t *srv, size_t n, const float *grad, int clients, doub
     const char *err = s_first_error (cs, started);
     for (int r = 0; rc == 0 && !err && r < rounds; r++) {
         uint64_t s0 = s_total_steps (cs, started);
-        double a = s_now (), v0 = s_proc_cpu (srv->pid), c0 = s_proc_cpu (getpid ());
+        double a = fasgd_bench_now (), v0 = s_proc_cpu (srv->pid), c0 = s_proc_cpu (getpid ());
         usleep ((useconds_t) (seconds * 1e6));
         uint64_t s1 = s_total_steps (cs, started);
         double v1 = s_proc_cpu (srv->pid), c1 = s_proc_cpu (getpid ());
-        rates [r] = (double) (s1 - s0) / (s_now () - a);
+        rates [r] = (double) (s1 - s0) / (fasgd_bench_now () - a);
         srv_cpu [r] = v0 >= 0 && v1 >= 0 && s1 > s0 ? (v1 - v0) / (double) (s1 - s0) : -1;
         cli_cpu [r] = c0 >= 0 && c1 >= 0 && s1 > s0 ? (c1 - c0) / (double) (s1 - s0) : -1;
         err = s_first_error (cs, started);
@@ -564,7 +542,7 @@ s_memcpy_rate (size_t bytes, double seconds)
     memcpy (b, a, bytes);
     volatile char sink = 0;
     long reps = 0;
-    double t0 = s_now (), t;
+    double t0 = fasgd_bench_now (), t;
     do {
         /*  Back and forth, and a byte read back, so no copy is dead.  */
         for (int k = 0; k < 8; k++, reps++) {
@@ -574,7 +552,7 @@ s_memcpy_rate (size_t bytes, double seconds)
                 memcpy (b, a, bytes);
             sink += (reps % 2 ? a : b) [reps % bytes];
         }
-        t = s_now () - t0;
+        t = fasgd_bench_now () - t0;
     } while (t < seconds);
     (void) sink;
     free (a);
@@ -628,7 +606,7 @@ s_tcp_rate (double seconds)
         goto done;
     /*  A quarter of the time to warm up (slow start, buffers), the rest
         counted.  */
-    double t0 = s_now (), a = 0, t = 0;
+    double t0 = fasgd_bench_now (), a = 0, t = 0;
     uint64_t got = 0;
     for (;;) {
         ssize_t k = recv (rd, rbuf, S_TCP_CHUNK, 0);
@@ -636,7 +614,7 @@ s_tcp_rate (double seconds)
             continue;
         if (k <= 0)
             break;
-        t = s_now () - t0;
+        t = fasgd_bench_now () - t0;
         if (a == 0 && t >= 0.25 * seconds) {
             a = t;
             got = 0;
@@ -829,14 +807,14 @@ main (int argc, char **argv)
     double tcp [S_MAX_ROUNDS];
     for (int r = 0; r < rounds; r++)
         tcp [r] = s_tcp_rate (1.0);
-    double tcp_bps = s_median (tcp, (int) rounds);
+    double tcp_bps = fasgd_bench_median (tcp, (int) rounds);
     printf ("# loopback TCP, one connection, %u MiB writes: %.2f GB/s\n", S_TCP_CHUNK >> 20, tcp_bps / 1e9);
     double mem_bps [S_MAX_SIZES];
     for (int i = 0; i < nsizes; i++) {
         double m [S_MAX_ROUNDS];
         for (int r = 0; r < rounds; r++)
             m [r] = s_memcpy_rate (sizes [i].d * sizeof (float), 0.3);
-        mem_bps [i] = s_median (m, (int) rounds);
+        mem_bps [i] = fasgd_bench_median (m, (int) rounds);
         printf ("# memcpy of 4*D = %zu bytes, warm: %.2f GB/s\n", sizes [i].d * sizeof (float),
                 mem_bps [i] / 1e9);
     }
@@ -879,8 +857,8 @@ main (int argc, char **argv)
                     lo = rates [r] < lo ? rates [r] : lo;
                     hi = rates [r] > hi ? rates [r] : hi;
                 }
-                double rate = s_median (rates, (int) rounds);
-                double srv_ms = 1e3 * s_median (scpu, (int) rounds), cli_ms = 1e3 * s_median (ccpu, (int) rounds);
+                double rate = fasgd_bench_median (rates, (int) rounds);
+                double srv_ms = 1e3 * fasgd_bench_median (scpu, (int) rounds), cli_ms = 1e3 * fasgd_bench_median (ccpu, (int) rounds);
                 double peer = s_peer_rate (n, counts [k]);
                 int is_asgd = strcmp (rules [u], "asgd") == 0;
                 if (is_asgd)

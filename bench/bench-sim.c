@@ -11,6 +11,7 @@
 
     Usage: bench-sim [--data DIR] [--iterations N] [--clients L] [--batch MU]
                      [--rounds R] [--threads T]  */
+#include "bench-util.h"
 #include "log.h"
 #include "sgemm-replica.h"
 #include "sim.h"
@@ -27,28 +28,6 @@
 
 #define S_MAX_ROUNDS 15
 #define S_MAX_THREADS 64
-
-static double
-s_now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-static int
-s_cmp (const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-static double
-s_median (double *v, int n)
-{
-    qsort (v, (size_t) n, sizeof *v, s_cmp);
-    return n % 2 ? v [n / 2] : 0.5 * (v [n / 2 - 1] + v [n / 2]);
-}
 
 typedef struct {
     const fasgd_model_t *model;
@@ -72,10 +51,10 @@ s_replica_thread (void *arg)
         exit (1);
     }
     fasgd_sgemm_replica_run (rep);          /* warm */
-    double t0 = s_now ();
+    double t0 = fasgd_bench_now ();
     for (long r = 0; r < job->reps; r++)
         fasgd_sgemm_replica_run (rep);
-    job->seconds = s_now () - t0;
+    job->seconds = fasgd_bench_now () - t0;
     fasgd_sgemm_replica_destroy (&rep);
     free (grad);
     return NULL;
@@ -115,9 +94,9 @@ s_sim_rate (const fasgd_sim_cfg_t *base, const char *rule, const char *lr, int t
     fasgd_sim_t *sim = fasgd_sim_new (&cfg, train, valid);
     if (!sim)
         exit (1);
-    double t0 = s_now ();
+    double t0 = fasgd_bench_now ();
     fasgd_sim_run (sim, NULL);
-    double secs = s_now () - t0;
+    double secs = fasgd_bench_now () - t0;
     double rate = (double) fasgd_sim_stats (sim)->iterations / secs;
     fasgd_sim_destroy (&sim);
     return rate;
@@ -219,9 +198,9 @@ main (int argc, char **argv)
             for (int k = 0; k < 2; k++)
                 sim [k][r] = s_sim_rate (&cfg, rules [k], lrs [k], (int) tcounts [c], train, valid);
         }
-        double b = s_median (bound, (int) rounds);
+        double b = fasgd_bench_median (bound, (int) rounds);
         for (int k = 0; k < 2; k++) {
-            double s = s_median (sim [k], (int) rounds);
+            double s = fasgd_bench_median (sim [k], (int) rounds);
             if (c == 0)
                 rate1 [k] = s;
             printf ("%-6s %7ld %12.0f %14.0f %6.1f%% %9.2fx\n", rules [k], tcounts [c], s, b,

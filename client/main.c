@@ -100,7 +100,7 @@ s_usage (FILE *out)
         "Prints one summary line on standard output at exit.\n"
         "Exit status: 0 success, 1 bad data or a model that does not match the\n"
         "server's, 2 bad usage, 3 no answer from the server at start (3 timeouts).\n"
-        "See fasgd-client(1) and fasgd-protocol(7).\n", out);
+        "The wire protocol: proto/PROTOCOL.md in the source tree.\n", out);
 }
 
 /*  An integer option in [min, max]; prints the error and returns -1.  */

@@ -48,7 +48,7 @@ s_usage (FILE *out)
         "SIGINT and SIGTERM stop it cleanly after a final checkpoint.\n"
         "Exit status: 0 clean stop, 1 bad configuration, data or bind, 2 bad usage,\n"
         "3 the final checkpoint failed.\n"
-        "See fasgd-server(8), fasgd.yaml(5) and proto/PROTOCOL.md.\n", out);
+        "Every configuration key, its default and bounds: fasgd-server --keys.\nThe wire protocol: proto/PROTOCOL.md in the source tree.\n", out);
 }
 
 static int

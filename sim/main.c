@@ -46,7 +46,7 @@ s_usage (FILE *out)
         "Prints one summary line on standard output when the run ends.\n"
         "Exit status: 0 success, 1 bad configuration or data, 2 bad usage,\n"
         "3 the run failed, 130 interrupted (the CSV holds the rows so far).\n"
-        "See fasgd-sim(1) and fasgd.yaml(5).\n", out);
+        "Every configuration key, its default and bounds: fasgd-sim --keys.\n", out);
 }
 
 int

@@ -644,19 +644,6 @@ done:
 /* ------------------------------------------------------------------ */
 /*  Command line                                                        */
 
-static long
-s_int_arg (const char *name, const char *text, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol (text, &end, 10);
-    if (end == text || *end || errno == ERANGE || v < lo || v > hi) {
-        fprintf (stderr, "bench-net: %s must be an integer in %ld..%ld (got '%s')\n", name, lo, hi, text);
-        exit (2);
-    }
-    return v;
-}
-
 static double
 s_seconds_arg (const char *name, const char *text, double lo, double hi)
 {
@@ -744,12 +731,12 @@ main (int argc, char **argv)
                 char c [S_MAX_COUNTS][64];
                 ncounts = s_split ("--clients", optarg, c, S_MAX_COUNTS);
                 for (int i = 0; i < ncounts; i++)
-                    counts [i] = (int) s_int_arg ("--clients", c [i], 1, S_MAX_CLIENTS);
+                    counts [i] = (int) fasgd_bench_int_arg ("bench-net", "--clients", c [i], 1, S_MAX_CLIENTS);
                 break;
             }
             case 's': seconds = s_seconds_arg ("--seconds", optarg, 0.1, 3600); break;
             case 'w': warmup = s_seconds_arg ("--warmup", optarg, 0, 3600); break;
-            case 'r': rounds = s_int_arg ("--rounds", optarg, 1, S_MAX_ROUNDS); break;
+            case 'r': rounds = fasgd_bench_int_arg ("bench-net", "--rounds", optarg, 1, S_MAX_ROUNDS); break;
             case 'h': s_usage (stdout); return 0;
             default: s_usage (stderr); return 2;
         }

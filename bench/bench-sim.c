@@ -102,19 +102,6 @@ s_sim_rate (const fasgd_sim_cfg_t *base, const char *rule, const char *lr, int t
     return rate;
 }
 
-static long
-s_int_arg (const char *name, const char *text, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol (text, &end, 10);
-    if (end == text || *end || errno == ERANGE || v < lo || v > hi) {
-        fprintf (stderr, "bench-sim: %s must be an integer in %ld..%ld (got '%s')\n", name, lo, hi, text);
-        exit (2);
-    }
-    return v;
-}
-
 int
 main (int argc, char **argv)
 {
@@ -136,11 +123,11 @@ main (int argc, char **argv)
     while ((opt = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
             case 'd': data = optarg; break;
-            case 'i': iterations = s_int_arg ("--iterations", optarg, 100, 100000000); break;
-            case 'l': clients = s_int_arg ("--clients", optarg, 1, 1000000); break;
-            case 'b': batch = s_int_arg ("--batch", optarg, 1, 100000); break;
-            case 'r': rounds = s_int_arg ("--rounds", optarg, 1, S_MAX_ROUNDS); break;
-            case 't': threads = s_int_arg ("--threads", optarg, 1, S_MAX_THREADS); break;
+            case 'i': iterations = fasgd_bench_int_arg ("bench-sim", "--iterations", optarg, 100, 100000000); break;
+            case 'l': clients = fasgd_bench_int_arg ("bench-sim", "--clients", optarg, 1, 1000000); break;
+            case 'b': batch = fasgd_bench_int_arg ("bench-sim", "--batch", optarg, 1, 100000); break;
+            case 'r': rounds = fasgd_bench_int_arg ("bench-sim", "--rounds", optarg, 1, S_MAX_ROUNDS); break;
+            case 't': threads = fasgd_bench_int_arg ("bench-sim", "--threads", optarg, 1, S_MAX_THREADS); break;
             case 'h':
                 puts ("usage: bench-sim [--data DIR] [--iterations N] [--clients L] [--batch MU]\n"
                       "                 [--rounds R] [--threads T]\n"

@@ -198,7 +198,8 @@ s_model_from_desc (const fasgd_proto_desc_t *d, const fasgd_dataset_t *train)
     for (int i = 0; !why && i < d->ntensors; i++) {
         const fasgd_tensor_t *t = fasgd_model_tensor (model, i);
         if (strcmp (t->name, d->tensors [i].name) != 0
-            || (uint32_t) t->rows != d->tensors [i].rows || (uint32_t) t->cols != d->tensors [i].cols)
+            || d->tensors [i].ndim != 2
+            || (uint32_t) t->rows != d->tensors [i].dims [0] || (uint32_t) t->cols != d->tensors [i].dims [1])
             why = "tensor layout";
     }
     if (why) {

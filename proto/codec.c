@@ -485,7 +485,7 @@ s_parse_tensors (const char *v, size_t n, fasgd_proto_tensor_t *tensors, int *nt
             return fasgd_errbuf (err, errlen, "line %u: tensors: more than %d tensors",
                                  line, FASGD_PROTO_MAX_TENSORS);
         if (!colon)
-            return fasgd_errbuf (err, errlen, "line %u: tensors: \"%s\" is not name:ROWSxCOLS",
+            return fasgd_errbuf (err, errlen, "line %u: tensors: \"%s\" is not name:SHAPE",
                                  line, s_show (shown, sizeof shown, item, len));
         size_t namelen = (size_t) (colon - item);
         if (!s_name_ok (item, namelen))
@@ -495,25 +495,32 @@ s_parse_tensors (const char *v, size_t n, fasgd_proto_tensor_t *tensors, int *nt
                                  sizeof tensors [0].name - 1);
         const char *dims = colon + 1;
         size_t dimslen = len - namelen - 1;
-        const char *x = memchr (dims, 'x', dimslen);
-        uint64_t rows, cols;
-        if (!x
-            || s_parse_uint (dims, (size_t) (x - dims), UINT32_MAX, &rows) != 0
-            || s_parse_uint (x + 1, dimslen - (size_t) (x - dims) - 1, UINT32_MAX, &cols) != 0
-            || rows == 0 || cols == 0)
-            return fasgd_errbuf (err, errlen,
-                                 "line %u: tensors: \"%s\" must be ROWSxCOLS, each 1..%" PRIu32,
-                                 line, s_show (shown, sizeof shown, dims, dimslen), UINT32_MAX);
         fasgd_proto_tensor_t *t = &tensors [count];
-        memset (t->name, 0, sizeof t->name);
+        memset (t, 0, sizeof *t);
+        size_t dpos = 0;
+        for (;;) {
+            const char *d = dims + dpos;
+            const char *x = memchr (d, 'x', dimslen - dpos);
+            size_t dlen = x ? (size_t) (x - d) : dimslen - dpos;
+            uint64_t dim;
+            if (t->ndim == FASGD_PROTO_MAX_DIMS
+                || s_parse_uint (d, dlen, UINT32_MAX, &dim) != 0 || dim == 0)
+                return fasgd_errbuf (err, errlen,
+                                     "line %u: tensors: \"%s\" must be a SHAPE: 1 to %d dimensions "
+                                     "separated by x, each 1..%" PRIu32,
+                                     line, s_show (shown, sizeof shown, dims, dimslen),
+                                     FASGD_PROTO_MAX_DIMS, UINT32_MAX);
+            t->dims [t->ndim++] = (uint32_t) dim;
+            if (!x)
+                break;
+            dpos += dlen + 1;
+        }
         memcpy (t->name, item, namelen);
         /*  A name picks out a view of θ, so two views may not share one.  */
         for (int i = 0; i < count; i++)
             if (strcmp (tensors [i].name, t->name) == 0)
                 return fasgd_errbuf (err, errlen, "line %u: tensors: \"%s\" appears twice",
                                      line, t->name);
-        t->rows = (uint32_t) rows;
-        t->cols = (uint32_t) cols;
         count++;
         if (!comma)
             break;
@@ -523,14 +530,21 @@ s_parse_tensors (const char *v, size_t n, fasgd_proto_tensor_t *tensors, int *nt
     return 0;
 }
 
-/*  rows·cols fits in 64 bits (both are 32-bit); the sum of up to 64 of
-    them may not, and a wrapped sum could match a small params.  */
+/*  Each dimension is 32 bits, so a product of up to eight of them, and a
+    sum of up to 64 products, may not fit in 64 bits; a wrapped sum could
+    match a small params.  */
 static int
 s_tensors_sum (const fasgd_proto_tensor_t *tensors, int ntensors, uint64_t *sum)
 {
     uint64_t total = 0;
     for (int i = 0; i < ntensors; i++) {
-        uint64_t size = (uint64_t) tensors [i].rows * tensors [i].cols;
+        uint64_t size = 1;
+        for (uint32_t k = 0; k < tensors [i].ndim; k++) {
+            uint64_t d = tensors [i].dims [k];
+            if (d != 0 && size > UINT64_MAX / d)
+                return -1;
+            size *= d;
+        }
         if (size > UINT64_MAX - total)
             return -1;
         total += size;
@@ -661,8 +675,12 @@ s_desc_valid (const fasgd_proto_desc_t *d)
     for (int i = 0; i < d->ntensors; i++) {
         const fasgd_proto_tensor_t *t = &d->tensors [i];
         const char *nul = memchr (t->name, '\0', sizeof t->name);
-        if (!nul || !s_name_ok (t->name, (size_t) (nul - t->name)) || t->rows == 0 || t->cols == 0)
+        if (!nul || !s_name_ok (t->name, (size_t) (nul - t->name))
+            || t->ndim < 1 || t->ndim > FASGD_PROTO_MAX_DIMS)
             return 0;
+        for (uint32_t k = 0; k < t->ndim; k++)
+            if (t->dims [k] == 0)
+                return 0;
         for (int j = 0; j < i; j++)
             if (strcmp (d->tensors [j].name, t->name) == 0)
                 return 0;
@@ -763,9 +781,11 @@ fasgd_proto_desc_encode (const fasgd_proto_desc_t *d, char *buf, size_t len)
                 break;
             case S_TENSORS:
                 s_out (&o, "%s=", k->key);
-                for (int t = 0; t < d->ntensors; t++)
-                    s_out (&o, "%s%s:%" PRIu32 "x%" PRIu32, t ? "," : "", d->tensors [t].name,
-                           d->tensors [t].rows, d->tensors [t].cols);
+                for (int t = 0; t < d->ntensors; t++) {
+                    s_out (&o, "%s%s:", t ? "," : "", d->tensors [t].name);
+                    for (uint32_t j = 0; j < d->tensors [t].ndim; j++)
+                        s_out (&o, "%s%" PRIu32, j ? "x" : "", d->tensors [t].dims [j]);
+                }
                 s_out (&o, "\n");
                 break;
         }

@@ -9,8 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "types.h"   /* status codes, the model description: public */
+
 #define FASGD_PROTO_MAGIC        0xFA5Du
-#define FASGD_PROTO_VERSION      1u
 #define FASGD_PROTO_HEADER_SIZE  32u
 #define FASGD_PROTO_TEXT_MAX     255u      /* JOIN names and ERROR reasons */
 #define FASGD_PROTO_DESC_MAX     65536u    /* a WELCOME body */
@@ -30,18 +31,6 @@ typedef enum {
     FASGD_MSG_ERROR = 15
 } fasgd_msg_type_t;
 
-typedef enum {
-    FASGD_STATUS_OK = 200,
-    FASGD_STATUS_BUFFERED = 202,
-    FASGD_STATUS_NOT_MODIFIED = 304,
-    FASGD_STATUS_MALFORMED = 400,
-    FASGD_STATUS_UNKNOWN_CLIENT = 401,
-    FASGD_STATUS_CONFLICT = 409,
-    FASGD_STATUS_TOO_LARGE = 413,
-    FASGD_STATUS_NONFINITE = 422,
-    FASGD_STATUS_VERSION = 426,
-    FASGD_STATUS_UNAVAILABLE = 503
-} fasgd_status_t;
 
 typedef struct {
     uint8_t  version;
@@ -86,28 +75,6 @@ int fasgd_proto_floats_finite (const void *src, size_t n);
 const char *fasgd_proto_type_name (int type);       /* "JOIN", ..., "?" */
 const char *fasgd_proto_status_text (int status);   /* "malformed", ... */
 
-/*  The model description of WELCOME.  */
-#define FASGD_PROTO_MAX_TENSORS 64
-typedef struct {
-    char name [32];
-    uint32_t rows, cols;
-} fasgd_proto_tensor_t;
-
-typedef struct {
-    uint32_t protocol;
-    uint64_t params;                        /* D */
-    int ntensors;
-    fasgd_proto_tensor_t tensors [FASGD_PROTO_MAX_TENSORS];
-    char model [16];                        /* "mlp" or "external" */
-    char model_sizes [128];                 /* "784,100,10" (mlp) */
-    char model_activation [16];
-    char rule [16];
-    double lr;
-    char fetch_gate [16], push_gate [16], push_skip [16];
-    int fetch_every, push_every;
-    double fetch_c, push_c, gate_eps;
-    uint32_t heartbeat_ms, expiry_ms;
-} fasgd_proto_desc_t;
 
 /*  Writes the description as key=value lines; returns the length, or -1
     if it does not fit in len bytes.  */

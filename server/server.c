@@ -822,8 +822,9 @@ s_build_desc (fasgd_server_t *self)
     for (int i = 0; i < d.ntensors && i < FASGD_PROTO_MAX_TENSORS; i++) {
         const fasgd_tensor_t *t = fasgd_model_tensor (self->model, i);
         snprintf (d.tensors [i].name, sizeof d.tensors [i].name, "%s", t->name);
-        d.tensors [i].rows = (uint32_t) t->rows;
-        d.tensors [i].cols = (uint32_t) t->cols;
+        d.tensors [i].ndim = 2;
+        d.tensors [i].dims [0] = (uint32_t) t->rows;
+        d.tensors [i].dims [1] = (uint32_t) t->cols;
     }
     snprintf (d.model, sizeof d.model, "mlp");
     size_t used = 0;

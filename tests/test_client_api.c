@@ -243,11 +243,12 @@ s_desc_default (fasgd_proto_desc_t *d)
     d->params = S_D;
     d->ntensors = 2;
     snprintf (d->tensors [0].name, sizeof d->tensors [0].name, "w1");
-    d->tensors [0].rows = 3;
-    d->tensors [0].cols = 4;
+    d->tensors [0].ndim = 2;
+    d->tensors [0].dims [0] = 3;
+    d->tensors [0].dims [1] = 4;
     snprintf (d->tensors [1].name, sizeof d->tensors [1].name, "b1");
-    d->tensors [1].rows = 1;
-    d->tensors [1].cols = 4;
+    d->tensors [1].ndim = 1;
+    d->tensors [1].dims [0] = 4;
     snprintf (d->model, sizeof d->model, "mlp");
     snprintf (d->model_sizes, sizeof d->model_sizes, "3,4");
     snprintf (d->model_activation, sizeof d->model_activation, "relu");
@@ -434,7 +435,8 @@ START_TEST (test_join_desc)
     ck_assert_uint_eq (d->params, S_D);
     ck_assert_int_eq (d->ntensors, 2);
     ck_assert_str_eq (d->tensors [0].name, "w1");
-    ck_assert_uint_eq (d->tensors [0].rows, 3);
+    ck_assert_uint_eq (d->tensors [0].dims [0], 3);
+    ck_assert_uint_eq (d->tensors [1].ndim, 1);
     ck_assert_str_eq (d->model, "mlp");
     ck_assert_str_eq (d->model_sizes, "3,4");
     ck_assert_str_eq (d->rule, "fasgd");

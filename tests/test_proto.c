@@ -635,8 +635,9 @@ s_assert_desc_eq (const fasgd_proto_desc_t *a, const fasgd_proto_desc_t *b)
     ck_assert_int_eq (a->ntensors, b->ntensors);
     for (int i = 0; i < a->ntensors; i++) {
         ck_assert_str_eq (a->tensors [i].name, b->tensors [i].name);
-        ck_assert_uint_eq (a->tensors [i].rows, b->tensors [i].rows);
-        ck_assert_uint_eq (a->tensors [i].cols, b->tensors [i].cols);
+        ck_assert_uint_eq (a->tensors [i].ndim, b->tensors [i].ndim);
+        for (int k = 0; k < FASGD_PROTO_MAX_DIMS; k++)
+            ck_assert_uint_eq (a->tensors [i].dims [k], b->tensors [i].dims [k]);
     }
     ck_assert_str_eq (a->model, b->model);
     ck_assert_str_eq (a->model_sizes, b->model_sizes);
@@ -671,9 +672,11 @@ s_desc_extreme (fasgd_proto_desc_t *d)
         t->name [0] = (char) ('0' + i / 10);
         t->name [1] = (char) ('0' + i % 10);
         ck_assert_uint_eq (strlen (t->name), 31);
-        t->rows = i == 0 ? UINT32_MAX : (uint32_t) i;
-        t->cols = i == 0 ? UINT32_MAX : (uint32_t) (1000 + i);
-        d->params += (uint64_t) t->rows * t->cols;
+        /*  Every rank from 1 to the most, the largest dims in tensor 0.  */
+        t->ndim = 1 + (uint32_t) i % FASGD_PROTO_MAX_DIMS;
+        for (uint32_t k = 0; k < t->ndim; k++)
+            t->dims [k] = i == 0 ? UINT32_MAX : (k == 0 ? (uint32_t) i : 2 + k);
+        d->params += fasgd_proto_tensor_size (t);
     }
     memset (d->model, 'm', sizeof d->model - 1);
     memset (d->model_sizes, '7', sizeof d->model_sizes - 1);
@@ -692,6 +695,43 @@ s_desc_extreme (fasgd_proto_desc_t *d)
     d->expiry_ms = 0;
 }
 
+/*  Tensors of any rank from 1 to FASGD_PROTO_MAX_DIMS (a convolution's
+    weights are 4-D); a zero dimension, too many dimensions or a product
+    past 64 bits are refused, naming the item.  */
+START_TEST (test_desc_tensor_ranks)
+{
+    fasgd_proto_desc_t d;
+    char err [256] = "";
+    ck_assert_msg (s_decode_str ("protocol=1\nparams=322\ntensors=conv1.w:32x1x3x3,conv1.b:32,x:1x1x1x1x1x1x1x2\n",
+                                 &d, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq (d.ntensors, 3);
+    ck_assert_uint_eq (d.tensors [0].ndim, 4);
+    ck_assert_uint_eq (d.tensors [0].dims [0], 32);
+    ck_assert_uint_eq (d.tensors [0].dims [3], 3);
+    ck_assert_uint_eq (fasgd_proto_tensor_size (&d.tensors [0]), 288);
+    ck_assert_uint_eq (d.tensors [1].ndim, 1);
+    ck_assert_uint_eq (d.tensors [2].ndim, 8);
+    char buf [4096];
+    int n = fasgd_proto_desc_encode (&d, buf, sizeof buf);
+    ck_assert_int_gt (n, 0);
+    ck_assert_ptr_nonnull (strstr (buf, "tensors=conv1.w:32x1x3x3,conv1.b:32,x:1x1x1x1x1x1x1x2\n"));
+
+    const char *bad [] = {
+        "protocol=1\nparams=0\ntensors=a:2x0\n",
+        "protocol=1\nparams=1\ntensors=a:1x1x1x1x1x1x1x1x1\n",
+        "protocol=1\nparams=1\ntensors=a:\n",
+        "protocol=1\nparams=1\ntensors=a:1xx1\n",
+        "protocol=1\nparams=1\ntensors=a:1x\n",
+        "protocol=1\nparams=1\ntensors=a:4294967295x4294967295x4294967295\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        err [0] = '\0';
+        ck_assert_msg (s_decode_str (bad [i], &d, err, sizeof err) != 0, "accepted %s", bad [i]);
+        ck_assert_msg (strstr (err, "tensors") != NULL, "%s: %s", bad [i], err);
+    }
+}
+END_TEST
+
 START_TEST (test_desc_example)
 {
     fasgd_proto_desc_t d;
@@ -701,11 +741,13 @@ START_TEST (test_desc_example)
     ck_assert_uint_eq (d.params, 79510);
     ck_assert_int_eq (d.ntensors, 4);
     ck_assert_str_eq (d.tensors [0].name, "w1");
-    ck_assert_uint_eq (d.tensors [0].rows, 784);
-    ck_assert_uint_eq (d.tensors [0].cols, 100);
+    ck_assert_uint_eq (d.tensors [0].ndim, 2);
+    ck_assert_uint_eq (d.tensors [0].dims [0], 784);
+    ck_assert_uint_eq (d.tensors [0].dims [1], 100);
     ck_assert_str_eq (d.tensors [3].name, "b2");
-    ck_assert_uint_eq (d.tensors [3].rows, 1);
-    ck_assert_uint_eq (d.tensors [3].cols, 10);
+    ck_assert_uint_eq (d.tensors [3].dims [0], 1);
+    ck_assert_uint_eq (d.tensors [3].dims [1], 10);
+    ck_assert_uint_eq (d.tensors [3].dims [2], 0);
     ck_assert_str_eq (d.model, "mlp");
     ck_assert_str_eq (d.model_sizes, "784,100,10");
     ck_assert_str_eq (d.model_activation, "relu");
@@ -768,7 +810,8 @@ START_TEST (test_desc_last_key_wins)
     ck_assert_str_eq (d.tensors [0].name, "w");
     /*  The longer list it replaced leaves nothing behind.  */
     ck_assert_str_eq (d.tensors [1].name, "");
-    ck_assert_uint_eq (d.tensors [1].rows, 0);
+    ck_assert_uint_eq (d.tensors [1].ndim, 0);
+    ck_assert_uint_eq (d.tensors [1].dims [0], 0);
     ck_assert_str_eq (d.model, "mlp");
     ck_assert_uint_eq ((unsigned char) d.model [4], 0);
     ck_assert_double_eq (d.lr, 0.25);
@@ -905,11 +948,11 @@ START_TEST (test_desc_encode_refuses_unreadable)
             case 3: d.tensors [1].name [0] = '\0'; break;
             case 4: snprintf (d.tensors [1].name, sizeof d.tensors [1].name, "b 1"); break;
             case 5: memset (d.tensors [1].name, 'n', sizeof d.tensors [1].name); break;
-            case 6: d.tensors [2].rows = 0; break;
+            case 6: d.tensors [2].dims [0] = 0; break;
             case 7: snprintf (d.tensors [2].name, sizeof d.tensors [2].name, "w1"); break;
             case 8: d.params++; break;
-            case 9: d.tensors [0].rows = d.tensors [0].cols = UINT32_MAX;
-                    d.tensors [1].rows = d.tensors [1].cols = UINT32_MAX; break;
+            case 9: d.tensors [0].dims [0] = d.tensors [0].dims [1] = UINT32_MAX;
+                    d.tensors [1].dims [0] = d.tensors [1].dims [1] = UINT32_MAX; break;
             case 10: memset (d.model, 'm', sizeof d.model); break;
             case 11: snprintf (d.rule, sizeof d.rule, "two\nlines"); break;
             case 12: snprintf (d.push_skip, sizeof d.push_skip, "cr\r"); break;
@@ -995,28 +1038,28 @@ static const s_bad_desc_t s_bad_descs [] = {
     { S_BASE "model=m\rlp\n", 0, "control character" },
     { S_BASE "model=mlp\r\r\n", 0, "control character" },
     /*  tensors  */
-    { "protocol=1\nparams=0\ntensors=\n", 0, "line 3: tensors: \"\" is not name:ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=a:2x3,\n", 0, "is not name:ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=,a:2x3\n", 0, "is not name:ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=a2x3\n", 0, "is not name:ROWSxCOLS" },
+    { "protocol=1\nparams=0\ntensors=\n", 0, "line 3: tensors: \"\" is not name:SHAPE" },
+    { "protocol=1\nparams=6\ntensors=a:2x3,\n", 0, "is not name:SHAPE" },
+    { "protocol=1\nparams=6\ntensors=,a:2x3\n", 0, "is not name:SHAPE" },
+    { "protocol=1\nparams=6\ntensors=a2x3\n", 0, "is not name:SHAPE" },
     { "protocol=1\nparams=6\ntensors=:2x3\n", 0, "name \"\" must be 1..31" },
     { "protocol=1\nparams=6\ntensors=a b:2x3\n", 0, "name \"a b\" must be" },
     { "protocol=1\nparams=6\ntensors=w\xc3\xa9:2x3\n", 0, "name \"w??\" must be" },
     { "protocol=1\nparams=6\ntensors=a/b:2x3\n", 0, "must be 1..31 of [A-Za-z0-9_.-]" },
     { "protocol=1\nparams=6\ntensors=abcdefghijklmnopqrstuvwxyz012345:2x3\n", 0, "must be 1..31" },
-    { "protocol=1\nparams=6\ntensors=a:2*3\n", 0, "\"2*3\" must be ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=a:2X3\n", 0, "must be ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=a:x3\n", 0, "must be ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=a:2x\n", 0, "must be ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=a:\n", 0, "must be ROWSxCOLS" },
-    { "protocol=1\nparams=0\ntensors=a:0x6\n", 0, "must be ROWSxCOLS" },
-    { "protocol=1\nparams=0\ntensors=a:6x0\n", 0, "must be ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=a:2x3x1\n", 0, "must be ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=a:-2x3\n", 0, "must be ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=a:+2x3\n", 0, "must be ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=a:2x3:4\n", 0, "must be ROWSxCOLS" },
-    { "protocol=1\nparams=6\ntensors=a:2 x3\n", 0, "must be ROWSxCOLS" },
-    { "protocol=1\nparams=4294967296\ntensors=a:4294967296x1\n", 0, "must be ROWSxCOLS" },
+    { "protocol=1\nparams=6\ntensors=a:2*3\n", 0, "\"2*3\" must be a SHAPE" },
+    { "protocol=1\nparams=6\ntensors=a:2X3\n", 0, "must be a SHAPE" },
+    { "protocol=1\nparams=6\ntensors=a:x3\n", 0, "must be a SHAPE" },
+    { "protocol=1\nparams=6\ntensors=a:2x\n", 0, "must be a SHAPE" },
+    { "protocol=1\nparams=6\ntensors=a:\n", 0, "must be a SHAPE" },
+    { "protocol=1\nparams=0\ntensors=a:0x6\n", 0, "must be a SHAPE" },
+    { "protocol=1\nparams=0\ntensors=a:6x0\n", 0, "must be a SHAPE" },
+    { "protocol=1\nparams=6\ntensors=a:2x3x1x1x1x1x1x1x1\n", 0, "must be a SHAPE" },
+    { "protocol=1\nparams=6\ntensors=a:-2x3\n", 0, "must be a SHAPE" },
+    { "protocol=1\nparams=6\ntensors=a:+2x3\n", 0, "must be a SHAPE" },
+    { "protocol=1\nparams=6\ntensors=a:2x3:4\n", 0, "must be a SHAPE" },
+    { "protocol=1\nparams=6\ntensors=a:2 x3\n", 0, "must be a SHAPE" },
+    { "protocol=1\nparams=4294967296\ntensors=a:4294967296x1\n", 0, "must be a SHAPE" },
     { "protocol=1\nparams=6\ntensors=a:1x3,a:1x3\n", 0, "\"a\" appears twice" },
     { "protocol=1\nparams=7\ntensors=a:2x3\n", 0, "tensors add up to 6 parameters, params=7" },
     { "protocol=1\nparams=5\ntensors=a:2x3\n", 0, "add up to 6" },
@@ -1229,8 +1272,13 @@ s_check_desc_invariants (const fasgd_proto_desc_t *d)
         size_t n = strnlen (t->name, sizeof t->name);
         ck_assert (n >= 1 && n < sizeof t->name);
         ck_assert (strspn (t->name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n);
-        ck_assert (t->rows >= 1 && t->cols >= 1);
-        uint64_t size = (uint64_t) t->rows * t->cols;
+        ck_assert (t->ndim >= 1 && t->ndim <= FASGD_PROTO_MAX_DIMS);
+        uint64_t size = 1;
+        for (uint32_t k = 0; k < t->ndim; k++) {
+            ck_assert (t->dims [k] >= 1);
+            ck_assert (size <= UINT64_MAX / t->dims [k]);
+            size *= t->dims [k];
+        }
         ck_assert (size <= UINT64_MAX - sum);
         sum += size;
     }
@@ -1355,6 +1403,7 @@ proto_suite (void)
     tc = tcase_create ("desc");
     tcase_set_timeout (tc, 30);
     tcase_add_test (tc, test_desc_example);
+    tcase_add_test (tc, test_desc_tensor_ranks);
     tcase_add_test (tc, test_desc_last_key_wins);
     tcase_add_test (tc, test_desc_limits_accepted);
     tcase_add_test (tc, test_desc_round_trip);

@@ -21,6 +21,7 @@
     checks, its size is bounded by ZMQ_MAXMSGSIZE on the socket, and a
     reply that does not fit what was asked is FASGD_CLIENT_EPROTO.  */
 #include "client.h"
+#include "codec.h"
 
 #include "gates.h"
 #include "log.h"
@@ -958,4 +959,20 @@ fasgd_client_strerror (int err)
         case FASGD_CLIENT_EVERSION:     return "the server speaks another protocol version";
         default:                        return "unknown error";
     }
+}
+
+int
+fasgd_client_set_log_level (const char *level)
+{
+    int parsed = level ? fasgd_log_level_parse (level) : -1;
+    if (parsed < 0)
+        return FASGD_CLIENT_EINVAL;
+    fasgd_log_set_level ((fasgd_log_level_t) parsed);
+    return 0;
+}
+
+const char *
+fasgd_client_version (void)
+{
+    return PACKAGE_VERSION;
 }

@@ -2,6 +2,7 @@
     server's MLP on a local training set, and pushes its gradients and
     fetches parameters through the B-FASGD gates the server describes.  */
 #include "client.h"
+#include "codec.h"
 
 #include "data.h"
 #include "log.h"

@@ -5,6 +5,7 @@
     late or out of turn).  */
 #include "client.h"
 #include "codec.h"
+#include "log.h"
 #include "testutil.h"
 
 #include <arpa/inet.h>
@@ -584,6 +585,12 @@ START_TEST (test_bad_arguments)
     for (int e = FASGD_CLIENT_EVERSION; e <= 0; e++)
         ck_assert_str_ne (fasgd_client_strerror (e), "unknown error");
     ck_assert_str_eq (fasgd_client_strerror (-99), "unknown error");
+    ck_assert_int_eq (fasgd_client_set_log_level ("loud"), FASGD_CLIENT_EINVAL);
+    ck_assert_int_eq (fasgd_client_set_log_level (NULL), FASGD_CLIENT_EINVAL);
+    ck_assert_int_eq (fasgd_client_set_log_level ("debug"), 0);
+    ck_assert_int_eq (fasgd_log_get_level (), FASGD_LOG_DEBUG);
+    ck_assert_int_eq (fasgd_client_set_log_level ("notice"), 0);
+    ck_assert_str_eq (fasgd_client_version (), PACKAGE_VERSION);
     fasgd_client_destroy (&c);
     s_fake_stop (&f);
 }

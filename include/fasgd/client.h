@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codec.h"
+#include "types.h"
 
 #define FASGD_CLIENT_ETIMEOUT    -1   /* no reply within the timeout: is the server there? */
 #define FASGD_CLIENT_EPROTO      -2   /* the server's reply was malformed */
@@ -104,5 +104,13 @@ typedef struct {
 const fasgd_client_stats_t *fasgd_client_stats (const fasgd_client_t *self);
 
 const char *fasgd_client_strerror (int err);
+
+/*  What the library logs on standard error: "error", "warn", "notice"
+    (the default), "info" or "debug". FASGD_CLIENT_EINVAL for anything
+    else. The level is the process's, for every client object.  */
+int fasgd_client_set_log_level (const char *level);
+
+/*  The library's version, e.g. "0.1.0".  */
+const char *fasgd_client_version (void);
 
 #endif

@@ -37,7 +37,8 @@ s_usage (FILE *out)
         "  -s, --set KEY=VALUE    override one configuration key (repeatable)\n"
         "  -n, --check            check the configuration and the data, then exit\n"
         "  -r, --resume           continue from checkpoint.file\n"
-        "  -p, --port-file FILE   write the bound endpoints there (atomically) once listening\n"
+        "  -p, --port-file FILE   write the bound endpoints there (atomically) once listening:\n"
+        "                         push=, fetch= and, unless control_endpoint is empty, control= lines\n"
         "      --log-level LEVEL  error, warn, notice (default), info or debug\n"
         "      --syslog           log to syslog instead of standard error\n"
         "      --keys             list every configuration key with its default and exit\n"
@@ -45,7 +46,8 @@ s_usage (FILE *out)
         "  -h, --help             this help\n"
         "  -V, --version          the version\n"
         "\n"
-        "SIGINT and SIGTERM stop it cleanly after a final checkpoint.\n"
+        "SIGINT and SIGTERM stop it cleanly after a final checkpoint. fasgd-ctl asks a running\n"
+        "server for its status, or for a checkpoint, on control_endpoint (tcp://127.0.0.1:5557).\n"
         "Exit status: 0 clean stop, 1 bad configuration, data or bind, 2 bad usage,\n"
         "3 the final checkpoint failed.\n"
         "Every configuration key, its default and bounds: fasgd-server --keys.\nThe wire protocol: proto/PROTOCOL.md in the source tree.\n", out);
@@ -61,6 +63,8 @@ s_write_port_file (const char *path, const fasgd_server_t *server)
         return -1;
     fprintf (f, "push=%s\nfetch=%s\n", fasgd_server_push_endpoint (server),
              fasgd_server_fetch_endpoint (server));
+    if (*fasgd_server_control_endpoint (server))
+        fprintf (f, "control=%s\n", fasgd_server_control_endpoint (server));
     if (fclose (f) != 0 || rename (tmp, path) != 0) {
         unlink (tmp);
         return -1;
@@ -161,6 +165,7 @@ main (int argc, char **argv)
         /*  Bind nothing: check the configuration and load the data.  */
         snprintf (cfg.push_endpoint, sizeof cfg.push_endpoint, "inproc://check-push");
         snprintf (cfg.fetch_endpoint, sizeof cfg.fetch_endpoint, "inproc://check-fetch");
+        cfg.control_endpoint [0] = 0;
         cfg.csv [0] = 0;
     }
     fasgd_server_t *server = fasgd_server_new (&cfg, resume);

@@ -7,7 +7,10 @@
     reference-counted and recycled (ZeroMQ's I/O thread drops its
     reference when the frame has gone), so a fetch costs no copy beyond
     the first at each timestamp and never faults in fresh pages. A second
-    thread evaluates snapshots on the validation set.  */
+    thread evaluates snapshots on the validation set. A third ROUTER
+    socket, the control socket, answers STATUS and CHECKPOINT from the
+    same loop: a STATUS reply is built from counters the loop keeps
+    anyway, so asking costs the updates nothing but its own formatting.  */
 #include "server.h"
 
 #include "codec.h"
@@ -22,6 +25,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +33,11 @@
 #define S_STREAM_INIT 2                 /* the simulator's: same seed, same θ0 */
 #define S_BATCH_PER_WAKE 256            /* messages handled per poll wake-up */
 #define S_CKPT_MAGIC "FASGDCK1"
+#define S_CONTROL_MAXMSG 4096           /* a control request is one short word */
+#define S_CONTROL_PER_WAKE 8            /* control requests handled per poll wake-up */
+#define S_CONTROL_HWM 16                /* control messages queued per peer and direction */
+#define S_TAU_BUCKETS 12                /* 0, 1, 2-3, 4-7, ..., 512-1023, 1024+ */
+#define S_WINDOW_SAMPLES 11             /* a sample a second: rates over the last 10 s */
 
 static const char *const s_log_levels [] = { "error", "warn", "notice", "info", "debug", NULL };
 
@@ -37,6 +46,8 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "ZeroMQ endpoint of the push socket (JOIN, PUSH, HEARTBEAT, LEAVE)"),
     FASGD_CFG_KEY_STRING ("fetch_endpoint", fasgd_server_cfg_t, fetch_endpoint, 0, "tcp://*:5556",
         "ZeroMQ endpoint of the fetch socket (FETCH)"),
+    FASGD_CFG_KEY_STRING ("control_endpoint", fasgd_server_cfg_t, control_endpoint, 0, "tcp://127.0.0.1:5557",
+        "ZeroMQ endpoint of the control socket (STATUS, CHECKPOINT: fasgd-ctl); empty: none"),
     FASGD_CFG_KEY_U64 ("seed", fasgd_server_cfg_t, seed, 0, 0, "1", "seed of the initial parameters"),
     FASGD_CFG_KEY_INT ("clients", fasgd_server_cfg_t, clients, 1, 1000000, "16",
         "clients expected: softsync updates every floor(clients/n) gradients"),
@@ -64,6 +75,9 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "a one-line status every this many seconds (0: off)"),
     FASGD_CFG_KEY_U64 ("limits.cache_bytes", fasgd_server_cfg_t, max_cache_bytes, 0, 1e15, "4294967296",
         "memory for resend-last gradient caches, all clients together; past it JOIN is refused"),
+    FASGD_CFG_KEY_DOUBLE ("limits.bandwidth", fasgd_server_cfg_t, bandwidth, 0, 1e15, 0, "0",
+        "bytes/s the server's link may carry, in and out together: STATUS estimates how many more "
+        "clients fit (0: no budget)"),
     FASGD_CFG_KEY_ENUM ("log.level", fasgd_server_cfg_t, log_level, s_log_levels, "notice",
         "error, warn, notice, info or debug"),
     FASGD_CFG_KEY_BOOL ("log.syslog", fasgd_server_cfg_t, log_syslog, "false",
@@ -84,7 +98,7 @@ typedef struct {
     uint32_t id;
     char name [64];
     int64_t joined_ms, last_seen_ms;
-    uint64_t pushes, repeats, fetches;
+    uint64_t pushes, repeats, fetches, not_modified;
     uint64_t last_tau;
     int has_pushed;
     float *last;                        /* resend-last cache */
@@ -98,12 +112,20 @@ typedef struct {
     uint64_t bytes_in, bytes_out;
     double tau_sum;
     uint64_t tau_count, tau_max;
+    uint64_t tau_hist [S_TAU_BUCKETS];  /* applied gradients by τ, bucket k ≥ 1: 2^(k-1) ≤ τ < 2^k */
 } s_stats_t;
+
+/*  The counters at one moment, for rates over a recent window.  */
+typedef struct {
+    int64_t ms;
+    uint64_t T;
+    s_stats_t st;
+} s_sample_t;
 
 struct fasgd_server_t {
     fasgd_server_cfg_t cfg;
-    zsock_t *push, *fetch;
-    char push_ep [256], fetch_ep [256];
+    zsock_t *push, *fetch, *control;   /* control: NULL when disabled */
+    char push_ep [256], fetch_ep [256], control_ep [256];
     fasgd_model_t *model;
     fasgd_rule_t *rule;
     size_t n;
@@ -127,6 +149,10 @@ struct fasgd_server_t {
     s_stats_t st, st_last;              /* st_last: at the last status line */
     int64_t started_ms, last_status_ms, last_ckpt_ms, last_expiry_ms;
     uint64_t last_ckpt_T;
+    int ckpt_written;                   /* one written by this process */
+    s_sample_t window [S_WINDOW_SAMPLES];   /* a ring, oldest at window_next once full */
+    int window_next, window_count;
+    int64_t last_sample_ms;
     volatile sig_atomic_t stopping;
 
     /*  The evaluator.  */
@@ -139,6 +165,9 @@ struct fasgd_server_t {
     size_t eval_clients;
     int eval_quit;
     double last_error, last_nll;
+    int eval_done;                      /* last_error and last_nll hold a result */
+    uint64_t eval_done_T;               /* the timestamp of the parameters evaluated */
+    int64_t eval_done_ms;
     FILE *csv;
 };
 
@@ -277,6 +306,15 @@ s_reply_ack (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_
     s_reply (self, sock, identity, &h, NULL, 0, NULL);
 }
 
+/*  The histogram bucket of τ: 0 for 0, k for 2^(k-1) ≤ τ < 2^k, the
+    last for everything from 1024 on.  */
+static int
+s_tau_bucket (uint64_t tau)
+{
+    int k = tau ? 64 - __builtin_clzll (tau) : 0;
+    return k < S_TAU_BUCKETS - 1 ? k : S_TAU_BUCKETS - 1;
+}
+
 /* ------------------------------------------------------------------ */
 /*  Registry                                                            */
 
@@ -362,6 +400,9 @@ s_eval_main (void *arg)
         pthread_mutex_lock (&self->eval_lock);
         self->last_error = err;
         self->last_nll = nll;
+        self->eval_done = 1;
+        self->eval_done_T = snap->ts;
+        self->eval_done_ms = s_now_ms ();
         s_csv_row (self, snap->ts, err, nll);
         fasgd_log_info ("T=%llu validation error %.4f nll %.4f", (unsigned long long) snap->ts, err, nll);
         self->eval_snap = NULL;
@@ -417,43 +458,59 @@ s_write_all (int fd, const void *buf, size_t len)
 }
 
 /*  Writes θ, T and the rule's state: to a temporary file, fsync, rename,
-    so a crash leaves the previous checkpoint whole.  */
+    so a crash leaves the previous checkpoint whole. On failure returns -1
+    with the cause in err (when given), after logging it.  */
 static int
-s_checkpoint (fasgd_server_t *self)
+s_checkpoint_write (fasgd_server_t *self, char *err, size_t errlen)
 {
-    if (!*self->cfg.checkpoint)
-        return 0;
     char tmp [FASGD_PATH_LEN + 16];
     snprintf (tmp, sizeof tmp, "%s.tmp", self->cfg.checkpoint);
     int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
-        fasgd_log_error ("checkpoint: cannot write %s: %s", tmp, strerror (errno));
+        int e = errno;
+        fasgd_log_error ("checkpoint: cannot write %s: %s", tmp, strerror (e));
+        if (err)
+            snprintf (err, errlen, "cannot write %s: %s", tmp, strerror (e));
         return -1;
     }
     size_t state_len = fasgd_rule_state_size (self->rule);
-    void *state = malloc (state_len);
+    void *state = malloc (state_len ? state_len : 1);
     uint64_t head [4] = { self->T, self->n, state_len, (uint64_t) self->cfg.rule.name };
-    int rc = state ? 0 : -1;
-    if (rc == 0) {
+    int e = state ? 0 : ENOMEM;
+    if (e == 0) {
         fasgd_rule_state_get (self->rule, state);
-        rc = s_write_all (fd, S_CKPT_MAGIC, 8) || s_write_all (fd, head, sizeof head)
-             || s_write_all (fd, self->theta, self->n * sizeof (float))
-             || s_write_all (fd, state, state_len) || fsync (fd) ? -1 : 0;
+        errno = 0;
+        if (s_write_all (fd, S_CKPT_MAGIC, 8) || s_write_all (fd, head, sizeof head)
+            || s_write_all (fd, self->theta, self->n * sizeof (float))
+            || s_write_all (fd, state, state_len) || fsync (fd))
+            e = errno ? errno : EIO;
     }
     free (state);
-    if (close (fd) != 0)
-        rc = -1;
-    if (rc == 0 && rename (tmp, self->cfg.checkpoint) != 0)
-        rc = -1;
-    if (rc != 0) {
-        fasgd_log_error ("checkpoint: writing %s failed: %s", self->cfg.checkpoint, strerror (errno));
+    if (close (fd) != 0 && e == 0)
+        e = errno;
+    if (e == 0 && rename (tmp, self->cfg.checkpoint) != 0)
+        e = errno;
+    if (e != 0) {
+        fasgd_log_error ("checkpoint: writing %s failed: %s", self->cfg.checkpoint, strerror (e));
+        if (err)
+            snprintf (err, errlen, "writing %s failed: %s", self->cfg.checkpoint, strerror (e));
         unlink (tmp);
         return -1;
     }
     self->last_ckpt_T = self->T;
     self->last_ckpt_ms = s_now_ms ();
+    self->ckpt_written = 1;
     fasgd_log_info ("checkpoint written at T=%llu", (unsigned long long) self->T);
     return 0;
+}
+
+/*  A checkpoint when checkpoint.file names one; 0 when it names none.  */
+static int
+s_checkpoint (fasgd_server_t *self)
+{
+    if (!*self->cfg.checkpoint)
+        return 0;
+    return s_checkpoint_write (self, NULL, 0);
 }
 
 static int
@@ -569,6 +626,7 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
     self->st.tau_count++;
     if (tau > self->st.tau_max)
         self->st.tau_max = tau;
+    self->st.tau_hist [s_tau_bucket (tau)]++;
     if (rc == 1) {
         self->T++;
         if (self->T % (uint64_t) self->cfg.eval_every == 0)
@@ -638,6 +696,7 @@ s_on_fetch (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_h
     };
     if ((req->flags & FASGD_PROTO_FLAG_IF_NEWER) && req->timestamp == self->T) {
         self->st.not_modified++;
+        c->not_modified++;
         h.status = FASGD_STATUS_NOT_MODIFIED;
         s_reply (self, sock, identity, &h, NULL, 0, NULL);
         return;
@@ -788,6 +847,276 @@ done:
 }
 
 /* ------------------------------------------------------------------ */
+/*  The control socket (PROTOCOL.md, "The control protocol")            */
+
+/*  A growing text buffer for replies. On out of memory it keeps what it
+    has and says so in failed.  */
+typedef struct {
+    char *data;
+    size_t len, cap;
+    int failed;
+} s_text_t;
+
+static void
+s_text_add (s_text_t *t, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static void
+s_text_add (s_text_t *t, const char *fmt, ...)
+{
+    if (t->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start (ap, fmt);
+        int k = t->data ? vsnprintf (t->data + t->len, t->cap - t->len, fmt, ap) : 0;
+        va_end (ap);
+        if (k < 0) {
+            t->failed = 1;
+            return;
+        }
+        if (t->data && t->len + (size_t) k < t->cap) {
+            t->len += (size_t) k;
+            return;
+        }
+        size_t cap = t->cap ? t->cap * 2 : 4096;
+        while (cap < t->len + (size_t) k + 1)
+            cap *= 2;
+        char *grown = realloc (t->data, cap);
+        if (!grown) {
+            t->failed = 1;
+            return;
+        }
+        t->data = grown;
+        t->cap = cap;
+    }
+}
+
+/*  Keeps the counters of now in the window's ring, a sample a second.  */
+static void
+s_window_sample (fasgd_server_t *self, int64_t now)
+{
+    s_sample_t *s = &self->window [self->window_next];
+    s->ms = now;
+    s->T = self->T;
+    s->st = self->st;
+    self->window_next = (self->window_next + 1) % S_WINDOW_SAMPLES;
+    if (self->window_count < S_WINDOW_SAMPLES)
+        self->window_count++;
+    self->last_sample_ms = now;
+}
+
+static const s_sample_t *
+s_window_oldest (const fasgd_server_t *self)
+{
+    return &self->window [self->window_count < S_WINDOW_SAMPLES ? 0 : self->window_next];
+}
+
+static double
+s_ratio (uint64_t part, uint64_t whole)
+{
+    return whole ? (double) part / (double) whole : 0.0;
+}
+
+static double
+s_wall_seconds (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/*  The STATUS reply: every key is specified in PROTOCOL.md.  */
+static void
+s_control_status (fasgd_server_t *self, s_text_t *t)
+{
+    int64_t now = s_now_ms ();
+    const s_stats_t *a = &self->st;
+    const s_sample_t *old = s_window_oldest (self);
+    const s_stats_t *b = &old->st;
+    double secs = (double) (now - old->ms) / 1000.0;
+    double per_s = secs > 0 ? 1.0 / secs : 0.0;
+    uint64_t d_push = a->pushes - b->pushes, d_rep = a->repeats - b->repeats;
+    uint64_t d_fetch = a->fetches - b->fetches, d_nm = a->not_modified - b->not_modified;
+    uint64_t d_taus = a->tau_count - b->tau_count;
+    double in_rate = (double) (a->bytes_in - b->bytes_in) * per_s;
+    double out_rate = (double) (a->bytes_out - b->bytes_out) * per_s;
+    s_text_add (t, "status=200\nprotocol=%u\nversion=%s\ntime=%.3f\nuptime_s=%.3f\nT=%llu\nrule=%s\nvbar=%.9g\n",
+                FASGD_PROTO_VERSION, PACKAGE_VERSION, s_wall_seconds (),
+                (double) (now - self->started_ms) / 1000.0, (unsigned long long) self->T,
+                fasgd_rule_kind_name (self->cfg.rule.name), fasgd_rule_vbar (self->rule));
+    s_text_add (t, "clients=%zu\njoins=%llu\nleaves=%llu\nexpired=%llu\nrefused=%llu\n", self->live,
+                (unsigned long long) a->joins, (unsigned long long) a->leaves,
+                (unsigned long long) a->expired,
+                (unsigned long long) (a->malformed + a->unknown + a->conflict + a->nonfinite + a->version
+                                      + a->refused));
+    s_text_add (t, "window_s=%.3f\nupdate_rate=%.3f\npush_rate=%.3f\nrepeat_rate=%.3f\nfetch_rate=%.3f\n"
+                "not_modified_rate=%.3f\n", secs, (double) (self->T - old->T) * per_s,
+                (double) d_push * per_s, (double) d_rep * per_s, (double) d_fetch * per_s,
+                (double) d_nm * per_s);
+    s_text_add (t, "pushes=%llu\nrepeats=%llu\nbuffered=%llu\nfetches=%llu\nnot_modified=%llu\nheartbeats=%llu\n",
+                (unsigned long long) a->pushes, (unsigned long long) a->repeats,
+                (unsigned long long) a->buffered, (unsigned long long) a->fetches,
+                (unsigned long long) a->not_modified, (unsigned long long) a->heartbeats);
+    s_text_add (t, "push_repeat_ratio=%.4f\nfetch_not_modified_ratio=%.4f\n", s_ratio (d_rep, d_push + d_rep),
+                s_ratio (d_nm, d_fetch + d_nm));
+    s_text_add (t, "bytes_in_rate=%.0f\nbytes_out_rate=%.0f\nbytes_in=%llu\nbytes_out=%llu\n", in_rate, out_rate,
+                (unsigned long long) a->bytes_in, (unsigned long long) a->bytes_out);
+    s_text_add (t, "tau_mean=%.3f\ntau_max=%llu\n", d_taus ? (a->tau_sum - b->tau_sum) / (double) d_taus : 0.0,
+                (unsigned long long) a->tau_max);
+    for (int k = 0; k < S_TAU_BUCKETS; k++) {
+        unsigned long long lo = k ? 1ull << (k - 1) : 0;
+        if (k == 0 || k == 1)
+            s_text_add (t, "tau.%llu=", lo);
+        else if (k == S_TAU_BUCKETS - 1)
+            s_text_add (t, "tau.%llu+=", lo);
+        else
+            s_text_add (t, "tau.%llu-%llu=", lo, 2 * lo - 1);
+        s_text_add (t, "%llu\n", (unsigned long long) a->tau_hist [k]);
+    }
+    pthread_mutex_lock (&self->eval_lock);
+    int have_eval = self->eval_done;
+    double err = self->last_error, nll = self->last_nll;
+    uint64_t eval_T = self->eval_done_T;
+    int64_t eval_ms = self->eval_done_ms;
+    pthread_mutex_unlock (&self->eval_lock);
+    if (have_eval)
+        s_text_add (t, "val_error=%.6g\nval_nll=%.6g\nval_T=%llu\nval_age_s=%.3f\n", err, nll,
+                    (unsigned long long) eval_T, (double) (now - eval_ms) / 1000.0);
+    if (*self->cfg.checkpoint) {
+        s_text_add (t, "checkpoint_file=%s\n", self->cfg.checkpoint);
+        if (self->ckpt_written)
+            s_text_add (t, "checkpoint_T=%llu\ncheckpoint_age_s=%.3f\n", (unsigned long long) self->last_ckpt_T,
+                        (double) (now - self->last_ckpt_ms) / 1000.0);
+    }
+    if (self->cfg.bandwidth > 0) {
+        double used = in_rate + out_rate;
+        s_text_add (t, "bandwidth_budget=%.0f\nbandwidth_used=%.0f\nbandwidth_used_ratio=%.4f\n",
+                    self->cfg.bandwidth, used, used / self->cfg.bandwidth);
+        if (self->live > 0 && used > 0) {
+            double per_client = used / (double) self->live;
+            double room = used >= self->cfg.bandwidth ? 0.0 : floor ((self->cfg.bandwidth - used) / per_client);
+            s_text_add (t, "bandwidth_per_client=%.0f\nmore_clients=%.0f\n", per_client, room);
+        }
+    }
+    for (uint32_t i = 0; i < self->next_id; i++) {
+        const s_client_t *c = self->clients [i];
+        if (!c)
+            continue;
+        s_text_add (t, "client.%u.name=%s\nclient.%u.connected_s=%.3f\nclient.%u.idle_s=%.3f\n"
+                    "client.%u.pushes=%llu\nclient.%u.repeats=%llu\nclient.%u.fetches=%llu\n"
+                    "client.%u.not_modified=%llu\n",
+                    c->id, c->name, c->id, (double) (now - c->joined_ms) / 1000.0,
+                    c->id, (double) (now - c->last_seen_ms) / 1000.0,
+                    c->id, (unsigned long long) c->pushes, c->id, (unsigned long long) c->repeats,
+                    c->id, (unsigned long long) c->fetches, c->id, (unsigned long long) c->not_modified);
+        if (c->has_pushed)
+            s_text_add (t, "client.%u.last_tau=%llu\n", c->id, (unsigned long long) c->last_tau);
+    }
+}
+
+static void
+s_control_checkpoint (fasgd_server_t *self, s_text_t *t)
+{
+    if (!*self->cfg.checkpoint) {
+        s_text_add (t, "status=409\nerror=checkpoint.file is empty: this server writes no checkpoints\n");
+        return;
+    }
+    char err [FASGD_PATH_LEN + 128];
+    int64_t t0 = s_now_ms ();
+    if (s_checkpoint_write (self, err, sizeof err) != 0) {
+        s_text_add (t, "status=500\nerror=%s\n", err);
+        return;
+    }
+    fasgd_log_notice ("checkpoint written to %s at T=%llu on request", self->cfg.checkpoint,
+                      (unsigned long long) self->T);
+    s_text_add (t, "status=200\nfile=%s\nT=%llu\ntime=%.3f\nseconds=%.3f\n", self->cfg.checkpoint,
+                (unsigned long long) self->T, s_wall_seconds (), (double) (s_now_ms () - t0) / 1000.0);
+}
+
+/*  Reads one control request and answers it. Returns 0, or -1 when there
+    was nothing to read. Whatever arrives gets a reply or is dropped:
+    nothing a peer sends here can stop the server.  */
+static int
+s_control_handle (fasgd_server_t *self)
+{
+    void *sock = zsock_resolve (self->control);
+    zmq_msg_t parts [3];
+    int nparts = 0, more = 1, extra = 0;
+    while (more) {
+        zmq_msg_t m;
+        zmq_msg_init (&m);
+        if (zmq_msg_recv (&m, sock, nparts == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+            zmq_msg_close (&m);
+            if (nparts == 0)
+                return -1;
+            break;
+        }
+        more = zmq_msg_more (&m);
+        if (nparts < 3)
+            parts [nparts++] = m;
+        else {
+            zmq_msg_close (&m);
+            extra = 1;
+        }
+    }
+    /*  REQ puts an empty delimiter before its request; DEALER need not.
+        A lone empty frame is an empty request, not an envelope.  */
+    int delimited = nparts >= 3 && zmq_msg_size (&parts [1]) == 0;
+    int at = delimited ? 2 : 1;
+    s_text_t t = { NULL, 0, 0, 0 };
+    if (nparts < 1)
+        goto done;
+    if (extra || nparts != at + 1)
+        s_text_add (&t, "status=400\nerror=a request is one frame: STATUS or CHECKPOINT\n");
+    else {
+        const char *cmd = zmq_msg_data (&parts [at]);
+        size_t len = zmq_msg_size (&parts [at]);
+        while (len > 0 && (cmd [len - 1] == '\n' || cmd [len - 1] == '\r' || cmd [len - 1] == ' '
+                           || cmd [len - 1] == '\t'))
+            len--;
+        if (len == 6 && strncasecmp (cmd, "STATUS", 6) == 0)
+            s_control_status (self, &t);
+        else if (len == 10 && strncasecmp (cmd, "CHECKPOINT", 10) == 0)
+            s_control_checkpoint (self, &t);
+        else if (len == 0)
+            s_text_add (&t, "status=400\nerror=empty request: STATUS or CHECKPOINT\n");
+        else {
+            char shown [40];
+            size_t k = 0;
+            for (size_t i = 0; i < len && k < 32; i++)
+                shown [k++] = (cmd [i] >= 32 && cmd [i] < 127) ? cmd [i] : '?';
+            shown [k] = 0;
+            s_text_add (&t, "status=400\nerror=unknown command '%s%s': STATUS or CHECKPOINT\n", shown,
+                        len > k ? "..." : "");
+        }
+    }
+    const char *body = t.data;
+    size_t body_len = t.len;
+    if (t.failed || !body) {
+        body = "status=500\nerror=out of memory\n";
+        body_len = strlen (body);
+    }
+    zmq_msg_t id, delim, reply;
+    zmq_msg_init (&id);
+    zmq_msg_copy (&id, &parts [0]);
+    zmq_msg_init (&delim);
+    zmq_msg_init_size (&reply, body_len);
+    memcpy (zmq_msg_data (&reply), body, body_len);
+    if (zmq_msg_send (&id, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || (delimited && zmq_msg_send (&delim, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+        || zmq_msg_send (&reply, sock, ZMQ_DONTWAIT) < 0)
+        fasgd_log_debug ("control: reply dropped: %s", zmq_strerror (zmq_errno ()));
+    zmq_msg_close (&id);
+    zmq_msg_close (&delim);
+    zmq_msg_close (&reply);
+done:
+    free (t.data);
+    for (int i = 0; i < nparts; i++)
+        zmq_msg_close (&parts [i]);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /*  Life cycle                                                          */
 
 static void
@@ -798,11 +1127,12 @@ s_status (fasgd_server_t *self, int64_t now)
         return;
     const s_stats_t *a = &self->st, *b = &self->st_last;
     uint64_t taus = a->tau_count - b->tau_count;
-    fasgd_log_notice ("T=%llu clients=%zu push/s=%.1f repeat/s=%.1f fetch/s=%.1f in=%.2f MB/s out=%.2f MB/s "
-                      "mean-tau=%.2f vbar=%.4g val-error=%.4f",
+    fasgd_log_notice ("T=%llu clients=%zu push/s=%.1f repeat/s=%.1f fetch/s=%.1f 304/s=%.1f "
+                      "in=%.2f MB/s out=%.2f MB/s mean-tau=%.2f vbar=%.4g val-error=%.4f",
                       (unsigned long long) self->T, self->live, (double) (a->pushes - b->pushes) / secs,
                       (double) (a->repeats - b->repeats) / secs,
                       (double) (a->fetches - b->fetches) / secs,
+                      (double) (a->not_modified - b->not_modified) / secs,
                       (double) (a->bytes_in - b->bytes_in) / secs / 1e6,
                       (double) (a->bytes_out - b->bytes_out) / secs / 1e6,
                       taus ? (a->tau_sum - b->tau_sum) / (double) taus : 0.0,
@@ -937,6 +1267,15 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
     if (!(self->push = s_bind (cfg->push_endpoint, maxmsg, self->push_ep, sizeof self->push_ep))
         || !(self->fetch = s_bind (cfg->fetch_endpoint, 4096, self->fetch_ep, sizeof self->fetch_ep)))
         goto fail;
+    if (*cfg->control_endpoint) {
+        if (!(self->control = s_bind (cfg->control_endpoint, S_CONTROL_MAXMSG, self->control_ep,
+                                      sizeof self->control_ep)))
+            goto fail;
+        /*  A peer that asks and never reads must not pile up replies:
+            each STATUS may be large (a line per client).  */
+        zsock_set_sndhwm (self->control, S_CONTROL_HWM);
+        zsock_set_rcvhwm (self->control, S_CONTROL_HWM);
+    }
     if (self->valid) {
         if (pthread_create (&self->eval_thread, NULL, s_eval_main, self) != 0) {
             fasgd_log_error ("cannot start the evaluation thread");
@@ -945,6 +1284,7 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
         self->eval_quit = 0;
     }
     self->started_ms = self->last_status_ms = self->last_ckpt_ms = self->last_expiry_ms = s_now_ms ();
+    s_window_sample (self, self->started_ms);
     return self;
 fail:
     fasgd_server_destroy (&self);
@@ -971,6 +1311,7 @@ fasgd_server_destroy (fasgd_server_t **self_p)
     /*  Closing the sockets lets ZeroMQ release the snapshots of unsent replies.  */
     zsock_destroy (&self->push);
     zsock_destroy (&self->fetch);
+    zsock_destroy (&self->control);
     s_snap_release (self->current);
     while (self->free_snaps) {
         s_snap_t *next = self->free_snaps->next_free;
@@ -1004,6 +1345,12 @@ fasgd_server_fetch_endpoint (const fasgd_server_t *self)
     return self->fetch_ep;
 }
 
+const char *
+fasgd_server_control_endpoint (const fasgd_server_t *self)
+{
+    return self->control ? self->control_ep : "";
+}
+
 void
 fasgd_server_stop (fasgd_server_t *self)
 {
@@ -1014,16 +1361,19 @@ int
 fasgd_server_run (fasgd_server_t *self)
 {
     void *push = zsock_resolve (self->push), *fetch = zsock_resolve (self->fetch);
-    zmq_pollitem_t items [2] = {
+    zmq_pollitem_t items [3] = {
         { push, 0, ZMQ_POLLIN, 0 },
-        { fetch, 0, ZMQ_POLLIN, 0 }
+        { fetch, 0, ZMQ_POLLIN, 0 },
+        { self->control ? zsock_resolve (self->control) : NULL, 0, ZMQ_POLLIN, 0 }
     };
-    fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s", self->n,
-                      fasgd_rule_kind_name (self->cfg.rule.name), self->push_ep, self->fetch_ep);
+    int nitems = self->control ? 3 : 2;
+    fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s, control %s", self->n,
+                      fasgd_rule_kind_name (self->cfg.rule.name), self->push_ep, self->fetch_ep,
+                      self->control ? self->control_ep : "off");
     if (self->valid)
         s_eval_maybe (self);            /* the starting point */
     while (!self->stopping) {
-        int rc = zmq_poll (items, 2, 100);
+        int rc = zmq_poll (items, nitems, 100);
         if (rc < 0 && zmq_errno () != EINTR) {
             fasgd_log_error ("poll: %s", zmq_strerror (zmq_errno ()));
             break;
@@ -1034,6 +1384,11 @@ fasgd_server_run (fasgd_server_t *self)
         for (int k = 0; k < S_BATCH_PER_WAKE && s_handle (self, push, 0) == 0; k++)
             ;
         int64_t now = s_now_ms ();
+        if (now - self->last_sample_ms >= 1000)
+            s_window_sample (self, now);
+        /*  Control last and few at a time: training traffic comes first.  */
+        for (int k = 0; self->control && k < S_CONTROL_PER_WAKE && s_control_handle (self) == 0; k++)
+            ;
         if (now - self->last_expiry_ms >= 250) {
             s_expire (self, now);
             self->last_expiry_ms = now;

@@ -1,8 +1,9 @@
 /*  server: the fasgd-server engine. Holds θ, applies pushed gradients with
     the configured rule (common/rules.c, the same code the simulator runs),
     answers fetches from shared immutable snapshots, keeps the client
-    registry, evaluates on a validation set in its own thread, and
-    checkpoints.  */
+    registry, evaluates on a validation set in its own thread, checkpoints,
+    and answers STATUS and CHECKPOINT on its control socket (the control
+    protocol of proto/PROTOCOL.md, spoken by fasgd-ctl).  */
 #ifndef FASGD_SERVER_H_INCLUDED
 #define FASGD_SERVER_H_INCLUDED
 
@@ -15,6 +16,7 @@
 typedef struct {
     char push_endpoint [256];
     char fetch_endpoint [256];
+    char control_endpoint [256];    /* STATUS and CHECKPOINT; empty: none */
     uint64_t seed;
     int clients;                    /* λ expected: softsync's group size */
     fasgd_model_cfg_t model;
@@ -31,6 +33,7 @@ typedef struct {
     int expiry_ms;
     double status_seconds;          /* a status log line this often; 0 off */
     uint64_t max_cache_bytes;       /* resend-last caches, all clients together */
+    double bandwidth;               /* bytes/s the server's link may carry; 0: no budget */
     int log_level;
     int log_syslog;
 } fasgd_server_cfg_t;
@@ -47,6 +50,8 @@ void fasgd_server_destroy (fasgd_server_t **self_p);
 /*  The endpoints actually bound (ephemeral ports resolved).  */
 const char *fasgd_server_push_endpoint (const fasgd_server_t *self);
 const char *fasgd_server_fetch_endpoint (const fasgd_server_t *self);
+/*  "" when control_endpoint is empty (no control socket).  */
+const char *fasgd_server_control_endpoint (const fasgd_server_t *self);
 
 /*  Serves until fasgd_server_stop (from a signal handler: it only sets a
     flag), then checkpoints and returns 0.  */

@@ -32,6 +32,7 @@ fi
 cat > "$tmp/server.yaml" <<YAML
 push_endpoint: tcp://127.0.0.1:*
 fetch_endpoint: tcp://127.0.0.1:*
+control_endpoint: tcp://127.0.0.1:*
 clients: 4
 rule: {name: fasgd, lr: 0.005}
 data: {dir: "$data"}

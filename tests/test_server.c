@@ -19,7 +19,7 @@
 typedef struct {
     pid_t pid;
     char dir [64];
-    char push [256], fetch [256];
+    char push [256], fetch [256], control [256];
 } server_t;
 
 static void
@@ -35,6 +35,7 @@ s_start (server_t *s, const char *extra_set)
     ck_assert_ptr_nonnull (f);
     fputs ("push_endpoint: tcp://127.0.0.1:*\n"
            "fetch_endpoint: tcp://127.0.0.1:*\n"
+           "control_endpoint: tcp://127.0.0.1:*\n"
            "model: {sizes: [20, 8, 4]}\n"
            "rule: {name: asgd, lr: 0.5}\n"
            "gates: {push: {gate: bfasgd, c: 0.1}}\n"
@@ -59,9 +60,9 @@ s_start (server_t *s, const char *extra_set)
     for (int i = 0; i < 1000; i++) {
         FILE *p = fopen (port, "r");
         if (p) {
-            int got = fscanf (p, "push=%255s\nfetch=%255s\n", s->push, s->fetch);
+            int got = fscanf (p, "push=%255s\nfetch=%255s\ncontrol=%255s\n", s->push, s->fetch, s->control);
             fclose (p);
-            if (got == 2)
+            if (got == 3)
                 return;
         }
         int status;
@@ -379,6 +380,306 @@ START_TEST (test_bad_config_and_bind)
 }
 END_TEST
 
+/*  Sends a control request of nframes frames (after REQ's delimiter when
+    req is set) and returns the reply text (the caller frees it), or NULL
+    when none came within 2 s.  */
+static char *
+s_control (const char *endpoint, int req, const char *const *frames, const size_t *lens, int nframes)
+{
+    zsock_t *sock = zsock_new (req ? ZMQ_REQ : ZMQ_DEALER);
+    ck_assert_ptr_nonnull (sock);
+    zsock_set_linger (sock, 0);
+    zsock_set_rcvtimeo (sock, 2000);
+    ck_assert_int_eq (zsock_connect (sock, "%s", endpoint), 0);
+    zmsg_t *m = zmsg_new ();
+    for (int i = 0; i < nframes; i++)
+        zmsg_addmem (m, frames [i], lens [i]);
+    ck_assert_int_eq (zmsg_send (&m, sock), 0);
+    zmsg_t *r = zmsg_recv (sock);
+    char *text = NULL;
+    if (r) {
+        ck_assert_int_eq ((int) zmsg_size (r), 1);
+        text = zmsg_popstr (r);
+        zmsg_destroy (&r);
+    }
+    zsock_destroy (&sock);
+    return text;
+}
+
+static char *
+s_control_cmd (const char *endpoint, const char *cmd)
+{
+    size_t len = strlen (cmd);
+    return s_control (endpoint, 0, &cmd, &len, 1);
+}
+
+/*  1 when text has no byte outside printable ASCII but its newlines.  */
+static int
+s_printable (const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *) text; *p; p++)
+        if (*p != '\n' && (*p < 32 || *p > 126))
+            return 0;
+    return 1;
+}
+
+START_TEST (test_control_status_and_garbage)
+{
+    server_t s;
+    s_start (&s, NULL);
+    zsock_t *push = s_connect (s.push);
+    uint32_t id = s_join (push);
+    float g [D];
+    memset (g, 0, sizeof g);
+    g [3] = 0.25f;
+    fasgd_header_t h, r;
+    /*  Two gradients computed on θ at 0: τ = 0, then τ = 1.  */
+    for (uint32_t k = 0; k < 2; k++) {
+        h = s_req (FASGD_MSG_PUSH, id, 2 + k, 0);
+        s_send (push, &h, g, sizeof g);
+        s_recv (push, &r, NULL, 0);
+        ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    }
+
+    char *text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=200\nprotocol=1\n", 22) == 0, "%s", text);
+    const char *want [] = { "\nT=2\n", "\nrule=asgd\n", "\nclients=1\n", "\npushes=2\n", "\nrepeats=0\n",
+                            "\ntau.0=1\ntau.1=1\ntau.2-3=0\n", "\ntau.1024+=0\n", "\ntau_max=1\n",
+                            "\nclient.1.name=tester\n", "\nclient.1.pushes=2\n", "\nclient.1.last_tau=1\n",
+                            "\nrefused=0\n", NULL };
+    for (int i = 0; want [i]; i++)
+        ck_assert_msg (strstr (text, want [i]), "no '%s' in the STATUS reply:\n%s", want [i], text);
+    /*  No budget, no provisioning; no evaluation, no validation keys.  */
+    ck_assert_ptr_null (strstr (text, "bandwidth_"));
+    ck_assert_ptr_null (strstr (text, "more_clients"));
+    ck_assert_ptr_null (strstr (text, "val_error"));
+    free (text);
+
+    /*  REQ's envelope, lower case and a trailing newline.  */
+    const char *lower = "status\r\n";
+    size_t lower_len = strlen (lower);
+    text = s_control (s.control, 1, &lower, &lower_len, 1);
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=200\n", 11) == 0, "%s", text);
+    free (text);
+
+    /*  No checkpoint.file: 409 with a reason.  */
+    text = s_control_cmd (s.control, "CHECKPOINT");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=409\nerror=checkpoint.file is empty", 41) == 0, "%s", text);
+    free (text);
+
+    /*  Garbage of every shape gets a 400 and a printable reason.  */
+    text = s_control_cmd (s.control, "FROB");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=400\nerror=unknown command 'FROB'", 39) == 0, "%s", text);
+    free (text);
+    const char *binary = "\x1b[31m\xff\x01STATUS";
+    size_t binary_len = 13;
+    text = s_control (s.control, 0, &binary, &binary_len, 1);
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=400\n", 11) == 0 && s_printable (text), "%s", text);
+    free (text);
+    const char *empty = "";
+    size_t zero = 0;
+    text = s_control (s.control, 0, &empty, &zero, 1);
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=400\n", 11) == 0, "%s", text);
+    free (text);
+    const char *two [] = { "STATUS", "x" };
+    const size_t two_lens [] = { 6, 1 };
+    text = s_control (s.control, 0, two, two_lens, 2);
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=400\nerror=a request is one frame", 39) == 0, "%s", text);
+    free (text);
+    const char *many [] = { "STATUS", "a", "b", "c", "d" };
+    const size_t many_lens [] = { 6, 1, 1, 1, 1 };
+    text = s_control (s.control, 0, many, many_lens, 5);
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=400\n", 11) == 0, "%s", text);
+    free (text);
+    /*  A frame over 4 KiB: ZeroMQ drops the connection, nothing comes back.  */
+    char *big = malloc (100000);
+    ck_assert_ptr_nonnull (big);
+    memset (big, 'S', 100000);
+    const char *bigp = big;
+    size_t big_len = 100000;
+    text = s_control (s.control, 0, &bigp, &big_len, 1);
+    ck_assert_ptr_null (text);
+    free (big);
+
+    /*  Still answering, on both sides (the wait above outlasted the
+        400 ms expiry: join again).  */
+    text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=200\n", 11) == 0 && strstr (text, "\nT=2\n"), "%s", text);
+    free (text);
+    id = s_join (push);
+    h = s_req (FASGD_MSG_PUSH, id, 9, 2);
+    s_send (push, &h, g, sizeof g);
+    s_recv (push, &r, NULL, 0);
+    ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    ck_assert_uint_eq (r.timestamp, 3);
+
+    zsock_destroy (&push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+START_TEST (test_control_checkpoint_failure_and_budget)
+{
+    /*  A checkpoint file in a folder that does not exist: CHECKPOINT says
+        why, the server goes on, and its final checkpoint fails (exit 3).  */
+    server_t s;
+    s_start (&s, "checkpoint.file=/nonexistent-fasgd-dir/ckpt");
+    char *text = s_control_cmd (s.control, "checkpoint");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=500\nerror=cannot write /nonexistent-fasgd-dir/ckpt.tmp: ", 63) == 0,
+                   "%s", text);
+    free (text);
+    text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strstr (text, "\ncheckpoint_file=/nonexistent-fasgd-dir/ckpt\n"), "%s", text);
+    ck_assert_ptr_null (strstr (text, "checkpoint_T="));
+    free (text);
+    ck_assert_int_eq (s_stop (&s), 3);
+
+    /*  A bandwidth budget: its keys appear (no traffic yet: no estimate).  */
+    s_start (&s, "limits.bandwidth=1e6");
+    text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strstr (text, "\nbandwidth_budget=1000000\nbandwidth_used=0\n"), "%s", text);
+    ck_assert_ptr_null (strstr (text, "more_clients"));
+    free (text);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+START_TEST (test_control_disabled)
+{
+    /*  An empty control_endpoint: no socket, and no control= line.  */
+    server_t s;
+    snprintf (s.dir, sizeof s.dir, "/tmp/fasgd-test-server-XXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (s.dir));
+    const char *build = getenv ("FASGD_TOP_BUILDDIR");
+    char cmd [1024];
+    snprintf (cmd, sizeof cmd,
+              "cd '%s' && printf 'push_endpoint: tcp://127.0.0.1:*\\nfetch_endpoint: tcp://127.0.0.1:*\\n"
+              "control_endpoint: \"\"\\nmodel: {sizes: [20, 8, 4]}\\neval: {enabled: false}\\n' > s.yaml && "
+              "('%s/server/fasgd-server' -c s.yaml --port-file ports 2> log & echo $! > pid) && "
+              "i=0; while ! grep -q 'control off' log && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done; "
+              "kill $(cat pid); grep -q '^push=' ports && ! grep -q control ports && grep -q 'control off' log",
+              s.dir, build ? build : ".");
+    int st = system (cmd);
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s.dir);
+    ck_assert_int_eq (system (cmd), 0);
+    ck_assert_int_eq (WEXITSTATUS (st), 0);
+}
+END_TEST
+
+/*  Runs fasgd-ctl ARGS against a fake server that answers its request
+    with reply (len bytes; none when NULL); stdout and stderr go to
+    out and err. Returns fasgd-ctl's exit status.  */
+static int
+s_ctl_vs_fake (const char *reply, size_t len, const char *args, const char *out, const char *err)
+{
+    zsock_t *fake = zsock_new_router ("tcp://127.0.0.1:*");
+    ck_assert_ptr_nonnull (fake);
+    zsock_set_rcvtimeo (fake, 5000);
+    const char *build = getenv ("FASGD_TOP_BUILDDIR");
+    char cmd [2048];
+    snprintf (cmd, sizeof cmd, "exec '%s/server/fasgd-ctl' -e '%s' %s > '%s' 2> '%s'", build ? build : ".",
+              zsock_endpoint (fake), args, out, err);
+    pid_t pid = fork ();
+    ck_assert_int_ge (pid, 0);
+    if (pid == 0) {
+        execl ("/bin/sh", "sh", "-c", cmd, (char *) NULL);
+        _exit (127);
+    }
+    zmsg_t *req = zmsg_recv (fake);
+    ck_assert_ptr_nonnull (req);
+    ck_assert_int_eq ((int) zmsg_size (req), 2);
+    zframe_t *id = zmsg_pop (req);
+    char *command = zmsg_popstr (req);
+    ck_assert_msg (!strcmp (command, "STATUS") || !strcmp (command, "CHECKPOINT"), "request '%s'", command);
+    free (command);
+    zmsg_destroy (&req);
+    if (reply) {
+        zmsg_t *rep = zmsg_new ();
+        zmsg_append (rep, &id);
+        zmsg_addmem (rep, reply, len);
+        ck_assert_int_eq (zmsg_send (&rep, fake), 0);
+    }
+    zframe_destroy (&id);
+    int status = 0;
+    ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+    zsock_destroy (&fake);
+    return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+START_TEST (test_ctl_against_a_fake_server)
+{
+    char dir [64] = "/tmp/fasgd-test-ctl-fake-XXXXXX";
+    ck_assert_ptr_nonnull (mkdtemp (dir));
+    char out [128], err [128], py [128], cmd [1024];
+    snprintf (out, sizeof out, "%s/out", dir);
+    snprintf (err, sizeof err, "%s/err", dir);
+    snprintf (py, sizeof py, "%s/check.py", dir);
+
+    /*  Quotes, backslashes, control characters, invalid UTF-8 (a lone
+        0xff, an encoded surrogate), nan, unknown keys, = in a value and a
+        client called 42: --json must still print valid JSON, text as
+        text.  */
+    static const char weird [] =
+        "status=200\nversion=1.0\"\\\x01\nrule=\xff\nvbar=nan\nT=5\nnew_key=a=b\n"
+        "client.7.name=42\nclient.7.pushes=3\nclient.9.name=\xc3\xa9\x1b[2J\xed\xa0\x80\n"
+        "tau.0=1\ntau.2-3=4\ntau.1024+=2\n";
+    ck_assert_int_eq (s_ctl_vs_fake (weird, sizeof weird - 1, "--json status", out, err), 0);
+    FILE *f = fopen (py, "w");
+    ck_assert_ptr_nonnull (f);
+    fputs ("import json, sys\n"
+           "j = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+           "c = j['per_client']\n"
+           "ok = (j['version'] == '1.0\"\\\\\\x01' and j['rule'] == '\\ufffd' and j['vbar'] is None\n"
+           "      and j['T'] == 5 and j['new_key'] == 'a=b' and j['endpoint'].startswith('tcp://')\n"
+           "      and c == [{'id': 7, 'name': '42', 'pushes': 3},\n"
+           "                {'id': 9, 'name': '\\u00e9\\x1b[2J\\ufffd\\ufffd\\ufffd'}]\n"
+           "      and j['tau_histogram'] == [{'bucket': '0', 'min': 0, 'max': 0, 'count': 1},\n"
+           "                                 {'bucket': '2-3', 'min': 2, 'max': 3, 'count': 4},\n"
+           "                                 {'bucket': '1024+', 'min': 1024, 'max': None, 'count': 2}])\n"
+           "sys.exit(0 if ok else 1)\n", f);
+    fclose (f);
+    snprintf (cmd, sizeof cmd, "python3 '%s' '%s' || { cat '%s' >&2; exit 1; }", py, out, out);
+    ck_assert_int_eq (system (cmd), 0);
+    /*  The text output shows no control character from the server.  */
+    ck_assert_int_eq (s_ctl_vs_fake (weird, sizeof weird - 1, "status", out, err), 0);
+    snprintf (cmd, sizeof cmd, "test -s '%s' && ! LC_ALL=C grep -q '[[:cntrl:]]' '%s'", out, out);
+    ck_assert_int_eq (system (cmd), 0);
+
+    /*  A refusal: exit 1 with the code and the reason.  */
+    static const char refused [] = "status=503\nerror=busy right now\n";
+    ck_assert_int_eq (s_ctl_vs_fake (refused, sizeof refused - 1, "checkpoint", out, err), 1);
+    snprintf (cmd, sizeof cmd, "grep -q 'refused CHECKPOINT: 503 busy right now' '%s'", err);
+    ck_assert_int_eq (system (cmd), 0);
+    /*  Not key=value, no status first, a NUL byte: malformed, exit 1.  */
+    static const char *const bad [] = { "status=200\nno equals sign\n", "T=5\nstatus=200\n", "status=2x\n" };
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq (s_ctl_vs_fake (bad [i], strlen (bad [i]), "status", out, err), 1);
+        snprintf (cmd, sizeof cmd, "grep -q 'malformed reply' '%s'", err);
+        ck_assert_int_eq (system (cmd), 0);
+    }
+    ck_assert_int_eq (s_ctl_vs_fake ("status=200\n\0x", 13, "status", out, err), 1);
+    /*  No reply: exit 3 once the timeout has passed.  */
+    int64_t t0 = zclock_mono ();
+    ck_assert_int_eq (s_ctl_vs_fake (NULL, 0, "--timeout-ms 300 status", out, err), 3);
+    ck_assert_int_lt (zclock_mono () - t0, 2500);
+
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
 static Suite *
 server_suite (void)
 {
@@ -389,6 +690,10 @@ server_suite (void)
     tcase_add_test (tc, test_refusals_leave_the_server_working);
     tcase_add_test (tc, test_silent_client_expires);
     tcase_add_test (tc, test_bad_config_and_bind);
+    tcase_add_test (tc, test_control_status_and_garbage);
+    tcase_add_test (tc, test_control_checkpoint_failure_and_budget);
+    tcase_add_test (tc, test_control_disabled);
+    tcase_add_test (tc, test_ctl_against_a_fake_server);
     suite_add_tcase (s, tc);
     return s;
 }

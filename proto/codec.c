@@ -468,7 +468,7 @@ s_parse_double (const char *s, size_t n, double *out)
 
 static int
 s_parse_tensors (const char *v, size_t n, fasgd_proto_tensor_t *tensors, int *ntensors,
-                 unsigned line, char *err, size_t errlen)
+                 const char *where, char *err, size_t errlen)
 {
     char shown [48];
     int count = 0;
@@ -482,16 +482,16 @@ s_parse_tensors (const char *v, size_t n, fasgd_proto_tensor_t *tensors, int *nt
         size_t len = comma ? (size_t) (comma - item) : n - pos;
         const char *colon = memchr (item, ':', len);
         if (count == FASGD_PROTO_MAX_TENSORS)
-            return fasgd_errbuf (err, errlen, "line %u: tensors: more than %d tensors",
-                                 line, FASGD_PROTO_MAX_TENSORS);
+            return fasgd_errbuf (err, errlen, "%s: more than %d tensors",
+                                 where, FASGD_PROTO_MAX_TENSORS);
         if (!colon)
-            return fasgd_errbuf (err, errlen, "line %u: tensors: \"%s\" is not name:SHAPE",
-                                 line, s_show (shown, sizeof shown, item, len));
+            return fasgd_errbuf (err, errlen, "%s: \"%s\" is not name:SHAPE",
+                                 where, s_show (shown, sizeof shown, item, len));
         size_t namelen = (size_t) (colon - item);
         if (!s_name_ok (item, namelen))
             return fasgd_errbuf (err, errlen,
-                                 "line %u: tensors: name \"%s\" must be 1..%zu of [A-Za-z0-9_.-]",
-                                 line, s_show (shown, sizeof shown, item, namelen),
+                                 "%s: name \"%s\" must be 1..%zu of [A-Za-z0-9_.-]",
+                                 where, s_show (shown, sizeof shown, item, namelen),
                                  sizeof tensors [0].name - 1);
         const char *dims = colon + 1;
         size_t dimslen = len - namelen - 1;
@@ -506,9 +506,9 @@ s_parse_tensors (const char *v, size_t n, fasgd_proto_tensor_t *tensors, int *nt
             if (t->ndim == FASGD_PROTO_MAX_DIMS
                 || s_parse_uint (d, dlen, UINT32_MAX, &dim) != 0 || dim == 0)
                 return fasgd_errbuf (err, errlen,
-                                     "line %u: tensors: \"%s\" must be a SHAPE: 1 to %d dimensions "
+                                     "%s: \"%s\" must be a SHAPE: 1 to %d dimensions "
                                      "separated by x, each 1..%" PRIu32,
-                                     line, s_show (shown, sizeof shown, dims, dimslen),
+                                     where, s_show (shown, sizeof shown, dims, dimslen),
                                      FASGD_PROTO_MAX_DIMS, UINT32_MAX);
             t->dims [t->ndim++] = (uint32_t) dim;
             if (!x)
@@ -519,8 +519,8 @@ s_parse_tensors (const char *v, size_t n, fasgd_proto_tensor_t *tensors, int *nt
         /*  A name picks out a view of θ, so two views may not share one.  */
         for (int i = 0; i < count; i++)
             if (strcmp (tensors [i].name, t->name) == 0)
-                return fasgd_errbuf (err, errlen, "line %u: tensors: \"%s\" appears twice",
-                                     line, t->name);
+                return fasgd_errbuf (err, errlen, "%s: \"%s\" appears twice",
+                                     where, t->name);
         count++;
         if (!comma)
             break;
@@ -601,8 +601,11 @@ s_parse_value (const s_desc_key_t *k, const char *v, size_t n, fasgd_proto_desc_
             memset (slot, 0, k->size);
             memcpy (slot, v, n);
             return 0;
-        case S_TENSORS:
-            return s_parse_tensors (v, n, d->tensors, &d->ntensors, line, err, errlen);
+        case S_TENSORS: {
+            char where [32];
+            snprintf (where, sizeof where, "line %u: tensors", line);
+            return s_parse_tensors (v, n, d->tensors, &d->ntensors, where, err, errlen);
+        }
     }
     return fasgd_errbuf (err, errlen, "line %u: %s has no parser", line, k->key);
 }
@@ -663,6 +666,17 @@ fasgd_proto_desc_decode (const char *text, size_t len, fasgd_proto_desc_t *d,
         return fasgd_errbuf (err, errlen, "tensors add up to %" PRIu64 " parameters, params=%" PRIu64,
                              sum, tmp.params);
     *d = tmp;
+    return 0;
+}
+
+int
+fasgd_proto_tensors_parse (const char *text, const char *where, fasgd_proto_tensor_t *tensors,
+                           int *ntensors, uint64_t *params, char *err, size_t errlen)
+{
+    if (s_parse_tensors (text, strlen (text), tensors, ntensors, where, err, errlen) != 0)
+        return -1;
+    if (s_tensors_sum (tensors, *ntensors, params) != 0)
+        return fasgd_errbuf (err, errlen, "%s: the tensors add up to more than 2^64 parameters", where);
     return 0;
 }
 

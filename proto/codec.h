@@ -76,6 +76,12 @@ const char *fasgd_proto_type_name (int type);       /* "JOIN", ..., "?" */
 const char *fasgd_proto_status_text (int status);   /* "malformed", ... */
 
 
+/*  Parses a tensor list as WELCOME's `tensors` value ("name:SHAPE,..."),
+    e.g. from a configuration; `where` begins each error message. Sets
+    *params to the total size. Returns 0, or -1 with the reason in err.  */
+int fasgd_proto_tensors_parse (const char *text, const char *where, fasgd_proto_tensor_t *tensors,
+                               int *ntensors, uint64_t *params, char *err, size_t errlen);
+
 /*  Writes the description as key=value lines; returns the length, or -1
     if it does not fit in len bytes.  */
 int fasgd_proto_desc_encode (const fasgd_proto_desc_t *d, char *buf, size_t len);

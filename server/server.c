@@ -14,6 +14,7 @@
 #include "server.h"
 
 #include "codec.h"
+#include "floats.h"
 #include "log.h"
 #include "rng.h"
 
@@ -31,6 +32,9 @@
 #include <unistd.h>
 
 #define S_STREAM_INIT 2                 /* the simulator's: same seed, same θ0 */
+/*  An external model's size: a gradient message of 4·D bytes stays
+    within what one ZeroMQ message and a size_t comfortably hold.  */
+#define S_EXTERNAL_MAX_PARAMS ((uint64_t) 1 << 30)
 #define S_BATCH_PER_WAKE 256            /* messages handled per poll wake-up */
 #define S_CKPT_MAGIC "FASGDCK1"
 #define S_CONTROL_MAXMSG 4096           /* a control request is one short word */
@@ -52,6 +56,12 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_INT ("clients", fasgd_server_cfg_t, clients, 1, 1000000, "16",
         "clients expected: softsync updates every floor(clients/n) gradients"),
     FASGD_CFG_KEY_INCLUDE ("model", fasgd_server_cfg_t, model, fasgd_model_cfg_keys),
+    FASGD_CFG_KEY_STRING ("external.tensors", fasgd_server_cfg_t, external_tensors, 0, "",
+        "an external model's tensors, name:SHAPE,... (e.g. conv1.weight:16x1x3x3,conv1.bias:16) in "
+        "the order of theta; when set, model.* are unused and clients report validation (EVAL)"),
+    FASGD_CFG_KEY_STRING ("external.init", fasgd_server_cfg_t, external_init, 0, "",
+        "the external model's initial parameters: a .npy of float32 or raw little-endian float32 "
+        "(empty: zeros)"),
     FASGD_CFG_KEY_INCLUDE ("rule", fasgd_server_cfg_t, rule, fasgd_rule_cfg_keys),
     FASGD_CFG_KEY_INCLUDE ("gates", fasgd_server_cfg_t, gates, fasgd_gates_cfg_keys),
     FASGD_CFG_KEY_INCLUDE ("data", fasgd_server_cfg_t, data, fasgd_data_cfg_keys),
@@ -126,7 +136,9 @@ struct fasgd_server_t {
     fasgd_server_cfg_t cfg;
     zsock_t *push, *fetch, *control;   /* control: NULL when disabled */
     char push_ep [256], fetch_ep [256], control_ep [256];
-    fasgd_model_t *model;
+    fasgd_model_t *model;               /* NULL for an external model */
+    fasgd_proto_tensor_t ext_tensors [FASGD_PROTO_MAX_TENSORS];
+    int ext_ntensors;
     fasgd_rule_t *rule;
     size_t n;
     float *theta;
@@ -369,6 +381,36 @@ s_csv_row (fasgd_server_t *self, uint64_t ts, double err, double nll)
              s->tau_count ? s->tau_sum / (double) s->tau_count : 0.0,
              (unsigned long long) s->tau_max);
     fflush (self->csv);
+}
+
+/*  The `error=` and `nll=` lines of an EVAL body (PROTOCOL.md); nll is NaN
+    when absent. -1 unless error is there and both are finite numbers.  */
+static int
+s_eval_parse (const char *body, size_t len, double *error, double *nll)
+{
+    char text [FASGD_PROTO_TEXT_MAX + 1];
+    if (len >= sizeof text)
+        return -1;
+    memcpy (text, body, len);
+    text [len] = '\0';
+    int have_error = 0;
+    *nll = NAN;
+    char *save = NULL;
+    for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save)) {
+        double *slot = strncmp (line, "error=", 6) == 0 ? error
+                     : strncmp (line, "nll=", 4) == 0 ? nll : NULL;
+        if (!slot)
+            continue;
+        const char *v = strchr (line, '=') + 1;
+        char *end;
+        errno = 0;
+        double x = strtod (v, &end);
+        if (end == v || *end != '\0' || errno == ERANGE || !isfinite (x))
+            return -1;
+        *slot = x;
+        have_error |= slot == error;
+    }
+    return have_error ? 0 : -1;
 }
 
 static void *
@@ -831,6 +873,21 @@ s_handle (fasgd_server_t *self, void *sock, int is_fetch)
             text [k] = 0;
             self->st.evals++;
             fasgd_log_notice ("client %u reports at T=%llu: %s", c->id, (unsigned long long) self->T, text);
+            /*  An external model's validation comes from its clients: it
+                goes where the server's own would (the CSV, STATUS).  */
+            double error, nll;
+            if (!self->model && s_eval_parse (zmq_msg_data (&parts [2]), body_len, &error, &nll) == 0) {
+                pthread_mutex_lock (&self->eval_lock);
+                self->last_error = error;
+                self->last_nll = nll;
+                self->eval_done = 1;
+                self->eval_done_T = self->T;
+                self->eval_done_ms = s_now_ms ();
+                self->eval_st = self->st;
+                self->eval_clients = self->live;
+                s_csv_row (self, self->T, error, nll);
+                pthread_mutex_unlock (&self->eval_lock);
+            }
             s_reply_ack (self, sock, &parts [0], &req, FASGD_STATUS_OK);
             break;
         }
@@ -1148,21 +1205,29 @@ s_build_desc (fasgd_server_t *self)
     memset (&d, 0, sizeof d);
     d.protocol = FASGD_PROTO_VERSION;
     d.params = self->n;
-    d.ntensors = fasgd_model_ntensors (self->model);
-    for (int i = 0; i < d.ntensors && i < FASGD_PROTO_MAX_TENSORS; i++) {
+    if (!self->model) {
+        d.ntensors = self->ext_ntensors;
+        memcpy (d.tensors, self->ext_tensors, sizeof d.tensors);
+        snprintf (d.model, sizeof d.model, "external");
+    }
+    else
+        d.ntensors = fasgd_model_ntensors (self->model);
+    for (int i = 0; self->model && i < d.ntensors && i < FASGD_PROTO_MAX_TENSORS; i++) {
         const fasgd_tensor_t *t = fasgd_model_tensor (self->model, i);
         snprintf (d.tensors [i].name, sizeof d.tensors [i].name, "%s", t->name);
         d.tensors [i].ndim = 2;
         d.tensors [i].dims [0] = (uint32_t) t->rows;
         d.tensors [i].dims [1] = (uint32_t) t->cols;
     }
-    snprintf (d.model, sizeof d.model, "mlp");
-    size_t used = 0;
-    for (int i = 0; i < self->cfg.model.sizes.n; i++)
-        used += (size_t) snprintf (d.model_sizes + used, sizeof d.model_sizes - used, "%s%d", i ? "," : "",
-                                   self->cfg.model.sizes.v [i]);
-    snprintf (d.model_activation, sizeof d.model_activation, "%s",
-              fasgd_model_activation_names [self->cfg.model.activation]);
+    if (self->model) {
+        snprintf (d.model, sizeof d.model, "mlp");
+        size_t used = 0;
+        for (int i = 0; i < self->cfg.model.sizes.n; i++)
+            used += (size_t) snprintf (d.model_sizes + used, sizeof d.model_sizes - used, "%s%d",
+                                       i ? "," : "", self->cfg.model.sizes.v [i]);
+        snprintf (d.model_activation, sizeof d.model_activation, "%s",
+                  fasgd_model_activation_names [self->cfg.model.activation]);
+    }
     snprintf (d.rule, sizeof d.rule, "%s", fasgd_rule_kind_name (self->cfg.rule.name));
     d.lr = self->cfg.rule.lr;
     snprintf (d.fetch_gate, sizeof d.fetch_gate, "%s", fasgd_gate_kind_name (self->cfg.gates.fetch.kind));
@@ -1214,11 +1279,27 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
     char err [256];
     fasgd_model_spec_t spec;
     fasgd_model_cfg_to_spec (&cfg->model, &spec);
-    if (!(self->model = fasgd_model_new (&spec, err, sizeof err))) {
-        fasgd_log_error ("model: %s", err);
-        goto fail;
+    if (*cfg->external_tensors) {
+        uint64_t params;
+        if (fasgd_proto_tensors_parse (cfg->external_tensors, "external.tensors", self->ext_tensors,
+                                       &self->ext_ntensors, &params, err, sizeof err) != 0) {
+            fasgd_log_error ("%s", err);
+            goto fail;
+        }
+        if (params > S_EXTERNAL_MAX_PARAMS) {
+            fasgd_log_error ("external.tensors: %" PRIu64 " parameters, more than the %llu a "
+                             "gradient message may carry", params, (unsigned long long) S_EXTERNAL_MAX_PARAMS);
+            goto fail;
+        }
+        self->n = (size_t) params;
     }
-    self->n = fasgd_model_nparams (self->model);
+    else {
+        if (!(self->model = fasgd_model_new (&spec, err, sizeof err))) {
+            fasgd_log_error ("model: %s", err);
+            goto fail;
+        }
+        self->n = fasgd_model_nparams (self->model);
+    }
     fasgd_rule_params_t rp;
     fasgd_rule_cfg_to_params (&cfg->rule, cfg->clients, &rp);
     if (!(self->rule = fasgd_rule_new (&rp, self->n, err, sizeof err))) {
@@ -1234,12 +1315,25 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
         fasgd_log_error ("out of memory for %zu parameters", self->n);
         goto fail;
     }
-    fasgd_rng_t rng;
-    fasgd_rng_seed (&rng, cfg->seed, S_STREAM_INIT);
-    fasgd_model_init_params (self->model, self->theta, &rng);
+    if (self->model) {
+        fasgd_rng_t rng;
+        fasgd_rng_seed (&rng, cfg->seed, S_STREAM_INIT);
+        fasgd_model_init_params (self->model, self->theta, &rng);
+    }
+    else if (*cfg->external_init) {
+        if (fasgd_floats_load (cfg->external_init, self->theta, self->n, err, sizeof err) != 0) {
+            fasgd_log_error ("external.init: %s", err);
+            goto fail;
+        }
+    }
+    else
+        memset (self->theta, 0, self->n * sizeof (float));
     if (resume && s_resume (self) != 0)
         goto fail;
-    if (cfg->validate) {
+    if (!self->model && cfg->validate)
+        fasgd_log_info ("external model: the server does not evaluate; clients report "
+                        "validation results with EVAL");
+    if (self->model && cfg->validate) {
         fasgd_dataset_t *train = NULL;
         if (fasgd_data_cfg_load (&cfg->data, &spec, cfg->seed, &train, &self->valid) != 0)
             goto fail;

@@ -20,6 +20,8 @@ typedef struct {
     uint64_t seed;
     int clients;                    /* λ expected: softsync's group size */
     fasgd_model_cfg_t model;
+    char external_tensors [4096];   /* non-empty: an external model, "name:SHAPE,..." */
+    char external_init [FASGD_PATH_LEN];    /* its initial θ (.npy or raw float32); empty: zeros */
     fasgd_rule_cfg_t rule;
     fasgd_gates_cfg_t gates;
     fasgd_data_cfg_t data;

@@ -1,0 +1,16 @@
+/*  floats: initial parameter values from a file, for models the server
+    does not know (external models). Two formats: NumPy's .npy (float32,
+    little-endian, C order, any shape) and raw little-endian float32.  */
+#ifndef FASGD_FLOATS_H_INCLUDED
+#define FASGD_FLOATS_H_INCLUDED
+
+#include <stddef.h>
+
+/*  Reads exactly n floats from path into out. A file starting with the
+    .npy magic must be a version 1-3 .npy of dtype '<f4' in C order whose
+    shape holds n elements; any other file must be 4·n bytes of raw
+    little-endian float32. Every value must be finite. Returns 0, or -1
+    with the reason (naming the file) in err; out is then unspecified.  */
+int fasgd_floats_load (const char *path, float *out, size_t n, char *err, size_t errlen);
+
+#endif

@@ -7,7 +7,7 @@ top_src=${FASGD_TOP_SRCDIR:-.}
 top_build=${FASGD_TOP_BUILDDIR:-.}
 server="$top_build/server/fasgd-server"
 client="$top_build/client/fasgd-client"
-data="$top_src/data/mnist"
+data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
 tmp=$(mktemp -d /tmp/fasgd-test-cluster-XXXXXX)
 pids=""
 cleanup() {

@@ -10,7 +10,7 @@ top_build=${FASGD_TOP_BUILDDIR:-.}
 server="$top_build/server/fasgd-server"
 client="$top_build/client/fasgd-client"
 ctl="$top_build/server/fasgd-ctl"
-data="$top_src/data/mnist"
+data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
 tmp=$(mktemp -d /tmp/fasgd-test-ctl-XXXXXX)
 pids=""
 cleanup() {

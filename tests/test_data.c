@@ -871,7 +871,7 @@ s_have (const char *dir, const char *name)
 START_TEST (test_real_mnist)
 {
     char dir [4096];
-    fasgd_test_srcpath ("data/mnist", dir, sizeof dir);
+    fasgd_test_datapath ("mnist", dir, sizeof dir);
     if (!s_have (dir, "train-images-idx3-ubyte.gz") || !s_have (dir, "t10k-images-idx3-ubyte.gz")) {
         fprintf (stderr, "test_data: note: %s absent (scripts/get-mnist makes it), skipping\n", dir);
         return;

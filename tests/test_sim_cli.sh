@@ -5,7 +5,7 @@
 top_src=${FASGD_TOP_SRCDIR:-.}
 top_build=${FASGD_TOP_BUILDDIR:-.}
 sim="$top_build/sim/fasgd-sim"
-data="$top_src/data/mnist"
+data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
 tmp=$(mktemp -d /tmp/fasgd-test-sim-cli-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 

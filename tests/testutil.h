@@ -28,4 +28,18 @@ fasgd_test_srcpath (const char *rel, char *buf, size_t len)
     return buf;
 }
 
+/*  Path of a data set the tests read: FASGD_DATA_DIR (which `make check`
+    sets), else the source tree's data/.  */
+static inline const char *
+fasgd_test_datapath (const char *rel, char *buf, size_t len)
+{
+    const char *dir = getenv ("FASGD_DATA_DIR");
+    const char *top = getenv ("FASGD_TOP_SRCDIR");
+    if (dir && *dir)
+        snprintf (buf, len, "%s/%s", dir, rel);
+    else
+        snprintf (buf, len, "%s/data/%s", top ? top : ".", rel);
+    return buf;
+}
+
 #endif

@@ -43,57 +43,6 @@
 #define S_TAU_BUCKETS 12                /* 0, 1, 2-3, 4-7, ..., 512-1023, 1024+ */
 #define S_WINDOW_SAMPLES 11             /* a sample a second: rates over the last 10 s */
 
-static const char *const s_log_levels [] = { "error", "warn", "notice", "info", "debug", NULL };
-
-const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
-    FASGD_CFG_KEY_STRING ("push_endpoint", fasgd_server_cfg_t, push_endpoint, 0, "tcp://*:5555",
-        "ZeroMQ endpoint of the push socket (JOIN, PUSH, HEARTBEAT, LEAVE)"),
-    FASGD_CFG_KEY_STRING ("fetch_endpoint", fasgd_server_cfg_t, fetch_endpoint, 0, "tcp://*:5556",
-        "ZeroMQ endpoint of the fetch socket (FETCH)"),
-    FASGD_CFG_KEY_STRING ("control_endpoint", fasgd_server_cfg_t, control_endpoint, 0, "tcp://127.0.0.1:5557",
-        "ZeroMQ endpoint of the control socket (STATUS, CHECKPOINT: fasgd-ctl); empty: none"),
-    FASGD_CFG_KEY_U64 ("seed", fasgd_server_cfg_t, seed, 0, 0, "1", "seed of the initial parameters"),
-    FASGD_CFG_KEY_INT ("clients", fasgd_server_cfg_t, clients, 1, 1000000, "16",
-        "clients expected: softsync updates every floor(clients/n) gradients"),
-    FASGD_CFG_KEY_INCLUDE ("model", fasgd_server_cfg_t, model, fasgd_model_cfg_keys),
-    FASGD_CFG_KEY_STRING ("external.tensors", fasgd_server_cfg_t, external_tensors, 0, "",
-        "an external model's tensors, name:SHAPE,... (e.g. conv1.weight:16x1x3x3,conv1.bias:16) in "
-        "the order of theta; when set, model.* are unused and clients report validation (EVAL)"),
-    FASGD_CFG_KEY_STRING ("external.init", fasgd_server_cfg_t, external_init, 0, "",
-        "the external model's initial parameters: a .npy of float32 or raw little-endian float32 "
-        "(empty: zeros)"),
-    FASGD_CFG_KEY_INCLUDE ("rule", fasgd_server_cfg_t, rule, fasgd_rule_cfg_keys),
-    FASGD_CFG_KEY_INCLUDE ("gates", fasgd_server_cfg_t, gates, fasgd_gates_cfg_keys),
-    FASGD_CFG_KEY_INCLUDE ("data", fasgd_server_cfg_t, data, fasgd_data_cfg_keys),
-    FASGD_CFG_KEY_BOOL ("eval.enabled", fasgd_server_cfg_t, validate, "true",
-        "evaluate the parameters on the validation set"),
-    FASGD_CFG_KEY_INT ("eval.every", fasgd_server_cfg_t, eval_every, 1, 1000000000, "100",
-        "evaluate every this many timestamps (skipped while the last is still running)"),
-    FASGD_CFG_KEY_STRING ("eval.csv", fasgd_server_cfg_t, csv, 0, "",
-        "CSV file a row per evaluation is appended to (empty: none)"),
-    FASGD_CFG_KEY_STRING ("checkpoint.file", fasgd_server_cfg_t, checkpoint, 0, "",
-        "checkpoint file (empty: no checkpoints)"),
-    FASGD_CFG_KEY_DOUBLE ("checkpoint.seconds", fasgd_server_cfg_t, checkpoint_seconds, 0, 1e9, 0, "60",
-        "checkpoint every this many seconds (0: only on exit and by updates)"),
-    FASGD_CFG_KEY_U64 ("checkpoint.updates", fasgd_server_cfg_t, checkpoint_updates, 0, 1e15, "0",
-        "checkpoint every this many timestamps (0: off)"),
-    FASGD_CFG_KEY_INT ("heartbeat.interval_ms", fasgd_server_cfg_t, heartbeat_ms, 10, 3600000, "1000",
-        "how often clients send a heartbeat when otherwise silent"),
-    FASGD_CFG_KEY_INT ("heartbeat.expiry_ms", fasgd_server_cfg_t, expiry_ms, 20, 86400000, "10000",
-        "a client silent this long is expired and its state freed"),
-    FASGD_CFG_KEY_DOUBLE ("log.status_seconds", fasgd_server_cfg_t, status_seconds, 0, 1e6, 0, "10",
-        "a one-line status every this many seconds (0: off)"),
-    FASGD_CFG_KEY_U64 ("limits.cache_bytes", fasgd_server_cfg_t, max_cache_bytes, 0, 1e15, "4294967296",
-        "memory for resend-last gradient caches, all clients together; past it JOIN is refused"),
-    FASGD_CFG_KEY_DOUBLE ("limits.bandwidth", fasgd_server_cfg_t, bandwidth, 0, 1e15, 0, "0",
-        "bytes/s the server's link may carry, in and out together: STATUS estimates how many more "
-        "clients fit (0: no budget)"),
-    FASGD_CFG_KEY_ENUM ("log.level", fasgd_server_cfg_t, log_level, s_log_levels, "notice",
-        "error, warn, notice, info or debug"),
-    FASGD_CFG_KEY_BOOL ("log.syslog", fasgd_server_cfg_t, log_syslog, "false",
-        "log to syslog instead of standard error"),
-    FASGD_CFG_KEY_END
-};
 
 /*  An immutable copy of θ at one timestamp, in wire byte order.  */
 typedef struct s_snap_t {

@@ -589,14 +589,17 @@ s_on_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
 }
 
 /*  Applies g from client c computed at timestamp j; replies. Returns 0
-    when the rule took it, -1 when it was refused.  */
+    when the rule took it, -1 when it was refused. A repeat (resend-last)
+    re-applies the cached gradient: for the rules that need θ_used, that
+    is the client's current copy, as in the simulator (ALGORITHMS.md,
+    "Notes from the implementation").  */
 static int
 s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-         s_client_t *c, const float *g, uint64_t j)
+         s_client_t *c, const float *g, uint64_t j, int repeat)
 {
     const float *used = NULL;
     if (self->needs_used) {
-        if (!c->snap || c->snap->ts != j) {
+        if (!c->snap || (!repeat && c->snap->ts != j)) {
             self->st.conflict++;
             s_reply_error (self, sock, identity, req, FASGD_STATUS_CONFLICT,
                            "rule %s needs the parameters of timestamp %llu, which this server no longer holds",
@@ -664,7 +667,7 @@ s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
         }
         self->cache_bytes += bytes;
     }
-    if (s_apply (self, sock, identity, req, c, g, req->timestamp) != 0)
+    if (s_apply (self, sock, identity, req, c, g, req->timestamp, 0) != 0)
         return;
     c->pushes++;
     c->has_pushed = 1;
@@ -797,7 +800,7 @@ s_handle (fasgd_server_t *self, void *sock, int is_fetch)
             }
             c->repeats++;
             self->st.repeats++;
-            s_apply (self, sock, &parts [0], &req, c, c->last, c->last_ts);
+            s_apply (self, sock, &parts [0], &req, c, c->last, c->last_ts, 1);
             break;
         case FASGD_MSG_FETCH:
             s_on_fetch (self, sock, &parts [0], &req, c);

@@ -137,9 +137,9 @@ s_req (int type, uint32_t id, uint32_t seq, uint64_t ts)
     return h;
 }
 
-/*  Joins; returns the client id.  */
+/*  Joins a server of the given rule; returns the client id.  */
 static uint32_t
-s_join (zsock_t *push)
+s_join_rule (zsock_t *push, const char *rule)
 {
     fasgd_header_t h = s_req (FASGD_MSG_JOIN, 0, 1, 0), r;
     s_send (push, &h, "tester", 6);
@@ -151,10 +151,16 @@ s_join (zsock_t *push)
     char err [128];
     ck_assert_int_eq (fasgd_proto_desc_decode (desc, len, &d, err, sizeof err), 0);
     ck_assert_uint_eq (d.params, D);
-    ck_assert_str_eq (d.rule, "asgd");
+    ck_assert_str_eq (d.rule, rule);
     ck_assert_str_eq (d.push_gate, "bfasgd");
     ck_assert_uint_gt (r.client_id, 0);
     return r.client_id;
+}
+
+static uint32_t
+s_join (zsock_t *push)
+{
+    return s_join_rule (push, "asgd");
 }
 
 static void
@@ -234,6 +240,47 @@ START_TEST (test_push_fetch_round_trip)
     s_send (push, &h, NULL, 0);
     s_expect_error (push, FASGD_STATUS_UNKNOWN_CLIENT, 10);
 
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+/*  dcasgd needs θ_used: a push must be computed on the parameters the
+    client fetched last, and a repeat (resend-last) re-applies the cached
+    gradient against the client's current copy, even after newer fetches.  */
+START_TEST (test_theta_used_rules_and_repeats)
+{
+    server_t s;
+    s_start (&s, "rule.name=dcasgd");
+    zsock_t *push = s_connect (s.push), *fetch = s_connect (s.fetch);
+    uint32_t id = s_join_rule (push, "dcasgd");
+    float theta [D], g [D];
+    for (int i = 0; i < D; i++)
+        g [i] = 0.01f;
+    fasgd_header_t h = s_req (FASGD_MSG_FETCH, id, 2, 0), r;
+    s_send (fetch, &h, NULL, 0);
+    s_recv (fetch, &r, theta, sizeof theta);
+    h = s_req (FASGD_MSG_PUSH, id, 3, 0);
+    s_send (push, &h, g, sizeof g);
+    s_recv (push, &r, NULL, 0);
+    ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    ck_assert_uint_eq (r.timestamp, 1);
+    /*  After a fresh fetch, a push claiming the old parameters conflicts...  */
+    h = s_req (FASGD_MSG_FETCH, id, 4, 0);
+    s_send (fetch, &h, NULL, 0);
+    s_recv (fetch, &r, theta, sizeof theta);
+    ck_assert_uint_eq (r.timestamp, 1);
+    h = s_req (FASGD_MSG_PUSH, id, 5, 0);
+    s_send (push, &h, g, sizeof g);
+    s_expect_error (push, FASGD_STATUS_CONFLICT, 5);
+    /*  ...while a repeat of the cached gradient is applied.  */
+    h = s_req (FASGD_MSG_PUSH_REPEAT, id, 6, 0);
+    s_send (push, &h, NULL, 0);
+    s_recv (push, &r, NULL, 0);
+    ck_assert_int_eq (r.type, FASGD_MSG_ACK);
+    ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    ck_assert_uint_eq (r.timestamp, 2);
     zsock_destroy (&push);
     zsock_destroy (&fetch);
     ck_assert_int_eq (s_stop (&s), 0);
@@ -688,6 +735,7 @@ server_suite (void)
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_push_fetch_round_trip);
     tcase_add_test (tc, test_refusals_leave_the_server_working);
+    tcase_add_test (tc, test_theta_used_rules_and_repeats);
     tcase_add_test (tc, test_silent_client_expires);
     tcase_add_test (tc, test_bad_config_and_bind);
     tcase_add_test (tc, test_control_status_and_garbage);

@@ -62,7 +62,7 @@ const fasgd_cfg_key_t fasgd_gates_cfg_keys [] = {
     FASGD_CFG_KEY_INCLUDE ("push", fasgd_gates_cfg_t, push, s_gate_keys),
     FASGD_CFG_KEY_ENUM ("push.skip", fasgd_gates_cfg_t, push_skip, s_push_skips, "resend-last",
         "a skipped push: the server re-applies the last gradient, or the client accumulates"),
-    FASGD_CFG_KEY_DOUBLE ("eps", fasgd_gates_cfg_t, eps, 0, 1e6, 0, "1e-4",
+    FASGD_CFG_KEY_DOUBLE ("eps", fasgd_gates_cfg_t, eps, 0, 1e6, FASGD_CFG_MIN_OPEN, "1e-4",
         "epsilon_g of the bfasgd gates"),
     FASGD_CFG_KEY_END
 };

@@ -2,6 +2,7 @@
     forced transmissions, counters, reproducibility, and the observed
     B-FASGD transmit rate against (v̄+ε_g)/(v̄+ε_g+c).  */
 #include "gates.h"
+#include "settings.h"
 #include "testutil.h"
 
 #include <float.h>
@@ -305,6 +306,25 @@ START_TEST (test_every_rate_and_counters)
 }
 END_TEST
 
+/*  The configuration refuses eps_g = 0 (with c = 0 and vbar = 0 the
+    probability would be 0/0), naming the key and its bounds.  */
+START_TEST (test_config_refuses_zero_eps)
+{
+    fasgd_gates_cfg_t cfg;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *errs = open_memstream (&buf, &len);
+    ck_assert_int_eq (fasgd_config_defaults (fasgd_gates_cfg_keys, &cfg, errs), 0);
+    ck_assert_double_eq (cfg.eps, 1e-4);
+    ck_assert_int_eq (fasgd_config_set (fasgd_gates_cfg_keys, &cfg, "eps=0", errs), 1);
+    ck_assert_int_eq (fasgd_config_set (fasgd_gates_cfg_keys, &cfg, "eps=1e-12", errs), 0);
+    fclose (errs);
+    ck_assert_msg (strstr (buf, "eps must be") && strstr (buf, "(got 0)"), "%s", buf);
+    ck_assert_double_eq (cfg.eps, 1e-12);
+    free (buf);
+}
+END_TEST
+
 static Suite *
 gates_suite (void)
 {
@@ -325,6 +345,7 @@ gates_suite (void)
     tc = tcase_create ("statistics");
     tcase_set_timeout (tc, 120);
     tcase_add_test (tc, test_bfasgd_rate);
+    tcase_add_test (tc, test_config_refuses_zero_eps);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -1229,6 +1229,11 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
     pthread_mutex_init (&self->eval_lock, NULL);
     pthread_cond_init (&self->eval_wake, NULL);
     char err [256];
+    if (cfg->heartbeat_ms >= cfg->expiry_ms) {
+        fasgd_log_error ("heartbeat.interval_ms (%d) must be less than heartbeat.expiry_ms (%d), "
+                         "or quiet clients expire between their heartbeats", cfg->heartbeat_ms, cfg->expiry_ms);
+        goto fail;
+    }
     fasgd_model_spec_t spec;
     fasgd_model_cfg_to_spec (&cfg->model, &spec);
     if (*cfg->external_tensors) {

@@ -268,13 +268,15 @@ END_TEST
 /*  Bad external configurations stop the server at start, saying why.  */
 START_TEST (test_server_external_refusals)
 {
-    static const struct { const char *tensors, *init, *why; } bad [] = {
-        { "a:2x0", "''", "external.tensors: \"2x0\" must be a SHAPE" },
-        { "a:2,a:3", "''", "external.tensors: \"a\" appears twice" },
-        { "a b:2", "''", "external.tensors: name \"a b\"" },
-        { "a:1073741825", "''", "more than the 1073741824" },
-        { "a:10", "/nonexistent/theta.npy", "external.init: /nonexistent/theta.npy: No such file" },
-        { "a:10", "WRONG", "40 bytes" },
+    static const struct { const char *tensors, *init, *extra, *why; } bad [] = {
+        { "a:2x0", "''", "", "external.tensors: \"2x0\" must be a SHAPE" },
+        { "a:2,a:3", "''", "", "external.tensors: \"a\" appears twice" },
+        { "a b:2", "''", "", "external.tensors: name \"a b\"" },
+        { "a:1073741825", "''", "", "more than the 1073741824" },
+        { "a:10", "/nonexistent/theta.npy", "", "external.init: /nonexistent/theta.npy: No such file" },
+        { "a:10", "WRONG", "", "40 bytes" },
+        { "a:10", "''", "heartbeat: {interval_ms: 500, expiry_ms: 500}\n",
+          "heartbeat.interval_ms (500) must be less than heartbeat.expiry_ms (500)" },
     };
     float v [11] = { 0 };
     s_write (s_path ("wrong.f32"), v, sizeof v);
@@ -283,8 +285,9 @@ START_TEST (test_server_external_refusals)
         char yaml [512];
         snprintf (yaml, sizeof yaml,
                   "push_endpoint: tcp://127.0.0.1:*\nfetch_endpoint: tcp://127.0.0.1:*\n"
-                  "control_endpoint: ''\nexternal: {tensors: '%s', init: %s}\n",
-                  bad [i].tensors, strcmp (bad [i].init, "WRONG") == 0 ? s_path ("wrong.f32") : bad [i].init);
+                  "control_endpoint: ''\nexternal: {tensors: '%s', init: %s}\n%s",
+                  bad [i].tensors, strcmp (bad [i].init, "WRONG") == 0 ? s_path ("wrong.f32") : bad [i].init,
+                  bad [i].extra);
         snprintf (cfg, sizeof cfg, "%s", yaml);
         s_write (s_path ("bad.yaml"), cfg, strlen (cfg));
         ck_assert_int_eq (s_server (s_path ("bad.yaml"), NULL, "-n"), 1);

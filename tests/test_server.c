@@ -40,7 +40,7 @@ s_start (server_t *s, const char *extra_set)
            "rule: {name: asgd, lr: 0.5}\n"
            "gates: {push: {gate: bfasgd, c: 0.1}}\n"
            "eval: {enabled: false}\n"
-           "heartbeat: {expiry_ms: 400}\n"
+           "heartbeat: {interval_ms: 100, expiry_ms: 400}\n"
            "log: {status_seconds: 0, level: info}\n", f);
     fclose (f);
     const char *build = getenv ("FASGD_TOP_BUILDDIR");

@@ -7,7 +7,7 @@ static const char *const s_log_levels [] = { "error", "warn", "notice", "info", 
 
 const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_STRING ("push_endpoint", fasgd_server_cfg_t, push_endpoint, 0, "tcp://*:5555",
-        "ZeroMQ endpoint of the push socket (JOIN, PUSH, HEARTBEAT, LEAVE)"),
+        "ZeroMQ endpoint of the push socket (JOIN, PUSH, PUSH_REPEAT, HEARTBEAT, LEAVE, EVAL)"),
     FASGD_CFG_KEY_STRING ("fetch_endpoint", fasgd_server_cfg_t, fetch_endpoint, 0, "tcp://*:5556",
         "ZeroMQ endpoint of the fetch socket (FETCH)"),
     FASGD_CFG_KEY_STRING ("control_endpoint", fasgd_server_cfg_t, control_endpoint, 0, "tcp://127.0.0.1:5557",

@@ -8,16 +8,20 @@ mandir="$top_build/man"
 LC_ALL=C; export LC_ALL
 
 # A program (its path in the build tree, else in the source tree) and the
-# page that documents its options: one pair a line.
+# page that documents its options: one pair a line. scripts/fasgd-plot is
+# made from scripts/fasgd-plot.in, so it exists in the build tree only.
 option_pages='
 server/fasgd-server     fasgd-server.8
 client/fasgd-client     fasgd-client.1
 sim/fasgd-sim           fasgd-sim.1
+server/fasgd-ctl        fasgd-ctl.1
+scripts/fasgd-plot      fasgd-plot.1
 '
 # Programs whose every --keys key fasgd.yaml.5 documents.
 key_programs='server/fasgd-server sim/fasgd-sim'
 # Pages the build must have made; any other page in man/ is checked too.
-required_pages='fasgd-server.8 fasgd-client.1 fasgd-sim.1 fasgd.yaml.5 fasgd.7 fasgd_client.3'
+required_pages='fasgd-server.8 fasgd-client.1 fasgd-sim.1 fasgd-ctl.1 fasgd-plot.1 fasgd.yaml.5 fasgd.7
+                fasgd_client.3'
 
 tmp=$(mktemp -d /tmp/fasgd-test-man-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -65,8 +69,8 @@ option_names() {
 }
 
 find_program() {
-    if [ -x "$top_build/$1" ]; then echo "$top_build/$1"
-    elif [ -x "$top_src/$1" ]; then echo "$top_src/$1"
+    if [ -f "$top_build/$1" ] && [ -x "$top_build/$1" ]; then echo "$top_build/$1"
+    elif [ -f "$top_src/$1" ] && [ -x "$top_src/$1" ]; then echo "$top_src/$1"
     else return 1
     fi
 }

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define S_MAX_SETS 256
 
@@ -56,17 +57,22 @@ s_usage (FILE *out)
 static int
 s_write_port_file (const char *path, const fasgd_server_t *server)
 {
-    char tmp [4096];
-    snprintf (tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen (tmp, "w");
+    /*  A file is replaced atomically; anything else that exists (a FIFO,
+        /dev/stdout) is written in place, never replaced.  */
+    char tmp [4096] = "";
+    struct stat st;
+    if (stat (path, &st) != 0 || S_ISREG (st.st_mode))
+        snprintf (tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen (*tmp ? tmp : path, "w");
     if (!f)
         return -1;
     fprintf (f, "push=%s\nfetch=%s\n", fasgd_server_push_endpoint (server),
              fasgd_server_fetch_endpoint (server));
     if (*fasgd_server_control_endpoint (server))
         fprintf (f, "control=%s\n", fasgd_server_control_endpoint (server));
-    if (fclose (f) != 0 || rename (tmp, path) != 0) {
-        unlink (tmp);
+    if (fclose (f) != 0 || (*tmp && rename (tmp, path) != 0)) {
+        if (*tmp)
+            unlink (tmp);
         return -1;
     }
     return 0;

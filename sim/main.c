@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define S_MAX_SETS 256
@@ -166,12 +167,19 @@ main (int argc, char **argv)
     if (strcmp (cfg.csv, "-") == 0)
         csv = stdout;
     else if (*cfg.csv) {
-        /*  Written under a temporary name and renamed at the end, so a
-            finished CSV is never half-written.  */
-        snprintf (tmp, sizeof tmp, "%s.tmp", cfg.csv);
-        csv = fopen (tmp, "w");
+        /*  A file is written under a temporary name and renamed at the
+            end, so a finished CSV is never half-written; anything else
+            that exists (/dev/null, a FIFO) is written in place, never
+            replaced.  */
+        struct stat st;
+        if (stat (cfg.csv, &st) == 0 && !S_ISREG (st.st_mode))
+            csv = fopen (cfg.csv, "w");
+        else {
+            snprintf (tmp, sizeof tmp, "%s.tmp", cfg.csv);
+            csv = fopen (tmp, "w");
+        }
         if (!csv) {
-            fasgd_log_error ("cannot write %s: %s", tmp, strerror (errno));
+            fasgd_log_error ("cannot write %s: %s", *tmp ? tmp : cfg.csv, strerror (errno));
             fasgd_sim_destroy (&sim);
             fasgd_dataset_destroy (&train);
             fasgd_dataset_destroy (&valid);
@@ -192,7 +200,7 @@ main (int argc, char **argv)
     double wall = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     int status = rc == 0 ? 0 : 130;
     if (csv && csv != stdout) {
-        if (fclose (csv) != 0 || rename (tmp, cfg.csv) != 0) {
+        if (fclose (csv) != 0 || (*tmp && rename (tmp, cfg.csv) != 0)) {
             fasgd_log_error ("cannot write %s: %s", cfg.csv, strerror (errno));
             status = 3;
         }

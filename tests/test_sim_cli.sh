@@ -14,7 +14,7 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" 2>/dev/null | head -20; }
 check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
 
-echo "1..13"
+echo "1..14"
 
 "$sim" --help > "$tmp/out" 2> "$tmp/err"
 check "--help exits 0 and shows usage" test $? -eq 0 -a -n "$(grep 'Usage: fasgd-sim -c FILE' "$tmp/out")"
@@ -60,7 +60,7 @@ check "missing data: exit 1 naming the folder" test $? -eq 1 -a -n "$(grep '/non
 check "model that does not fit the data: exit 1" test $? -eq 1 -a -n "$(grep '784 pixels' "$tmp/err")"
 
 if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
-    for i in 9 10 11 12 13; do echo "not ok $i - MNIST digits missing: run scripts/get-mnist"; done
+    for i in 9 10 11 12 13 14; do echo "not ok $i - MNIST digits missing: run scripts/get-mnist"; done
     exit 1
 fi
 
@@ -75,6 +75,15 @@ check "the CSV has a header and a row per validation" sh -c "
 
 "$sim" -c "$tmp/ok.yaml" -t 2 -o "$tmp/b.csv" > /dev/null 2> "$tmp/err"
 check "two threads write the same CSV byte for byte" cmp -s "$tmp/a.csv" "$tmp/b.csv"
+
+# An output that exists but is not a file (/dev/null, a FIFO) is written in
+# place: renaming a temporary file over it would replace the device.
+mkfifo "$tmp/fifo"
+timeout 60 cat "$tmp/fifo" > "$tmp/from-fifo" &
+"$sim" -c "$tmp/ok.yaml" -t 1 -o "$tmp/fifo" > /dev/null 2> "$tmp/err"
+wait
+check "a FIFO as output stays a FIFO and gets the CSV" sh -c "
+    test -p '$tmp/fifo' && cmp -s '$tmp/a.csv' '$tmp/from-fifo' && ! test -e '$tmp/fifo.tmp'"
 
 # Validation error falls on the real digits: the last row beats the first.
 # shellcheck disable=SC2016

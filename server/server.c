@@ -44,7 +44,16 @@
 #define S_WINDOW_SAMPLES 11             /* a sample a second: rates over the last 10 s */
 
 
-/*  An immutable copy of θ at one timestamp, in wire byte order.  */
+/*  An immutable image of θ at one timestamp, in wire byte order. On a
+    little-endian host θ is its own wire image, so the current snapshot is
+    θ's own buffer, shared by every fetch of its timestamp and updated in
+    place when nobody else holds it (copy on write: s_theta_writable);
+    elsewhere a snapshot is an encoded copy made at the first fetch.  */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define S_SHARED_THETA 1
+#else
+#define S_SHARED_THETA 0
+#endif
 typedef struct s_snap_t {
     uint64_t ts;
     int refs;                           /* atomic: ZeroMQ's I/O thread releases too */
@@ -150,13 +159,10 @@ s_snap_release (s_snap_t *snap)
 }
 
 /*  The snapshot of θ at T, with a reference for the caller.  */
+/*  A snapshot buffer from the pool, or a new one; NULL out of memory.  */
 static s_snap_t *
-s_snap_take (fasgd_server_t *self)
+s_snap_alloc (fasgd_server_t *self)
 {
-    if (self->current && self->current->ts == self->T) {
-        __atomic_add_fetch (&self->current->refs, 1, __ATOMIC_RELAXED);
-        return self->current;
-    }
     pthread_mutex_lock (&self->snap_lock);
     s_snap_t *snap = self->free_snaps;
     if (snap)
@@ -170,6 +176,24 @@ s_snap_take (fasgd_server_t *self)
         }
         snap->owner = self;
     }
+    return snap;
+}
+
+/*  The snapshot of θ at T, with a reference for the caller.  */
+static s_snap_t *
+s_snap_take (fasgd_server_t *self)
+{
+#if S_SHARED_THETA
+    __atomic_add_fetch (&self->current->refs, 1, __ATOMIC_RELAXED);
+    return self->current;
+#else
+    if (self->current && self->current->ts == self->T) {
+        __atomic_add_fetch (&self->current->refs, 1, __ATOMIC_RELAXED);
+        return self->current;
+    }
+    s_snap_t *snap = s_snap_alloc (self);
+    if (!snap)
+        return NULL;
     fasgd_proto_floats_encode (self->theta, self->n, snap->theta);
     snap->ts = self->T;
     snap->refs = 2;                     /* the caller's and current's */
@@ -177,6 +201,35 @@ s_snap_take (fasgd_server_t *self)
     self->current = snap;
     s_snap_release (old);
     return snap;
+#endif
+}
+
+/*  Makes θ safe to update. With shared snapshots, θ moves to a buffer of
+    its own first when a reply being sent, the evaluator or a client's
+    θ_used still holds the current one; otherwise it is updated in place,
+    and no copy of θ is made at all. Only this thread takes references,
+    so a count of 1 cannot grow behind our back; the acquire pairs with
+    the release of the last other holder. Returns 0, or -1 out of memory.  */
+static int
+s_theta_writable (fasgd_server_t *self)
+{
+#if S_SHARED_THETA
+    s_snap_t *cur = self->current;
+    if (__atomic_load_n (&cur->refs, __ATOMIC_ACQUIRE) > 1) {
+        s_snap_t *fresh = s_snap_alloc (self);
+        if (!fresh)
+            return -1;
+        memcpy (fresh->theta, cur->theta, self->n * sizeof (float));
+        fresh->refs = 1;
+        fresh->ts = cur->ts;
+        self->current = fresh;
+        self->theta = fresh->theta;
+        s_snap_release (cur);
+    }
+#else
+    (void) self;
+#endif
+    return 0;
 }
 
 static void
@@ -609,6 +662,10 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
         used = c->snap->theta;
     }
     uint64_t tau = self->T - j;
+    if (s_theta_writable (self) != 0) {
+        s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
+        return -1;
+    }
     int rc = fasgd_rule_apply (self->rule, self->theta, g, tau, used);
     if (rc < 0) {
         self->st.nonfinite++;
@@ -623,6 +680,9 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
     self->st.tau_hist [s_tau_bucket (tau)]++;
     if (rc == 1) {
         self->T++;
+#if S_SHARED_THETA
+        self->current->ts = self->T;
+#endif
         if (self->T % (uint64_t) self->cfg.eval_every == 0)
             s_eval_maybe (self);
         if (self->cfg.checkpoint_updates && self->T - self->last_ckpt_T >= self->cfg.checkpoint_updates)
@@ -1266,7 +1326,14 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
     self->needs_used = fasgd_rule_needs_theta_used (self->rule);
     self->cache_last = cfg->gates.push.kind != FASGD_GATE_ALWAYS
                        && cfg->gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST;
+#if S_SHARED_THETA
+    if ((self->current = s_snap_alloc (self))) {
+        self->current->refs = 1;
+        self->theta = self->current->theta;
+    }
+#else
     self->theta = malloc (self->n * sizeof (float));
+#endif
     self->grad = malloc (self->n * sizeof (float));
     if (!self->theta || !self->grad) {
         fasgd_log_error ("out of memory for %zu parameters", self->n);
@@ -1287,6 +1354,9 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
         memset (self->theta, 0, self->n * sizeof (float));
     if (resume && s_resume (self) != 0)
         goto fail;
+#if S_SHARED_THETA
+    self->current->ts = self->T;
+#endif
     if (!self->model && cfg->validate)
         fasgd_log_info ("external model: the server does not evaluate; clients report "
                         "validation results with EVAL");
@@ -1373,7 +1443,9 @@ fasgd_server_destroy (fasgd_server_t **self_p)
     if (self->csv)
         fclose (self->csv);
     fasgd_dataset_destroy (&self->valid);
-    free (self->theta);
+#if !S_SHARED_THETA
+    free (self->theta);                 /* otherwise the current snapshot's */
+#endif
     free (self->grad);
     fasgd_rule_destroy (&self->rule);
     fasgd_model_destroy (&self->model);

@@ -976,3 +976,15 @@ fasgd_client_version (void)
 {
     return PACKAGE_VERSION;
 }
+
+size_t
+fasgd_client_sizeof (const char *type)
+{
+    if (!type)
+        return 0;
+    if (strcmp (type, "fasgd_proto_desc_t") == 0)
+        return sizeof (fasgd_proto_desc_t);
+    if (strcmp (type, "fasgd_client_stats_t") == 0)
+        return sizeof (fasgd_client_stats_t);
+    return 0;
+}

@@ -591,6 +591,11 @@ START_TEST (test_bad_arguments)
     ck_assert_int_eq (fasgd_log_get_level (), FASGD_LOG_DEBUG);
     ck_assert_int_eq (fasgd_client_set_log_level ("notice"), 0);
     ck_assert_str_eq (fasgd_client_version (), PACKAGE_VERSION);
+    ck_assert_uint_eq (fasgd_client_sizeof ("fasgd_proto_desc_t"), sizeof (fasgd_proto_desc_t));
+    ck_assert_uint_eq (fasgd_client_sizeof ("fasgd_client_stats_t"), sizeof (fasgd_client_stats_t));
+    ck_assert_uint_eq (fasgd_client_sizeof ("fasgd_client_t"), 0);
+    ck_assert_uint_eq (fasgd_client_sizeof (""), 0);
+    ck_assert_uint_eq (fasgd_client_sizeof (NULL), 0);
     fasgd_client_destroy (&c);
     s_fake_stop (&f);
 }

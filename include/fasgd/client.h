@@ -5,7 +5,7 @@
         fasgd_client_t *c = fasgd_client_new ("tcp://host:5555", "tcp://host:5556");
         if (fasgd_client_join (c, "worker-3") != 0) ...   // learn D, the tensors, rule, gates
         uint64_t ts;
-        fasgd_client_fetch (c, theta, &ts);                // θ and its timestamp
+        fasgd_client_fetch (c, theta, &ts, 0);             // θ and its timestamp
         for (;;) {
             compute grad on theta;
             fasgd_client_push_gated (c, grad, ts);         // PUSH, PUSH_REPEAT or accumulate
@@ -112,5 +112,11 @@ int fasgd_client_set_log_level (const char *level);
 
 /*  The library's version, e.g. "0.1.0".  */
 const char *fasgd_client_version (void);
+
+/*  The size in bytes of a public struct as this library was built:
+    "fasgd_proto_desc_t" or "fasgd_client_stats_t"; 0 for any other name.
+    Bindings that mirror a struct (Python's ctypes) check their layout
+    against it before reading one.  */
+size_t fasgd_client_sizeof (const char *type);
 
 #endif

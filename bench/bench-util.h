@@ -1,0 +1,49 @@
+/*  bench-util: the clock and the median every benchmark reports with.  */
+#ifndef FASGD_BENCH_UTIL_H_INCLUDED
+#define FASGD_BENCH_UTIL_H_INCLUDED
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/*  Seconds on the monotonic clock.  */
+static inline double
+fasgd_bench_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static inline int
+fasgd_bench_cmp_double (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+/*  The median of n values; sorts v in place.  */
+static inline double
+fasgd_bench_median (double *v, int n)
+{
+    qsort (v, (size_t) n, sizeof *v, fasgd_bench_cmp_double);
+    return n % 2 ? v [n / 2] : 0.5 * (v [n / 2 - 1] + v [n / 2]);
+}
+
+/*  An integer option in [lo, hi], or a message naming prog and the option
+    and exit status 2.  */
+static inline long
+fasgd_bench_int_arg (const char *prog, const char *name, const char *text, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol (text, &end, 10);
+    if (end == text || *end || errno == ERANGE || v < lo || v > hi) {
+        fprintf (stderr, "%s: %s must be an integer in %ld..%ld (got '%s')\n", prog, name, lo, hi, text);
+        exit (2);
+    }
+    return v;
+}
+
+#endif

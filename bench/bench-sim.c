@@ -4,10 +4,21 @@
     measured in the same run.
 
     For each round it times, on one thread: the sgemm replica of one
-    gradient (the bound, in gradients/s); the simulation with the asgd and
-    the fasgd rules; then the same on every core, with the bound measured
-    as that many threads running the replica at once (what the machine's
-    cores really give to concurrent sgemm). Medians over rounds.
+    gradient (the bound, in gradients/s); the simulation with the asgd
+    rule; the bound again; the simulation with the fasgd rule; the bound a
+    third time. Then the same on every core, with the bound measured as
+    that many threads running the replica at once (what the machine's
+    cores really give to concurrent sgemm). Each simulation's ratio is
+    taken against the mean of the bounds measured just before and just
+    after it, so that other jobs coming and going on a shared machine hit
+    both sides of a ratio alike. Medians over rounds: of the rates, of all
+    the bounds, and of the ratios.
+
+    Both sides are also timed in CPU seconds (the replica threads' own, the
+    whole process's for the simulation), which other jobs on a shared
+    machine disturb less than the wall clock: a process that waits for a
+    core loses wall time, not CPU time. The CPU ratio compares work per
+    CPU second; it does not show threads that wait for each other.
 
     Usage: bench-sim [--data DIR] [--iterations N] [--clients L] [--batch MU]
                      [--rounds R] [--threads T]  */
@@ -35,8 +46,22 @@ typedef struct {
     const float *x;
     const float *theta;
     long reps;
-    double seconds;
+    double seconds, cpu;
 } s_replica_job_t;
+
+/*  CPU seconds of the calling thread, or of the whole process.  */
+static double
+s_cpu_now (clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime (clock, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/*  A rate on the wall clock and per CPU second.  */
+typedef struct {
+    double wall, cpu;
+} s_rate_t;
 
 static void *
 s_replica_thread (void *arg)
@@ -51,17 +76,19 @@ s_replica_thread (void *arg)
         exit (1);
     }
     fasgd_sgemm_replica_run (rep);          /* warm */
-    double t0 = fasgd_bench_now ();
+    double t0 = fasgd_bench_now (), c0 = s_cpu_now (CLOCK_THREAD_CPUTIME_ID);
     for (long r = 0; r < job->reps; r++)
         fasgd_sgemm_replica_run (rep);
     job->seconds = fasgd_bench_now () - t0;
+    job->cpu = s_cpu_now (CLOCK_THREAD_CPUTIME_ID) - c0;
     fasgd_sgemm_replica_destroy (&rep);
     free (grad);
     return NULL;
 }
 
-/*  Gradients/s of `threads` replicas running at once.  */
-static double
+/*  Gradients/s of `threads` replicas running at once, and gradients per
+    CPU second of one replica thread.  */
+static s_rate_t
 s_bound (const fasgd_model_t *model, int mu, const float *x, const float *theta, int threads,
          long reps)
 {
@@ -71,16 +98,17 @@ s_bound (const fasgd_model_t *model, int mu, const float *x, const float *theta,
         jobs [i] = (s_replica_job_t) { .model = model, .mu = mu, .x = x, .theta = theta, .reps = reps };
         pthread_create (&tid [i], NULL, s_replica_thread, &jobs [i]);
     }
-    double slowest = 0;
+    double slowest = 0, cpu = 0;
     for (int i = 0; i < threads; i++) {
         pthread_join (tid [i], NULL);
         if (jobs [i].seconds > slowest)
             slowest = jobs [i].seconds;
+        cpu += jobs [i].cpu;
     }
-    return (double) reps * threads / slowest;
+    return (s_rate_t) { (double) reps * threads / slowest, (double) reps * threads / cpu };
 }
 
-static double
+static s_rate_t
 s_sim_rate (const fasgd_sim_cfg_t *base, const char *rule, const char *lr, int threads,
             const fasgd_dataset_t *train, const fasgd_dataset_t *valid)
 {
@@ -94,12 +122,12 @@ s_sim_rate (const fasgd_sim_cfg_t *base, const char *rule, const char *lr, int t
     fasgd_sim_t *sim = fasgd_sim_new (&cfg, train, valid);
     if (!sim)
         exit (1);
-    double t0 = fasgd_bench_now ();
+    double t0 = fasgd_bench_now (), c0 = s_cpu_now (CLOCK_PROCESS_CPUTIME_ID);
     fasgd_sim_run (sim, NULL);
-    double secs = fasgd_bench_now () - t0;
-    double rate = (double) fasgd_sim_stats (sim)->iterations / secs;
+    double secs = fasgd_bench_now () - t0, cpu = s_cpu_now (CLOCK_PROCESS_CPUTIME_ID) - c0;
+    double its = (double) fasgd_sim_stats (sim)->iterations;
     fasgd_sim_destroy (&sim);
-    return rate;
+    return (s_rate_t) { its / secs, its / cpu };
 }
 
 int
@@ -176,22 +204,40 @@ main (int argc, char **argv)
     long tcounts [2] = { 1, threads };
     int ncounts = threads > 1 ? 2 : 1;
     double rate1 [2] = { 0, 0 };
-    printf ("%-6s %7s %12s %14s %7s %10s\n", "rule", "threads", "iter/s", "sgemm bound/s", "ratio",
-            "vs 1 thread");
+    printf ("%-6s %7s %12s %14s %7s %10s %12s %12s %9s\n", "rule", "threads", "iter/s",
+            "sgemm bound/s", "ratio", "vs 1 thread", "iter/cpu-s", "bound/cpu-s", "cpu ratio");
     for (int c = 0; c < ncounts; c++) {
-        double bound [S_MAX_ROUNDS], sim [2][S_MAX_ROUNDS];
+        int t = (int) tcounts [c], nb = 0;
+        double bound [3 * S_MAX_ROUNDS], bound_cpu [3 * S_MAX_ROUNDS];
+        double sim [2][S_MAX_ROUNDS], sim_cpu [2][S_MAX_ROUNDS];
+        double ratio [2][S_MAX_ROUNDS], ratio_cpu [2][S_MAX_ROUNDS];
         for (int r = 0; r < rounds; r++) {
-            bound [r] = s_bound (model, (int) batch, train->x, theta, (int) tcounts [c], reps);
-            for (int k = 0; k < 2; k++)
-                sim [k][r] = s_sim_rate (&cfg, rules [k], lrs [k], (int) tcounts [c], train, valid);
+            s_rate_t before = s_bound (model, (int) batch, train->x, theta, t, reps);
+            bound [nb] = before.wall;
+            bound_cpu [nb++] = before.cpu;
+            for (int k = 0; k < 2; k++) {
+                s_rate_t sr = s_sim_rate (&cfg, rules [k], lrs [k], t, train, valid);
+                s_rate_t after = s_bound (model, (int) batch, train->x, theta, t, reps);
+                bound [nb] = after.wall;
+                bound_cpu [nb++] = after.cpu;
+                sim [k][r] = sr.wall;
+                sim_cpu [k][r] = sr.cpu;
+                ratio [k][r] = sr.wall / (0.5 * (before.wall + after.wall));
+                ratio_cpu [k][r] = sr.cpu / (0.5 * (before.cpu + after.cpu));
+                before = after;
+            }
         }
-        double b = fasgd_bench_median (bound, (int) rounds);
+        double b = fasgd_bench_median (bound, nb);
+        double bc = fasgd_bench_median (bound_cpu, nb);
         for (int k = 0; k < 2; k++) {
             double s = fasgd_bench_median (sim [k], (int) rounds);
+            double sc = fasgd_bench_median (sim_cpu [k], (int) rounds);
+            double q = fasgd_bench_median (ratio [k], (int) rounds);
+            double qc = fasgd_bench_median (ratio_cpu [k], (int) rounds);
             if (c == 0)
                 rate1 [k] = s;
-            printf ("%-6s %7ld %12.0f %14.0f %6.1f%% %9.2fx\n", rules [k], tcounts [c], s, b,
-                    100.0 * s / b, s / rate1 [k]);
+            printf ("%-6s %7ld %12.0f %14.0f %6.1f%% %9.2fx %12.0f %12.0f %8.1f%%\n", rules [k],
+                    tcounts [c], s, b, 100.0 * q, s / rate1 [k], sc, bc, 100.0 * qc);
             fflush (stdout);
         }
     }

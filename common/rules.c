@@ -27,6 +27,15 @@
 
 #define S_LANES 16
 
+/*  The kernels are inlined into each clone of the apply functions below:
+    one left out of line (gcc does that to a large function called twice)
+    would be compiled once, for the baseline target.  */
+#if defined(__GNUC__)
+#   define S_KERNEL static inline __attribute__ ((always_inline))
+#else
+#   define S_KERNEL static inline
+#endif
+
 /*  On x86-64 the apply loop is compiled for AVX-512, AVX2 and the baseline,
     and the loader picks the widest the processor has. Every instruction
     involved (add, multiply, divide, square root, no fused multiply-add) is
@@ -295,16 +304,51 @@ s_any_nonfinite (const float *g, size_t n)
     return bad != 0;
 }
 
-/*  asgd and sasgd: θ ← θ − α(τ)·g.  */
-static inline void
-s_step_span (float *restrict theta, const float *restrict g, float a, size_t len)
+/*  ---- kernels: one span of len ≤ S_LANES parameters ------------------
+
+    Each kernel computes the span's step d (θ_new = θ − d) and updates the
+    rule's state; s_write then applies d either in place or from one buffer
+    into another, each through restrict pointers of its own, so that gcc
+    vectorises both. The element arithmetic is the same code either way,
+    and θ − d is the operation the rule's θ −= ... always was, so in place
+    and into give the same bits.  */
+
+/*  θ ← θ − d in place, or θ_new = θ − d into another buffer.  */
+S_KERNEL void
+s_write_inplace (float *restrict theta, const float *restrict d, size_t len)
 {
     for (size_t k = 0; k < len; k++)
-        theta [k] -= a * g [k];
+        theta [k] -= d [k];
+}
+
+S_KERNEL void
+s_write_into (const float *restrict tin, float *restrict tout, const float *restrict d,
+              size_t len)
+{
+    for (size_t k = 0; k < len; k++)
+        tout [k] = tin [k] - d [k];
+}
+
+/*  tout is tin (in place) or a buffer that does not overlap it.  */
+S_KERNEL void
+s_write (const float *tin, float *tout, const float *d, size_t len)
+{
+    if (tout == tin)
+        s_write_inplace (tout, d, len);
+    else
+        s_write_into (tin, tout, d, len);
+}
+
+/*  asgd and sasgd: θ ← θ − α(τ)·g.  */
+S_KERNEL void
+s_step_span (const float *restrict g, float a, float *restrict d, size_t len)
+{
+    for (size_t k = 0; k < len; k++)
+        d [k] = a * g [k];
 }
 
 /*  softsync, first gradient of a group: s = α(τ₁)·g₁.  */
-static inline void
+S_KERNEL void
 s_buffer_first_span (float *restrict buf, const float *restrict g, float a, size_t len)
 {
     for (size_t k = 0; k < len; k++)
@@ -312,7 +356,7 @@ s_buffer_first_span (float *restrict buf, const float *restrict g, float a, size
 }
 
 /*  softsync, later gradients: s ← s + α(τ_l)·g_l.  */
-static inline void
+S_KERNEL void
 s_buffer_add_span (float *restrict buf, const float *restrict g, float a, size_t len)
 {
     for (size_t k = 0; k < len; k++)
@@ -320,12 +364,48 @@ s_buffer_add_span (float *restrict buf, const float *restrict g, float a, size_t
 }
 
 /*  softsync, the c-th gradient: θ ← θ − (1/c)·(s + α(τ_c)·g_c).  */
-static inline void
-s_buffer_apply_span (float *restrict theta, const float *restrict buf,
-                     const float *restrict g, float a, float c, size_t len)
+S_KERNEL void
+s_buffer_apply_span (const float *restrict buf, const float *restrict g, float a, float c,
+                     float *restrict d, size_t len)
 {
     for (size_t k = 0; k < len; k++)
-        theta [k] -= (buf [k] + a * g [k]) / c;
+        d [k] = (buf [k] + a * g [k]) / c;
+}
+
+/*  Moving averages flushed to zero. A parameter whose gradient has become
+    exactly 0 for good (on MNIST, mostly first-layer weights of pixels
+    inked in only a handful of images) sees its n and b (std) or m (abs)
+    decay geometrically, into the subnormal range after several hundred
+    updates at γ = 0.9, and stay there: for the smallest subnormals γ·x
+    rounds back to x. Arithmetic on subnormals costs a microcode assist per
+    element on x86, which made fasgd's update about three times as slow in
+    long runs, so a value that falls below FLT_MIN in magnitude is set to 0
+    here, in the rule, rather than by the processor's flush-to-zero mode,
+    which would change the gradient's arithmetic as well.
+
+    Why θ, v and v̄ do not change: a flushed value is below 2^-126, less
+    than half an ulp of any float of magnitude 2^-101 or more, so adding it
+    to such a number rounds it away. n and b reach θ only through
+    σ = sqrt(max(n − b², 0) + ε), where an n − b² below FLT_MIN vanishes
+    next to ε (for any ε ≥ 2^-100; the default is 1e-4), flushed or not;
+    m reaches θ only through m + floor (same argument; 0.001 by default)
+    and v̄ through a sum in double, where it vanishes next to any partial
+    sum above 2^-73. The next update of a just-flushed value,
+    γ·x + (1−γ)·g² (or g, or |g|), equals the unflushed one as soon as the
+    new term is 2^-101 or more. While the gradients stay smaller, both
+    stay far below half an ulp of ε and may drift an ulp apart; such a
+    difference can reach σ only through a rounding tie-break one ulp wide,
+    so only contrived settings (ε or the floor near 2^-100, a gradient
+    that stays below about 1e-15 and then grows) could see it, and the
+    simulator's runs in the paper's settings write byte-identical CSVs
+    with and without the flush. v is not flushed: after its first update
+    it is at least (1−β)/σ, a normal number, and it multiplies the step,
+    so flushing it would not be harmless; nor is gap-aware's C, where
+    C = 0 means G = 1.  */
+S_KERNEL float
+s_flush (float x)
+{
+    return fabsf (x) < FLT_MIN ? 0.0f : x;
 }
 
 typedef struct {
@@ -336,17 +416,18 @@ typedef struct {
 } s_std_coef_t;
 
 /*  fasgd std (Odena, ALGORITHMS.md "fasgd"): the statistics take g first,
-    then θ ← θ − (α/max(τ,1))·v·g. acc [k] sums σ of lane k in double.  */
-static inline void
-s_std_span (const s_std_coef_t *c, float *restrict theta, const float *restrict g,
-            float *restrict nn, float *restrict bb, float *restrict vv,
-            double *restrict acc, size_t len)
+    then θ ← θ − (α/max(τ,1))·v·g. acc [k] sums σ of lane k in double.
+    Each element's state is read and written once.  */
+S_KERNEL void
+s_std_span (const s_std_coef_t *c, const float *restrict g, float *restrict nn,
+            float *restrict bb, float *restrict vv, double *restrict acc,
+            float *restrict d, size_t len)
 {
     float sig [S_LANES];
     for (size_t k = 0; k < len; k++) {
         float gk = g [k];
-        float nk = c->gam * nn [k] + c->omg * (gk * gk);     /* n ← γn + (1−γ)g² */
-        float bk = c->gam * bb [k] + c->omg * gk;            /* b ← γb + (1−γ)g */
+        float nk = s_flush (c->gam * nn [k] + c->omg * (gk * gk));  /* n ← γn + (1−γ)g² */
+        float bk = s_flush (c->gam * bb [k] + c->omg * gk);         /* b ← γb + (1−γ)g */
         float var = nk - bk * bk;
         /*  n − b² ≥ 0 in exact arithmetic but float rounding can make it
             slightly negative; max(·, 0) (NaN-safe as written) keeps σ real.  */
@@ -363,7 +444,7 @@ s_std_span (const s_std_coef_t *c, float *restrict theta, const float *restrict 
     for (size_t k = 0; k < len; k++) {
         float vk = c->bet * vv [k] + c->omb / sig [k];       /* v ← βv + (1−β)/σ */
         vv [k] = vk;
-        theta [k] -= c->step * vk * g [k];                   /* θ ← θ − (α/max(τ,1))·v·g */
+        d [k] = c->step * vk * g [k];                        /* θ ← θ − (α/max(τ,1))·v·g */
         acc [k] += sig [k];
     }
 }
@@ -374,30 +455,30 @@ typedef struct {
     float step;                 /* α / (τ+1) */
 } s_abs_coef_t;
 
-/*  fasgd abs (the reference code): m ← 0.9m + 0.1|g| first, then
-    θ ← θ − α·g / ((τ+1)·(m + 0.001)).  */
-static inline void
-s_abs_span (const s_abs_coef_t *c, float *restrict theta, const float *restrict g,
-            float *restrict mm, double *restrict acc, size_t len)
+/*  fasgd abs (the reference code): m ← 0.9m + 0.1|g| first (flushed, see
+    s_flush), then θ ← θ − α·g / ((τ+1)·(m + 0.001)).  */
+S_KERNEL void
+s_abs_span (const s_abs_coef_t *c, const float *restrict g, float *restrict mm,
+            double *restrict acc, float *restrict d, size_t len)
 {
     for (size_t k = 0; k < len; k++) {
         float gk = g [k];
-        float mk = c->dec * mm [k] + c->omd * fabsf (gk);
+        float mk = s_flush (c->dec * mm [k] + c->omd * fabsf (gk));
         mm [k] = mk;
-        theta [k] -= c->step * gk / (mk + c->mfloor);
+        d [k] = c->step * gk / (mk + c->mfloor);
         acc [k] += mk;
     }
 }
 
 /*  dcasgd (Zheng et al.): g̃ = g + λ_dc·g⊙g⊙(θ − θ_used); θ ← θ − α·g̃.  */
-static inline void
-s_dc_span (float *restrict theta, const float *restrict g, const float *restrict used,
-           float a, float lam, size_t len)
+S_KERNEL void
+s_dc_span (const float *restrict theta, const float *restrict g, const float *restrict used,
+           float a, float lam, float *restrict d, size_t len)
 {
     for (size_t k = 0; k < len; k++) {
         float gk = g [k];
         float gt = gk + lam * gk * gk * (theta [k] - used [k]);
-        theta [k] -= a * gt;
+        d [k] = a * gt;
     }
 }
 
@@ -409,9 +490,9 @@ typedef struct {
 /*  gap-aware (Barkai et al.): G = 1 + |θ − θ_used|/C, or 1 while C is 0
     (the parameter has not moved yet: there is no step size to measure the
     gap in), Δ = α·g/G, θ ← θ − Δ, then C ← γ_C·C + (1−γ_C)·|Δ|.  */
-static inline void
-s_gap_span (const s_gap_coef_t *c, float *restrict theta, const float *restrict g,
-            const float *restrict used, float *restrict cc, size_t len)
+S_KERNEL void
+s_gap_span (const s_gap_coef_t *c, const float *restrict theta, const float *restrict g,
+            const float *restrict used, float *restrict cc, float *restrict d, size_t len)
 {
     for (size_t k = 0; k < len; k++) {
         float ck = cc [k];
@@ -422,7 +503,7 @@ s_gap_span (const s_gap_coef_t *c, float *restrict theta, const float *restrict 
             and costs about what the vectorised fasgd std does.  */
         float big = ck > 0.0f ? 1.0f + gap / ck : 1.0f;
         float delta = c->step * g [k] / big;
-        theta [k] -= delta;
+        d [k] = delta;
         cc [k] = c->dec * ck + c->omd * fabsf (delta);
     }
 }
@@ -448,8 +529,12 @@ s_lanes_mean (const double *acc, size_t n)
     return sum / (double) n;
 }
 
+/*  Each s_apply_* reads θ from tin and writes it to tout, which is either
+    tin itself or a buffer that does not overlap it. d holds one span's
+    step.  */
+
 S_MULTIVERSION static void
-s_apply_std (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
+s_apply_std (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau)
 {
     const fasgd_rule_params_t *p = &self->p;
     s_std_coef_t c = {
@@ -460,15 +545,19 @@ s_apply_std (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
     };
     float *nn = self->vec [0], *bb = self->vec [1], *vv = self->vec [2];
     double acc [S_LANES] = { 0 };
+    float d [S_LANES];
     size_t i = 0;
-    for (; i + S_LANES <= self->n; i += S_LANES)
-        s_std_span (&c, theta + i, g + i, nn + i, bb + i, vv + i, acc, S_LANES);
-    s_std_span (&c, theta + i, g + i, nn + i, bb + i, vv + i, acc, self->n - i);
+    for (; i + S_LANES <= self->n; i += S_LANES) {
+        s_std_span (&c, g + i, nn + i, bb + i, vv + i, acc, d, S_LANES);
+        s_write (tin + i, tout + i, d, S_LANES);
+    }
+    s_std_span (&c, g + i, nn + i, bb + i, vv + i, acc, d, self->n - i);
+    s_write (tin + i, tout + i, d, self->n - i);
     self->vbar = s_lanes_mean (acc, self->n);
 }
 
 S_MULTIVERSION static void
-s_apply_abs (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
+s_apply_abs (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau)
 {
     const fasgd_rule_params_t *p = &self->p;
     s_abs_coef_t c = {
@@ -478,32 +567,41 @@ s_apply_abs (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
     };
     float *mm = self->vec [0];
     double acc [S_LANES] = { 0 };
+    float d [S_LANES];
     size_t i = 0;
-    for (; i + S_LANES <= self->n; i += S_LANES)
-        s_abs_span (&c, theta + i, g + i, mm + i, acc, S_LANES);
-    s_abs_span (&c, theta + i, g + i, mm + i, acc, self->n - i);
+    for (; i + S_LANES <= self->n; i += S_LANES) {
+        s_abs_span (&c, g + i, mm + i, acc, d, S_LANES);
+        s_write (tin + i, tout + i, d, S_LANES);
+    }
+    s_abs_span (&c, g + i, mm + i, acc, d, self->n - i);
+    s_write (tin + i, tout + i, d, self->n - i);
     self->vbar = s_lanes_mean (acc, self->n);
 }
 
 S_MULTIVERSION static void
-s_apply_step (fasgd_rule_t *self, float *theta, const float *g, float a)
+s_apply_step (fasgd_rule_t *self, float *tout, const float *tin, const float *g, float a)
 {
+    float d [S_LANES];
     size_t i = 0;
-    for (; i + S_LANES <= self->n; i += S_LANES)
-        s_step_span (theta + i, g + i, a, S_LANES);
-    s_step_span (theta + i, g + i, a, self->n - i);
+    for (; i + S_LANES <= self->n; i += S_LANES) {
+        s_step_span (g + i, a, d, S_LANES);
+        s_write (tin + i, tout + i, d, S_LANES);
+    }
+    s_step_span (g + i, a, d, self->n - i);
+    s_write (tin + i, tout + i, d, self->n - i);
 }
 
 /*  Zhang et al.'s n-softsync: buffer α(τ_l)·g_l, apply the mean of c.  */
 S_MULTIVERSION static int
-s_apply_softsync (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau)
+s_apply_softsync (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
+                  uint64_t tau)
 {
     float a = (float) s_sasgd_alpha (&self->p, tau);
     uint64_t group = (uint64_t) self->p.softsync_group;
     if (group == 1) {
         /*  (1/1)·α(τ)·g is sasgd's step; taking its code path makes the
             two bitwise equal even where the compiler fuses a·g + θ.  */
-        s_apply_step (self, theta, g, a);
+        s_apply_step (self, tout, tin, g, a);
         return 1;
     }
     float *buf = self->vec [0];
@@ -524,36 +622,47 @@ s_apply_softsync (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau
     }
     /*  The c-th gradient is added and the sum applied in one pass; the
         buffer is then logically empty (pending = 0), its contents stale.  */
-    float cf = (float) group;
-    for (; i + S_LANES <= n; i += S_LANES)
-        s_buffer_apply_span (theta + i, buf + i, g + i, a, cf, S_LANES);
-    s_buffer_apply_span (theta + i, buf + i, g + i, a, cf, n - i);
+    float cf = (float) group, d [S_LANES];
+    for (; i + S_LANES <= n; i += S_LANES) {
+        s_buffer_apply_span (buf + i, g + i, a, cf, d, S_LANES);
+        s_write (tin + i, tout + i, d, S_LANES);
+    }
+    s_buffer_apply_span (buf + i, g + i, a, cf, d, n - i);
+    s_write (tin + i, tout + i, d, n - i);
     self->pending = 0;
     return 1;
 }
 
 S_MULTIVERSION static void
-s_apply_dc (fasgd_rule_t *self, float *theta, const float *g, const float *used)
+s_apply_dc (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
+            const float *used)
 {
-    float a = (float) self->p.lr, lam = (float) self->p.dc_lambda;
+    float a = (float) self->p.lr, lam = (float) self->p.dc_lambda, d [S_LANES];
     size_t i = 0;
-    for (; i + S_LANES <= self->n; i += S_LANES)
-        s_dc_span (theta + i, g + i, used + i, a, lam, S_LANES);
-    s_dc_span (theta + i, g + i, used + i, a, lam, self->n - i);
+    for (; i + S_LANES <= self->n; i += S_LANES) {
+        s_dc_span (tin + i, g + i, used + i, a, lam, d, S_LANES);
+        s_write (tin + i, tout + i, d, S_LANES);
+    }
+    s_dc_span (tin + i, g + i, used + i, a, lam, d, self->n - i);
+    s_write (tin + i, tout + i, d, self->n - i);
 }
 
 S_MULTIVERSION static void
-s_apply_gap (fasgd_rule_t *self, float *theta, const float *g, const float *used)
+s_apply_gap (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
+             const float *used)
 {
     s_gap_coef_t c = {
         .dec = (float) self->p.gap_decay, .omd = (float) (1.0 - self->p.gap_decay),
         .step = (float) self->p.lr
     };
-    float *cc = self->vec [0];
+    float *cc = self->vec [0], d [S_LANES];
     size_t i = 0;
-    for (; i + S_LANES <= self->n; i += S_LANES)
-        s_gap_span (&c, theta + i, g + i, used + i, cc + i, S_LANES);
-    s_gap_span (&c, theta + i, g + i, used + i, cc + i, self->n - i);
+    for (; i + S_LANES <= self->n; i += S_LANES) {
+        s_gap_span (&c, tin + i, g + i, used + i, cc + i, d, S_LANES);
+        s_write (tin + i, tout + i, d, S_LANES);
+    }
+    s_gap_span (&c, tin + i, g + i, used + i, cc + i, d, self->n - i);
+    s_write (tin + i, tout + i, d, self->n - i);
 }
 
 /*  1 when [a, a+n) and [b, b+n) share a float.  */
@@ -564,18 +673,19 @@ s_overlap (const float *a, const float *b, size_t n)
     return x < y + len && y < x + len;
 }
 
-int
-fasgd_rule_apply (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau,
-                  const float *theta_used)
+static int
+s_apply (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau,
+         const float *theta_used)
 {
-    assert (self && theta && g);
     size_t n = self->n;
     int needs_used = fasgd_rule_needs_theta_used (self);
     if (needs_used && !theta_used)
         return -2;
-    /*  The kernels take restrict pointers: overlap is the caller's bug.  */
-    assert (!s_overlap (theta, g, n));
-    assert (!needs_used || !s_overlap (theta, theta_used, n));
+    /*  The kernels take restrict pointers: overlap is the caller's bug.
+        θ_used may be θ itself when θ is not written (τ = 0, into).  */
+    assert (!s_overlap (tout, g, n));
+    assert (!needs_used || !s_overlap (tout, theta_used, n));
+    assert (tout == tin || !s_overlap (tout, tin, n));
 
     /*  A first pass so that a bad gradient (a peer's NaN) touches nothing.  */
     if (s_any_nonfinite (g, n))
@@ -583,29 +693,45 @@ fasgd_rule_apply (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau
 
     switch (self->p.kind) {
         case FASGD_RULE_ASGD:
-            s_apply_step (self, theta, g, (float) self->p.lr);
+            s_apply_step (self, tout, tin, g, (float) self->p.lr);
             return 1;
         case FASGD_RULE_SASGD:
-            s_apply_step (self, theta, g, (float) s_sasgd_alpha (&self->p, tau));
+            s_apply_step (self, tout, tin, g, (float) s_sasgd_alpha (&self->p, tau));
             return 1;
         case FASGD_RULE_SOFTSYNC:
-            return s_apply_softsync (self, theta, g, tau);
+            return s_apply_softsync (self, tout, tin, g, tau);
         case FASGD_RULE_FASGD:
             if (self->p.statistic == FASGD_STAT_STD)
-                s_apply_std (self, theta, g, tau);
+                s_apply_std (self, tout, tin, g, tau);
             else
-                s_apply_abs (self, theta, g, tau);
+                s_apply_abs (self, tout, tin, g, tau);
             return 1;
         case FASGD_RULE_DCASGD:
-            s_apply_dc (self, theta, g, theta_used);
+            s_apply_dc (self, tout, tin, g, theta_used);
             return 1;
         case FASGD_RULE_GAPAWARE:
-            s_apply_gap (self, theta, g, theta_used);
+            s_apply_gap (self, tout, tin, g, theta_used);
             return 1;
         default:
             assert (0 && "kind checked in fasgd_rule_new");
             return -1;
     }
+}
+
+int
+fasgd_rule_apply (fasgd_rule_t *self, float *theta, const float *g, uint64_t tau,
+                  const float *theta_used)
+{
+    assert (self && theta && g);
+    return s_apply (self, theta, theta, g, tau, theta_used);
+}
+
+int
+fasgd_rule_apply_into (fasgd_rule_t *self, float *theta_new, const float *theta,
+                       const float *g, uint64_t tau, const float *theta_used)
+{
+    assert (self && theta_new && theta && g);
+    return s_apply (self, theta_new, theta, g, tau, theta_used);
 }
 
 /*  ---- checkpoint state -----------------------------------------------  */

@@ -19,13 +19,17 @@
       softsync      s = a₁·g₁;  s = s + a_l·g_l;  θ −= s / (float) c
                     (c = 1 takes the sasgd line itself, so it equals sasgd)
       fasgd std     n = γ·n + (1−γ)·(g·g);  b = γ·b + (1−γ)·g;
+                    n, b = 0 where |n|, |b| < FLT_MIN;
                     σ = sqrtf (max (n − b·b, 0) + ε);  v = β·v + (1−β)/σ;
                     θ −= (a·v)·g                   a = (float) (α / max (τ,1))
-      fasgd abs     m = d·m + (1−d)·|g|;  θ −= (a·g) / (m + floor)
-                                                    a = (float) (α / (τ+1))
+      fasgd abs     m = d·m + (1−d)·|g|;  m = 0 where m < FLT_MIN;
+                    θ −= (a·g) / (m + floor)       a = (float) (α / (τ+1))
       dcasgd        θ −= a·(g + ((λ·g)·g)·(θ − θ_used))
       gap-aware     G = C > 0 ? 1 + |θ − θ_used| / C : 1;  Δ = (a·g) / G;
                     θ −= Δ;  C = γ_C·C + (1−γ_C)·|Δ|
+    The flush to zero keeps fasgd's moving averages out of the slow
+    subnormal range; it changes neither θ nor v̄ except in contrived
+    settings (rules.c, s_flush, gives the argument).
     A compiler that contracts a·b + c into a fused multiply-add (gcc does
     by default when the target has FMA, e.g. with -march=native) changes
     the last bit; build with -ffp-contract=off where bitwise agreement
@@ -124,6 +128,16 @@ int fasgd_rule_needs_theta_used (const fasgd_rule_t *self);
     overlap theta.  */
 int fasgd_rule_apply (fasgd_rule_t *self, float *theta, const float *g,
                       uint64_t tau, const float *theta_used);
+
+/*  As fasgd_rule_apply, but θ is read from theta and the new θ written to
+    theta_new, all n floats of it, while theta is left as it was: the same
+    bits as applying in place to a copy, without the copy (the simulator
+    writes the update straight into the next shared snapshot). theta_new
+    may be theta itself (then this is fasgd_rule_apply); otherwise it must
+    not overlap theta, g or theta_used. theta_used may be theta. Returns
+    as fasgd_rule_apply; theta_new is written only when it returns 1.  */
+int fasgd_rule_apply_into (fasgd_rule_t *self, float *theta_new, const float *theta,
+                           const float *g, uint64_t tau, const float *theta_used);
 
 /*  v̄: the mean over all parameters of the moving statistic after the last
     accepted gradient (σ for std, m for abs), which the server sends to

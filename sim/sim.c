@@ -70,8 +70,11 @@ const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
     FASGD_CFG_KEY_END
 };
 
-/*  One immutable copy of θ at one timestamp, shared by every client that
-    holds it.  */
+/*  One copy of θ at one timestamp, shared by every client that holds it.
+    The server's own θ is a snapshot too (`current`): a fetch only takes a
+    reference, and an update writes the new θ into a fresh buffer while
+    anyone else holds the old one, or in place when nobody does. So a copy
+    is immutable once a client holds it, and no update copies θ.  */
 typedef struct s_snap_t {
     uint64_t ts;
     int refs;
@@ -138,7 +141,6 @@ struct fasgd_sim_t {
     fasgd_model_t *model;
     fasgd_rule_t *rule;
     size_t n;                   /* parameters */
-    float *theta;
     uint64_t T;
     uint64_t nbatches;          /* minibatches in the training set */
     int needs_used;             /* rule wants θ_used */
@@ -148,7 +150,7 @@ struct fasgd_sim_t {
     double *speed_cum;          /* cumulative speeds for weighted picks, or NULL */
     fasgd_rng_t picks;
 
-    s_snap_t *current;          /* the snapshot of θ at T, if one was taken */
+    s_snap_t *current;          /* the server's θ at T; one reference is the server's */
     s_snap_t *free_snaps;
     size_t live_snaps;
 
@@ -200,13 +202,10 @@ struct fasgd_sim_t {
 /* ------------------------------------------------------------------ */
 /*  Snapshots                                                           */
 
+/*  A snapshot with no references and undefined contents.  */
 static s_snap_t *
-s_snap_take (fasgd_sim_t *self)
+s_snap_new (fasgd_sim_t *self)
 {
-    if (self->current && self->current->ts == self->T) {
-        self->current->refs++;
-        return self->current;
-    }
     s_snap_t *snap = self->free_snaps;
     if (snap)
         self->free_snaps = snap->next_free;
@@ -218,19 +217,19 @@ s_snap_take (fasgd_sim_t *self)
             abort ();
         }
     }
+    snap->refs = 0;
     self->live_snaps++;
     if (self->live_snaps > self->st.peak_snapshots)
         self->st.peak_snapshots = self->live_snaps;
-    memcpy (snap->theta, self->theta, self->n * sizeof (float));
-    snap->ts = self->T;
-    snap->refs = 2;             /* the taker's, and current's */
-    if (self->current && --self->current->refs == 0) {
-        self->current->next_free = self->free_snaps;
-        self->free_snaps = self->current;
-        self->live_snaps--;
-    }
-    self->current = snap;
     return snap;
+}
+
+/*  The server's θ, for a client to hold: a reference, never a copy.  */
+static s_snap_t *
+s_snap_take (fasgd_sim_t *self)
+{
+    self->current->refs++;
+    return self->current;
 }
 
 static void
@@ -264,7 +263,8 @@ s_eval_chunk (fasgd_sim_t *self, fasgd_model_ws_t *ws, int k)
     size_t start = (size_t) k * S_EVAL_CHUNK;
     size_t len = self->valid->n - start < S_EVAL_CHUNK ? self->valid->n - start : S_EVAL_CHUNK;
     int nerr = 0;
-    double nll = fasgd_model_loss (self->model, ws, self->theta, self->valid->x + start * self->valid->dim,
+    double nll = fasgd_model_loss (self->model, ws, self->current->theta,
+                                   self->valid->x + start * self->valid->dim,
                                    self->valid->y + start, (int) len, &nerr);
     self->chunk_nll [k] = nll * (double) len;
     self->chunk_err [k] = nerr;
@@ -440,7 +440,26 @@ s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
 {
     uint64_t tau = self->T >= j ? self->T - j : 0;
     const float *used = self->needs_used ? c->snap->theta : NULL;
-    int rc = fasgd_rule_apply (self->rule, self->theta, g, tau, used);
+    s_snap_t *cur = self->current;
+    int rc;
+    if (cur->refs == 1)
+        /*  Nobody else holds θ (so neither is it θ_used): in place.  */
+        rc = fasgd_rule_apply (self->rule, cur->theta, g, tau, used);
+    else {
+        /*  Clients hold this θ: the new one goes to a fresh buffer, which
+            the next fetch then shares as it is.  */
+        s_snap_t *next = s_snap_new (self);
+        rc = fasgd_rule_apply_into (self->rule, next->theta, cur->theta, g, tau, used);
+        if (rc == 1) {
+            next->refs = 1;
+            cur->refs--;                /* still held by a client */
+            self->current = next;
+        }
+        else {
+            next->refs = 1;
+            s_snap_release (self, next);    /* unused: back to the free list */
+        }
+    }
     if (rc < 0) {
         self->st.rejected++;
         if (self->st.rejected == 1)
@@ -459,6 +478,7 @@ s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
         self->st.tau_max = tau;
     if (rc == 1) {
         self->T++;
+        self->current->ts = self->T;
         if (self->T % (uint64_t) self->cfg.eval_every == 0)
             s_row (self);
     }
@@ -674,12 +694,22 @@ s_run_iterations (fasgd_sim_t *self)
             self->done++;
             continue;
         }
-        /*  This thread computes only the gradient it needs next: one far
-            ahead would hold up the turns that the other threads wait on.  */
+        /*  This thread computes the gradient the next turn needs if nobody
+            has taken it. If another thread is computing it, this one takes
+            the next free gradient rather than wait: workers claim the
+            earliest free slot, so the next turn's gradient is usually
+            theirs, and waiting for it would leave this thread idle for
+            most of each gradient's time (two threads then run little
+            faster than one). The turns then wait for at most one
+            gradient, and are applied in order all the same.  */
         if (slot->state == S_SLOT_PICKED && (slot->prev < 0 || (uint64_t) slot->prev < self->done)) {
             slot->state = S_SLOT_COMPUTING;
             s_flow_compute (self, &self->workers [0], slot);
+            continue;
         }
+        s_slot_t *ahead = s_flow_claim (self);
+        if (ahead)
+            s_flow_compute (self, &self->workers [0], ahead);
         else
             pthread_cond_wait (&self->done_cond, &self->lock);
     }
@@ -968,17 +998,20 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
     }
     self->nbatches = train->n / (uint32_t) cfg->batch;
 
-    self->theta = malloc (self->n * sizeof (float));
     self->grad = malloc (self->n * sizeof (float));
     self->scratch = malloc (self->n * sizeof (float));
     self->clients = calloc ((size_t) cfg->clients, sizeof *self->clients);
-    if (!self->theta || !self->grad || !self->scratch || !self->clients) {
+    if (!self->grad || !self->scratch || !self->clients) {
         fasgd_log_error ("sim: out of memory");
         goto fail;
     }
+    /*  The server's θ at T = 0; every client starts on it.  */
+    self->current = s_snap_new (self);
+    self->current->refs = 1;
+    self->current->ts = 0;
     fasgd_rng_t init;
     fasgd_rng_seed (&init, cfg->seed, S_STREAM_INIT);
-    fasgd_model_init_params (self->model, self->theta, &init);
+    fasgd_model_init_params (self->model, self->current->theta, &init);
     fasgd_rng_seed (&self->picks, cfg->seed, S_STREAM_PICKS);
 
     fasgd_gate_params_t gp_push, gp_fetch;
@@ -991,8 +1024,6 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         if (!self->speed_cum)
             goto fail;
     }
-    /*  Every client starts on the initial parameters, one shared copy.  */
-    s_snap_t *first = s_snap_take (self);
     double cum = 0;
     for (int k = 0; k < cfg->clients; k++) {
         s_client_t *c = &self->clients [k];
@@ -1000,8 +1031,7 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         fasgd_gate_init (&c->push_gate, &gp_push, cfg->seed, stream);
         fasgd_gate_init (&c->fetch_gate, &gp_fetch, cfg->seed, stream + 1);
         fasgd_rng_seed (&c->compute_rng, cfg->seed, stream + 2);
-        c->snap = first;
-        first->refs++;
+        c->snap = s_snap_take (self);
         c->vbar = fasgd_rule_vbar (self->rule);
         c->speed = 1.0;
         if (self->speed_cum) {
@@ -1011,7 +1041,6 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
             self->speed_cum [k] = cum;
         }
     }
-    s_snap_release (self, first);
 
     int nthreads = cfg->threads;
     if (nthreads <= 0) {
@@ -1079,7 +1108,7 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
         free (self->workers);
     }
     /*  Every snapshot is on the free list or held by a client, an event or
-        `current`; collect them once each.  */
+        the server (`current`); once all let go, all are on the free list.  */
     if (self->clients) {
         for (int k = 0; k < self->cfg.clients; k++) {
             s_snap_release (self, self->clients [k].snap);
@@ -1104,7 +1133,6 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
     free (self->last_iter);
     free (self->chunk_nll);
     free (self->chunk_err);
-    free (self->theta);
     free (self->grad);
     free (self->scratch);
     fasgd_rule_destroy (&self->rule);
@@ -1151,7 +1179,7 @@ fasgd_sim_stats (const fasgd_sim_t *self)
 const float *
 fasgd_sim_theta (const fasgd_sim_t *self)
 {
-    return self->theta;
+    return self->current->theta;
 }
 
 size_t

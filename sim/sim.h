@@ -16,7 +16,9 @@
     one, so the output is byte-identical whatever the thread count.
 
     Copies of θ are shared: every client holding timestamp T points at one
-    reference-counted snapshot of it.  */
+    reference-counted snapshot of it, and the server's θ is that snapshot
+    until the next update, which writes the new θ into a fresh one rather
+    than copying θ at each fetch.  */
 #ifndef FASGD_SIM_H_INCLUDED
 #define FASGD_SIM_H_INCLUDED
 
@@ -75,7 +77,8 @@ typedef struct {
     double val_error, val_nll;      /* last evaluation */
     double best_error;
     uint64_t evaluations;
-    size_t peak_snapshots;          /* most θ copies alive at once */
+    size_t peak_snapshots;          /* most θ copies alive at once, the
+                                       server's own included */
 } fasgd_sim_stats_t;
 
 typedef struct fasgd_sim_t fasgd_sim_t;

@@ -1,6 +1,7 @@
 /*  rules: every update rule against values worked out by hand, the ε and
-    rounding edge cases of fasgd, rejection of non-finite gradients,
-    parameter validation and checkpoint state.  */
+    rounding edge cases of fasgd and its flush to zero, rejection of
+    non-finite gradients, applying into another buffer, parameter
+    validation and checkpoint state.  */
 #include "rules.h"
 #include "testutil.h"
 
@@ -549,6 +550,145 @@ START_TEST (test_fasgd_abs)
 }
 END_TEST
 
+/*  ---- fasgd: moving averages flushed to zero ---------------------------  */
+
+/*  Float k·n + i of the rule's state blob (vector k of nvec, parameter i).  */
+static size_t
+s_state_offset (const fasgd_rule_t *r, int nvec, int k, size_t i)
+{
+    size_t n = fasgd_rule_size (r);
+    return fasgd_rule_state_size (r) - (size_t) nvec * n * sizeof (float)
+           + ((size_t) k * n + i) * sizeof (float);
+}
+
+static float
+s_state_get (const fasgd_rule_t *r, int nvec, int k, size_t i)
+{
+    size_t len;
+    unsigned char *b = s_blob (r, &len);
+    float x;
+    memcpy (&x, b + s_state_offset (r, nvec, k, i), sizeof x);
+    free (b);
+    return x;
+}
+
+static void
+s_state_put (fasgd_rule_t *r, int nvec, int k, size_t i, float x)
+{
+    size_t len;
+    unsigned char *b = s_blob (r, &len);
+    memcpy (b + s_state_offset (r, nvec, k, i), &x, sizeof x);
+    ck_assert_int_eq (fasgd_rule_state_set (r, b, len), 0);
+    free (b);
+}
+
+/*  Bitwise +0.0f (not −0, not a subnormal).  */
+static int
+s_is_plus_zero (float x)
+{
+    uint32_t bits;
+    memcpy (&bits, &x, sizeof bits);
+    return bits == 0;
+}
+
+START_TEST (test_fasgd_flush_to_zero)
+{
+    /*  n and b just above FLT_MIN: one more zero gradient takes them to
+        0.9·1.05·FLT_MIN, a subnormal, which the rule stores as +0; n at
+        2·FLT_MIN decays to a normal 1.8·FLT_MIN and is kept. Over S_N
+        parameters, so the vector spans and the scalar tail both flush.  */
+    enum { N = 19 };
+    fasgd_rule_params_t p = s_params (FASGD_RULE_FASGD, 0.1);
+    fasgd_rule_t *r = s_rule (&p, N);
+    const float low = 1.05f * FLT_MIN, high = 2.0f * FLT_MIN;
+    for (size_t i = 0; i < N; i++) {
+        s_state_put (r, 3, 0, i, i % 3 == 2 ? high : low);     /* n */
+        s_state_put (r, 3, 1, i, i % 2 ? -low : low);          /* b */
+        s_state_put (r, 3, 2, i, 3.0f);                        /* v */
+    }
+    float theta [N], before [N];
+    const float zero [N] = { 0 };
+    for (size_t i = 0; i < N; i++)
+        theta [i] = before [i] = 0.25f * (float) i - 1;
+    ck_assert_int_eq (fasgd_rule_apply (r, theta, zero, 0, NULL), 1);
+    volatile float kept = 0.9f, h = high;
+    kept = kept * h;                                            /* γ·n: the rule's product */
+    ck_assert (kept >= FLT_MIN);
+    for (size_t i = 0; i < N; i++) {
+        float n = s_state_get (r, 3, 0, i), b = s_state_get (r, 3, 1, i);
+        if (i % 3 == 2)
+            ck_assert_float_eq (n, kept);
+        else
+            ck_assert_msg (s_is_plus_zero (n), "n [%zu] = %a, want +0", i, (double) n);
+        ck_assert_msg (s_is_plus_zero (b), "b [%zu] = %a, want +0", i, (double) b);
+    }
+    /*  g = 0 moves nothing; every σ is sqrt(ε) exactly.  */
+    ck_assert_mem_eq (theta, before, sizeof theta);
+    ck_assert_double_eq (fasgd_rule_vbar (r), (double) sqrtf (1e-4f));
+    fasgd_rule_destroy (&r);
+
+    /*  abs: m = 0.9·1.05·FLT_MIN becomes +0 too.  */
+    p.statistic = FASGD_STAT_ABS;
+    r = s_rule (&p, N);
+    for (size_t i = 0; i < N; i++)
+        s_state_put (r, 1, 0, i, i % 3 == 2 ? high : low);
+    ck_assert_int_eq (fasgd_rule_apply (r, theta, zero, 0, NULL), 1);
+    for (size_t i = 0; i < N; i++) {
+        float m = s_state_get (r, 1, 0, i);
+        if (i % 3 == 2)
+            ck_assert_float_eq (m, kept);
+        else
+            ck_assert_msg (s_is_plus_zero (m), "m [%zu] = %a, want +0", i, (double) m);
+    }
+    ck_assert_mem_eq (theta, before, sizeof theta);
+    fasgd_rule_destroy (&r);
+}
+END_TEST
+
+START_TEST (test_fasgd_flush_invisible)
+{
+    /*  One gradient and then only zeros, the dead-unit pattern: without
+        the flush n and b would sink into the subnormals and stick there
+        (0.9·x rounds back to x for the smallest). A float replica of the
+        recurrence without the flush shows that they do, and that θ and v̄
+        are nevertheless the same bits with it, also once a gradient comes
+        back.  */
+    const float gam = 0.9f, omg = (float) (1.0 - 0.9), eps = 1e-4f;
+    const float bet = 0.9f, omb = (float) (1.0 - 0.9), step = 0.01f;
+    fasgd_rule_params_t p = s_params (FASGD_RULE_FASGD, 0.01);
+    fasgd_rule_t *r = s_rule (&p, 1);
+    float theta [1] = { 0.5f };
+    volatile float n = 0, b = 0, v = 0, th = 0.5f;
+    for (int k = 0; k < 1500; k++) {
+        float gk = k == 0 ? 1e-3f : k == 1499 ? 0.5f : 0.0f;
+        volatile float t1 = gk * gk, t2 = gam * n, t3 = omg * t1;
+        n = t2 + t3;
+        volatile float u1 = gam * b, u2 = omg * gk;
+        b = u1 + u2;
+        volatile float bb = b * b, var = n - bb;
+        volatile float sig = sqrtf ((var > 0 ? var : 0) + eps);
+        volatile float w1 = bet * v, w2 = omb / sig;
+        v = w1 + w2;
+        volatile float d1 = step * v, d2 = d1 * gk;
+        th = th - d2;
+        ck_assert_int_eq (fasgd_rule_apply (r, theta, &gk, 0, NULL), 1);
+        if (k == 1498) {
+            /*  The replica is stuck in the subnormals, the rule at +0.  */
+            ck_assert (n > 0 && n < FLT_MIN && b > 0 && b < FLT_MIN);
+            ck_assert (s_is_plus_zero (s_state_get (r, 3, 0, 0)));
+            ck_assert (s_is_plus_zero (s_state_get (r, 3, 1, 0)));
+        }
+#ifndef FP_FAST_FMAF
+        ck_assert_float_eq (theta [0], th);
+        ck_assert_double_eq (fasgd_rule_vbar (r), (double) sig);
+#endif
+    }
+    ck_assert_float_ne (theta [0], 0.5f);           /* the last gradient moved it */
+    ck_assert_float_eq (s_state_get (r, 3, 2, 0), v);
+    fasgd_rule_destroy (&r);
+}
+END_TEST
+
 /*  ---- dcasgd, gap-aware ------------------------------------------------  */
 
 START_TEST (test_dcasgd)
@@ -744,6 +884,61 @@ START_TEST (test_span_equals_tail)
 }
 END_TEST
 
+START_TEST (test_apply_into_equals_in_place)
+{
+    /*  Every rule: applying into a second buffer gives the bits of applying
+        in place, leaves the input θ alone, and writes nothing unless the
+        update went through (softsync buffering, a NaN gradient). θ_used
+        may be θ itself.  */
+    for (int c = 0; c < S_NCONF; c++) {
+        fasgd_rule_params_t p = s_conf (c);
+        fasgd_rule_t *a = s_rule (&p, S_N), *b = s_rule (&p, S_N);
+        float ta [S_N], tb [S_N], tb0 [S_N], out [S_N], fill [S_N], g [S_N], used [S_N];
+        for (size_t i = 0; i < S_N; i++) {
+            ta [i] = tb [i] = 0.05f * (float) i;
+            fill [i] = 7.0f;
+        }
+        for (int s = 0; s < 9; s++) {
+            s_fill (g, used, ta, S_N, s);
+            if (s == 7)
+                g [3] = NAN;
+            /*  At s = 8 the rules get θ itself as θ_used (a copy for the
+                in-place one, where it may not overlap).  */
+            const float *used_b = s == 8 ? tb : used;
+            if (s == 8)
+                memcpy (used, ta, sizeof used);
+            memcpy (tb0, tb, sizeof tb0);
+            memcpy (out, fill, sizeof out);
+            int ra = fasgd_rule_apply (a, ta, g, (uint64_t) s, used);
+            int rb = fasgd_rule_apply_into (b, out, tb, g, (uint64_t) s, used_b);
+            ck_assert_int_eq (ra, rb);
+            ck_assert_mem_eq (tb, tb0, sizeof tb);
+            if (rb == 1) {
+                ck_assert_mem_eq (out, ta, sizeof out);
+                memcpy (tb, out, sizeof tb);
+            }
+            else
+                ck_assert_mem_eq (out, fill, sizeof out);
+            ck_assert_mem_eq (ta, tb, sizeof ta);
+            ck_assert_double_eq (fasgd_rule_vbar (a), fasgd_rule_vbar (b));
+            size_t la, lb;
+            void *ba = s_blob (a, &la), *bb = s_blob (b, &lb);
+            ck_assert_uint_eq (la, lb);
+            ck_assert_mem_eq (ba, bb, la);
+            free (ba);
+            free (bb);
+        }
+        /*  theta_new = theta is the in-place apply.  */
+        s_fill (g, used, ta, S_N, 11);
+        ck_assert_int_eq (fasgd_rule_apply (a, ta, g, 1, used),
+                          fasgd_rule_apply_into (b, tb, tb, g, 1, used));
+        ck_assert_mem_eq (ta, tb, sizeof ta);
+        fasgd_rule_destroy (&a);
+        fasgd_rule_destroy (&b);
+    }
+}
+END_TEST
+
 START_TEST (test_state_round_trip)
 {
     for (int c = 0; c < S_NCONF; c++) {
@@ -898,6 +1093,8 @@ rules_suite (void)
     tcase_add_test (tc, test_fasgd_std_epsilon_bound);
     tcase_add_test (tc, test_fasgd_std_clamp);
     tcase_add_test (tc, test_fasgd_abs);
+    tcase_add_test (tc, test_fasgd_flush_to_zero);
+    tcase_add_test (tc, test_fasgd_flush_invisible);
     tcase_add_test (tc, test_dcasgd);
     tcase_add_test (tc, test_gap_aware);
     suite_add_tcase (s, tc);
@@ -907,6 +1104,7 @@ rules_suite (void)
     tcase_add_test (tc, test_nonfinite_rejected);
     tcase_add_test (tc, test_needs_theta_used);
     tcase_add_test (tc, test_span_equals_tail);
+    tcase_add_test (tc, test_apply_into_equals_in_place);
     tcase_add_test (tc, test_state_round_trip);
     tcase_add_test (tc, test_state_mismatch_refused);
     tcase_add_test (tc, test_state_size);

@@ -1,5 +1,6 @@
 /*  sim: hardsync equals large-batch SGD, results do not depend on the thread
-    count, each gate's accounting, and the snapshot sharing.  */
+    count, each gate's accounting, and the snapshot sharing, which gives the
+    same bits as a run replayed by hand.  */
 #include "sim.h"
 #include "testutil.h"
 
@@ -300,12 +301,101 @@ START_TEST (test_snapshots_shared)
     s_set (&cfg, "gates.fetch.every=1000000");
     fasgd_sim_stats_t st;
     free (s_run (&cfg, train, valid, NULL, &st));
-    ck_assert_uint_le (st.peak_snapshots, 2);
-    /*  Always fetching, at most one copy per client plus the server's current.  */
+    /*  The initial copy, and the server's θ once it moves (in place from
+        then on, as nobody shares it).  */
+    ck_assert_uint_eq (st.peak_snapshots, 2);
+    /*  Always fetching, at most one copy per client plus one being written.  */
     s_set (&cfg, "gates.fetch.gate=always");
     free (s_run (&cfg, train, valid, NULL, &st));
     ck_assert_uint_le (st.peak_snapshots, 51);
     ck_assert_uint_gt (st.peak_snapshots, 10);
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+END_TEST
+
+/*  Replays a run by hand: θ₀ from the seed's stream, then for each
+    iteration the gradient on the parameters the client holds (θ₀ forever
+    when it never fetches, else the θ it fetched after its last turn) and
+    the rule applied in place, with a copy of θ for each fetch. The
+    simulator shares θ between the server and the clients and writes
+    updates into fresh buffers whenever a client holds the current θ; this
+    must be the same bits.  */
+static void
+s_replay (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, int fetches, float *theta)
+{
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg->model, &spec);
+    fasgd_model_t *m = fasgd_model_new (&spec, NULL, 0);
+    size_t n = fasgd_model_nparams (m);
+    fasgd_rule_params_t rp;
+    fasgd_rule_cfg_to_params (&cfg->rule, cfg->clients, &rp);
+    fasgd_rule_t *rule = fasgd_rule_new (&rp, n, NULL, 0);
+    ck_assert_ptr_nonnull (rule);
+    float *held = malloc (n * sizeof (float)), *g = malloc (n * sizeof (float));
+    fasgd_rng_t r;
+    fasgd_rng_seed (&r, cfg->seed, FASGD_SIM_STREAM_INIT);
+    fasgd_model_init_params (m, theta, &r);
+    memcpy (held, theta, n * sizeof (float));
+    fasgd_model_ws_t *ws = fasgd_model_ws_new (m, cfg->batch);
+    uint64_t nbatches = train->n / (uint32_t) cfg->batch;
+    for (uint64_t i = 0; i < cfg->iterations; i++) {
+        size_t off = (size_t) (i % nbatches) * (size_t) cfg->batch;
+        fasgd_model_gradient (m, ws, held, train->x + off * train->dim, train->y + off,
+                              cfg->batch, g, NULL);
+        /*  One client that always fetches has τ = 0 and then holds the new
+            θ; clients that never do hold θ₀, so τ = T.  */
+        ck_assert_int_eq (fasgd_rule_apply (rule, theta, g, fetches ? 0 : i, held), 1);
+        if (fetches)
+            memcpy (held, theta, n * sizeof (float));
+    }
+    free (held);
+    free (g);
+    fasgd_model_ws_destroy (&ws);
+    fasgd_rule_destroy (&rule);
+    fasgd_model_destroy (&m);
+}
+
+START_TEST (test_shared_theta_replayed)
+{
+    fasgd_dataset_t *train = s_make_data (100, 1), *valid = s_make_data (10, 2);
+    const char *rules [][2] = { { "rule.name=fasgd", "rule.lr=0.01" },
+                                { "rule.name=dcasgd", "rule.lr=0.1" },
+                                { "rule.name=gap-aware", "rule.lr=0.1" } };
+    for (int k = 0; k < 3; k++)
+        for (int fetches = 0; fetches <= 1; fetches++) {
+            fasgd_sim_cfg_t cfg;
+            s_base_cfg (&cfg);
+            s_set (&cfg, rules [k][0]);
+            s_set (&cfg, rules [k][1]);
+            s_set (&cfg, "iterations=300");
+            if (fetches)
+                /*  One client, fetching after every push: every update
+                    goes into a fresh buffer, as the client holds θ.  */
+                s_set (&cfg, "clients=1");
+            else {
+                /*  Nobody ever fetches: the first update goes into a fresh
+                    buffer, the rest in place, while all clients keep
+                    computing on θ₀ (and dcasgd and gap-aware read it as
+                    θ_used).  */
+                s_set (&cfg, "clients=5");
+                s_set (&cfg, "gates.fetch.gate=bfasgd");
+                s_set (&cfg, "gates.fetch.c=1e9");
+            }
+            float *theta_sim;
+            fasgd_sim_stats_t st;
+            free (s_run (&cfg, train, valid, &theta_sim, &st));
+            ck_assert_uint_eq (st.fetches, fetches ? 300 : 0);
+            ck_assert_uint_eq (st.peak_snapshots, 2);
+            size_t n = (20 * 8 + 8) + (8 * 4 + 4);
+            float *theta = malloc (n * sizeof (float));
+            s_replay (&cfg, train, fetches, theta);
+            ck_assert_msg (memcmp (theta_sim, theta, n * sizeof (float)) == 0,
+                           "%s, %s: the run differs from its replay", rules [k][0],
+                           fetches ? "one client fetching" : "nobody fetching");
+            free (theta);
+            free (theta_sim);
+        }
     fasgd_dataset_destroy (&train);
     fasgd_dataset_destroy (&valid);
 }
@@ -342,6 +432,7 @@ sim_suite (void)
     tcase_add_test (tc, test_gate_accounting_accumulate);
     tcase_add_test (tc, test_bfasgd_gate_rate);
     tcase_add_test (tc, test_snapshots_shared);
+    tcase_add_test (tc, test_shared_theta_replayed);
     tcase_add_test (tc, test_learns);
     suite_add_tcase (s, tc);
     return s;

@@ -485,6 +485,21 @@ s_client_key (const char *key, unsigned long *id)
     return end + 1;
 }
 
+/*  Whether key i of the reply is the first of a client's keys (the
+    server lists a client's keys together, but a reader need not rely on
+    it): 1 with the client's id in *id, 0 otherwise.  */
+static int
+s_client_first_key (const s_reply_t *r, size_t i, unsigned long *id)
+{
+    unsigned long other;
+    if (!s_client_key (r->kv [i].key, id))
+        return 0;
+    for (size_t j = 0; j < i; j++)
+        if (s_client_key (r->kv [j].key, &other) && other == *id)
+            return 0;
+    return 1;
+}
+
 /*  "tau.LO", "tau.LO-HI" or "tau.LO+": the bucket's bounds (hi -1: no
     bound). Returns 0, or -1 for any other key.  */
 static int
@@ -546,12 +561,7 @@ s_print_json (FILE *out, const s_reply_t *r, const char *endpoint, int arrays)
     int first_client = 1;
     for (size_t i = 0; i < r->n; i++) {
         unsigned long id, other;
-        if (!s_client_key (r->kv [i].key, &id))
-            continue;
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = s_client_key (r->kv [j].key, &other) && other == id;
-        if (seen)
+        if (!s_client_first_key (r, i, &id))
             continue;
         fprintf (out, "%s\n    { \"id\": %lu", first_client ? "" : ",", id);
         first_client = 0;
@@ -693,12 +703,7 @@ s_print_status (const s_reply_t *r, const char *endpoint)
     int header = 0;
     for (size_t i = 0; i < r->n; i++) {
         unsigned long id, other;
-        if (!s_client_key (r->kv [i].key, &id))
-            continue;
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = s_client_key (r->kv [j].key, &other) && other == id;
-        if (seen)
+        if (!s_client_first_key (r, i, &id))
             continue;
         if (!header) {
             printf ("\n%6s  %-24s %11s %9s %9s %9s %9s %9s %8s\n", "id", "name", "connected", "idle", "pushes",

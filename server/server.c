@@ -770,32 +770,47 @@ s_on_fetch (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_h
     s_reply (self, sock, identity, &h, NULL, self->n * sizeof (float), snap);
 }
 
+/*  Receives one message of any number of frames without waiting for its
+    first: the first three frames into parts (the caller closes them),
+    *extra set when there were more (closed here), *total the bytes of
+    all. Returns -1 when no message was waiting.  */
+static int
+s_recv_parts (void *sock, zmq_msg_t parts [3], int *nparts, int *extra, size_t *total)
+{
+    int more = 1;
+    *nparts = *extra = 0;
+    *total = 0;
+    while (more) {
+        zmq_msg_t m;
+        zmq_msg_init (&m);
+        if (zmq_msg_recv (&m, sock, *nparts == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+            zmq_msg_close (&m);
+            if (*nparts == 0)
+                return -1;
+            break;
+        }
+        more = zmq_msg_more (&m);
+        *total += zmq_msg_size (&m);
+        if (*nparts < 3)
+            parts [(*nparts)++] = m;
+        else {
+            zmq_msg_close (&m);
+            *extra = 1;
+        }
+    }
+    return 0;
+}
+
 /*  Reads one request from sock (its frames into parts) and answers it.
     Returns 0, or -1 when there was nothing to read.  */
 static int
 s_handle (fasgd_server_t *self, void *sock, int is_fetch)
 {
     zmq_msg_t parts [3];
-    int nparts = 0, more = 1, extra = 0;
-    size_t total = 0;
-    while (more) {
-        zmq_msg_t m;
-        zmq_msg_init (&m);
-        if (zmq_msg_recv (&m, sock, nparts == 0 ? ZMQ_DONTWAIT : 0) < 0) {
-            zmq_msg_close (&m);
-            if (nparts == 0)
-                return -1;
-            break;
-        }
-        more = zmq_msg_more (&m);
-        total += zmq_msg_size (&m);
-        if (nparts < 3)
-            parts [nparts++] = m;
-        else {
-            zmq_msg_close (&m);
-            extra = 1;
-        }
-    }
+    int nparts, extra;
+    size_t total;
+    if (s_recv_parts (sock, parts, &nparts, &extra, &total) != 0)
+        return -1;
     self->st.bytes_in += total;
     fasgd_header_t req;
     memset (&req, 0, sizeof req);
@@ -1110,24 +1125,10 @@ s_control_handle (fasgd_server_t *self)
 {
     void *sock = zsock_resolve (self->control);
     zmq_msg_t parts [3];
-    int nparts = 0, more = 1, extra = 0;
-    while (more) {
-        zmq_msg_t m;
-        zmq_msg_init (&m);
-        if (zmq_msg_recv (&m, sock, nparts == 0 ? ZMQ_DONTWAIT : 0) < 0) {
-            zmq_msg_close (&m);
-            if (nparts == 0)
-                return -1;
-            break;
-        }
-        more = zmq_msg_more (&m);
-        if (nparts < 3)
-            parts [nparts++] = m;
-        else {
-            zmq_msg_close (&m);
-            extra = 1;
-        }
-    }
+    int nparts, extra;
+    size_t total;
+    if (s_recv_parts (sock, parts, &nparts, &extra, &total) != 0)
+        return -1;
     /*  REQ puts an empty delimiter before its request; DEALER need not.
         A lone empty frame is an empty request, not an envelope.  */
     int delimited = nparts >= 3 && zmq_msg_size (&parts [1]) == 0;

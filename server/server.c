@@ -47,7 +47,7 @@
 /*  An immutable image of θ at one timestamp, in wire byte order. On a
     little-endian host θ is its own wire image, so the current snapshot is
     θ's own buffer, shared by every fetch of its timestamp and updated in
-    place when nobody else holds it (copy on write: s_theta_writable);
+    place when nobody else holds it (copy on write: s_theta_update);
     elsewhere a snapshot is an encoded copy made at the first fetch.  */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define S_SHARED_THETA 1
@@ -204,32 +204,37 @@ s_snap_take (fasgd_server_t *self)
 #endif
 }
 
-/*  Makes θ safe to update. With shared snapshots, θ moves to a buffer of
-    its own first when a reply being sent, the evaluator or a client's
-    θ_used still holds the current one; otherwise it is updated in place,
-    and no copy of θ is made at all. Only this thread takes references,
+/*  Applies g to θ with the rule; returns as fasgd_rule_apply, or -2 out
+    of memory. With shared snapshots, when a reply being sent, the
+    evaluator or a client's θ_used still holds the current buffer, the
+    rule writes the new θ into a fresh one (reading the old once, no
+    separate copy), which becomes current only if the rule updated θ;
+    otherwise θ is updated in place. Only this thread takes references,
     so a count of 1 cannot grow behind our back; the acquire pairs with
-    the release of the last other holder. Returns 0, or -1 out of memory.  */
+    the release of the last other holder.  */
 static int
-s_theta_writable (fasgd_server_t *self)
+s_theta_update (fasgd_server_t *self, const float *g, uint64_t tau, const float *used)
 {
 #if S_SHARED_THETA
     s_snap_t *cur = self->current;
     if (__atomic_load_n (&cur->refs, __ATOMIC_ACQUIRE) > 1) {
         s_snap_t *fresh = s_snap_alloc (self);
         if (!fresh)
-            return -1;
-        memcpy (fresh->theta, cur->theta, self->n * sizeof (float));
+            return -2;
+        int rc = fasgd_rule_apply_into (self->rule, fresh->theta, cur->theta, g, tau, used);
         fresh->refs = 1;
+        if (rc != 1) {
+            s_snap_release (fresh);     /* back to the pool: θ did not change */
+            return rc;
+        }
         fresh->ts = cur->ts;
         self->current = fresh;
         self->theta = fresh->theta;
         s_snap_release (cur);
+        return rc;
     }
-#else
-    (void) self;
 #endif
-    return 0;
+    return fasgd_rule_apply (self->rule, self->theta, g, tau, used);
 }
 
 static void
@@ -662,11 +667,11 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
         used = c->snap->theta;
     }
     uint64_t tau = self->T - j;
-    if (s_theta_writable (self) != 0) {
+    int rc = s_theta_update (self, g, tau, used);
+    if (rc == -2) {
         s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
         return -1;
     }
-    int rc = fasgd_rule_apply (self->rule, self->theta, g, tau, used);
     if (rc < 0) {
         self->st.nonfinite++;
         s_reply_error (self, sock, identity, req, FASGD_STATUS_NONFINITE, "the gradient holds NaN or Inf");

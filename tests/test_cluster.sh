@@ -29,9 +29,14 @@ if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
     echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"; exit 1
 fi
 
+# The restarted server must get its ports back, so they come from below the
+# kernel's ephemeral range (32768 and up here): there no other test's
+# connection, and no client reconnecting to a dead port (TCP can connect a
+# socket to itself when the source port it picks is the destination), can
+# be holding them when the server binds again.
 cat > "$tmp/server.yaml" <<YAML
-push_endpoint: tcp://127.0.0.1:*
-fetch_endpoint: tcp://127.0.0.1:*
+push_endpoint: "tcp://127.0.0.1:![20000-32000]"
+fetch_endpoint: "tcp://127.0.0.1:![20000-32000]"
 control_endpoint: tcp://127.0.0.1:*
 clients: 4
 rule: {name: fasgd, lr: 0.005}

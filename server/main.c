@@ -17,11 +17,15 @@
 #define S_MAX_SETS 256
 
 static fasgd_server_t *s_server;
+static volatile sig_atomic_t s_signal;
 
+/*  SIGINT, SIGTERM and SIGHUP: stop cleanly, with a final checkpoint. A
+    hangup (the terminal of a foreground server closing) must not lose the
+    training since the last checkpoint.  */
 static void
 s_on_signal (int sig)
 {
-    (void) sig;
+    s_signal = sig;
     if (s_server)
         fasgd_server_stop (s_server);
 }
@@ -47,8 +51,9 @@ s_usage (FILE *out)
         "  -h, --help             this help\n"
         "  -V, --version          the version\n"
         "\n"
-        "SIGINT and SIGTERM stop it cleanly after a final checkpoint. fasgd-ctl asks a running\n"
-        "server for its status, or for a checkpoint, on control_endpoint (tcp://127.0.0.1:5557).\n"
+        "SIGINT, SIGTERM and SIGHUP stop it cleanly after a final checkpoint. fasgd-ctl asks a\n"
+        "running server for its status, or for a checkpoint, on control_endpoint\n"
+        "(tcp://127.0.0.1:5557).\n"
         "Exit status: 0 clean stop, 1 bad configuration, data or bind, 2 bad usage,\n"
         "3 the final checkpoint failed.\n"
         "Every configuration key, its default and bounds: fasgd-server --keys.\nThe wire protocol: proto/PROTOCOL.md in the source tree.\n", out);
@@ -191,6 +196,7 @@ main (int argc, char **argv)
     sa.sa_handler = s_on_signal;
     sigaction (SIGINT, &sa, NULL);
     sigaction (SIGTERM, &sa, NULL);
+    sigaction (SIGHUP, &sa, NULL);
     signal (SIGPIPE, SIG_IGN);
     if (port_file && s_write_port_file (port_file, server) != 0) {
         fasgd_log_error ("cannot write the port file %s: %s", port_file, strerror (errno));
@@ -200,6 +206,9 @@ main (int argc, char **argv)
     }
     int rc = fasgd_server_run (server);
     s_server = NULL;
+    if (s_signal)
+        fasgd_log_notice ("stopped by %s", s_signal == SIGHUP ? "SIGHUP"
+                          : s_signal == SIGINT ? "SIGINT" : "SIGTERM");
     fasgd_server_destroy (&server);
     zsys_shutdown ();
     return rc == 0 ? 0 : 3;

@@ -24,7 +24,7 @@ check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
 # Waits up to $2 seconds for command $1 (a string) to succeed.
 wait_for() { i=0; while ! sh -c "$1"; do i=$((i + 1)); [ $i -gt $(($2 * 10)) ] && return 1; sleep 0.1; done; }
 
-echo "1..9"
+echo "1..10"
 if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
     echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"; exit 1
 fi
@@ -99,5 +99,13 @@ best=$(tail -n +2 "$tmp/server.csv" | cut -d, -f3 | sort -g | head -1)
 check "validation error falls (first $first, best $best; T was $T_before before the kill)" \
     awk -v a="$first" -v b="$best" 'BEGIN { exit !(b < 0.2 && b < a - 0.5) }'
 
-kill -TERM "$server_pid"
+# A hangup stops the server like SIGTERM: a final checkpoint at the
+# timestamp it stopped at, exit 0.
+kill -HUP "$server_pid"
+wait "$server_pid"
+rc=$?
+stopped=$(sed -n 's/.*stopping at T=\([0-9]*\).*/\1/p' "$tmp/server.log" | tail -1)
+check "SIGHUP stops the server cleanly with a final checkpoint (exit $rc, stopped at T=$stopped)" sh -c "
+    test $rc -eq 0 && test -n '$stopped' && tail -3 '$tmp/server.log' | grep -q 'checkpoint written at T=$stopped\$' &&
+    tail -1 '$tmp/server.log' | grep -q 'stopped by SIGHUP'"
 [ "$failed" -eq 0 ]

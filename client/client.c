@@ -91,6 +91,8 @@ struct fasgd_client_t {
     fasgd_gate_t fetch_gate, push_gate;
     int push_skip;                  /* s_push_skip_t */
     int pushed_once;                /* this session's first PUSH went through */
+    uint64_t last_push_ts;          /* the timestamp the last PUSH carried */
+    int then_fetch;                 /* a request with THEN_FETCH is waiting */
     int fetched_once;               /* θ was received in this session */
     float *accum;                   /* accumulate: skipped gradients, summed */
     float *sum;                     /* accumulate: the sum being sent */
@@ -378,8 +380,8 @@ s_reply_check (fasgd_client_t *self, uint32_t seq, int expect, int nframes,
     if (rep->type != expect)
         return s_malformed (self, "reply of the wrong type");
     int ok = rep->status == FASGD_STATUS_OK
-          || (rep->status == FASGD_STATUS_BUFFERED && expect == FASGD_MSG_ACK)
-          || (rep->status == FASGD_STATUS_NOT_MODIFIED && expect == FASGD_MSG_PARAMS);
+          || (rep->status == FASGD_STATUS_BUFFERED && (expect == FASGD_MSG_ACK || self->then_fetch))
+          || (rep->status == FASGD_STATUS_NOT_MODIFIED && expect == FASGD_MSG_PARAMS && !self->then_fetch);
     if (!ok)
         return s_malformed (self, "unexpected status");
     self->last_status = rep->status;
@@ -664,6 +666,14 @@ fasgd_client_join (fasgd_client_t *self, const char *name)
         s_session_end (self);
         return FASGD_CLIENT_ESOCKET;
     }
+    /*  θ may come on the push socket too (PUSH with THEN_FETCH): it is
+        reopened with the same limit. The server knows us by id, not by
+        connection.  */
+    self->push.maxmsgsize = self->fetch.maxmsgsize;
+    if (s_channel_open (&self->push) != 0) {
+        s_session_end (self);
+        return FASGD_CLIENT_ESOCKET;
+    }
     self->joined = 1;
     if (s_heartbeat_start (self) != 0) {
         s_session_end (self);
@@ -743,7 +753,62 @@ s_push (fasgd_client_t *self, const float *src, uint64_t timestamp)
         return rc;
     self->stats.pushes++;
     self->pushed_once = 1;
+    self->last_push_ts = timestamp;
     return rep.status == FASGD_STATUS_BUFFERED ? 1 : 0;
+}
+
+/*  A PUSH of src (or, src NULL, a PUSH_REPEAT) with THEN_FETCH: one round
+    trip, answered with θ after the push, which goes to theta and its
+    timestamp to *ts. 1 when softsync buffered the push.  */
+static int
+s_push_then_fetch (fasgd_client_t *self, const float *src, uint64_t timestamp,
+                   float *theta, uint64_t *ts)
+{
+    zframe_t *body = NULL;
+    if (src) {
+        if (!(body = zframe_new (NULL, self->nparams * sizeof (float))))
+            return FASGD_CLIENT_ENOMEM;
+        fasgd_proto_floats_encode (src, self->nparams, zframe_data (body));
+    }
+    fasgd_header_t req = { .type = src ? FASGD_MSG_PUSH : FASGD_MSG_PUSH_REPEAT,
+                           .flags = FASGD_PROTO_FLAG_THEN_FETCH, .client_id = self->id,
+                           .timestamp = src ? timestamp : 0 }, rep;
+    zframe_t *params;
+    self->then_fetch = 1;
+    int rc = s_request (self, &self->push, &req, src ? &body : NULL, FASGD_MSG_PARAMS, &rep, &params);
+    self->then_fetch = 0;
+    if (rc == FASGD_CLIENT_EREFUSED && !src && self->last_status == FASGD_STATUS_CONFLICT)
+        self->pushed_once = 0;          /* as fasgd_client_push_repeat */
+    if (rc != 0)
+        return rc;
+    if (src) {
+        self->stats.pushes++;
+        self->pushed_once = 1;
+        self->last_push_ts = timestamp;
+    }
+    else
+        self->stats.repeats++;
+    if (!params || zframe_size (params) != self->nparams * sizeof (float)) {
+        zframe_destroy (&params);
+        return s_malformed (self, "PARAMS of the wrong size");
+    }
+    fasgd_proto_floats_decode (zframe_data (params), self->nparams, theta);
+    zframe_destroy (&params);
+    *ts = rep.timestamp;
+    self->stats.fetches++;
+    self->fetched_once = 1;
+    return rep.status == FASGD_STATUS_BUFFERED ? 1 : 0;
+}
+
+int
+fasgd_client_push_fetch (fasgd_client_t *self, const float *grad, uint64_t timestamp,
+                         float *theta, uint64_t *new_timestamp)
+{
+    if (!self || !grad || !theta || !new_timestamp)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    return s_push_then_fetch (self, grad, timestamp, theta, new_timestamp);
 }
 
 int
@@ -807,13 +872,16 @@ fasgd_client_want_push (fasgd_client_t *self)
     return fasgd_gate_decide (&self->push_gate, self->vbar);
 }
 
-int
-fasgd_client_push_gated (fasgd_client_t *self, const float *grad, uint64_t timestamp)
+/*  What the push gate chose for one opportunity.  */
+typedef enum { S_TX_PUSH, S_TX_REPEAT, S_TX_NONE } s_tx_t;
+
+/*  One opportunity of the push gate for grad: S_TX_PUSH with *out the
+    gradient to send (grad, or with skip accumulate the sum of the skipped
+    ones and grad), S_TX_REPEAT for a PUSH_REPEAT, or S_TX_NONE when grad
+    was added to the local sum.  */
+static s_tx_t
+s_push_gate (fasgd_client_t *self, const float *grad, const float **out)
 {
-    if (!self || !grad)
-        return FASGD_CLIENT_EINVAL;
-    if (!self->joined)
-        return FASGD_CLIENT_ENOTJOINED;
     const size_t n = self->nparams;
     int send;
     if (!self->pushed_once) {
@@ -824,26 +892,20 @@ fasgd_client_push_gated (fasgd_client_t *self, const float *grad, uint64_t times
     }
     else
         send = fasgd_gate_decide (&self->push_gate, self->vbar);
+    *out = grad;
     if (send) {
-        const float *out = grad;
         if (self->push_skip == S_SKIP_ACCUMULATE && self->has_accum) {
             /*  The skipped gradients and this one, stamped with the
                 timestamp of the parameters the newest was computed on
                 (as the simulator does).  */
             for (size_t i = 0; i < n; i++)
                 self->sum [i] = self->accum [i] + grad [i];
-            out = self->sum;
+            *out = self->sum;
         }
-        int rc = s_push (self, out, timestamp);
-        if (rc < 0)
-            return rc;                  /* the sum stays for the next try */
-        self->has_accum = 0;
-        return 0;
+        return S_TX_PUSH;
     }
-    if (self->push_skip == S_SKIP_RESEND_LAST) {
-        int rc = fasgd_client_push_repeat (self);
-        return rc < 0 ? rc : 0;
-    }
+    if (self->push_skip == S_SKIP_RESEND_LAST)
+        return S_TX_REPEAT;
     if (self->has_accum)
         for (size_t i = 0; i < n; i++)
             self->accum [i] += grad [i];
@@ -851,7 +913,31 @@ fasgd_client_push_gated (fasgd_client_t *self, const float *grad, uint64_t times
         memcpy (self->accum, grad, n * sizeof (float));
     self->has_accum = 1;
     self->stats.accumulated++;
-    return 0;
+    return S_TX_NONE;
+}
+
+int
+fasgd_client_push_gated (fasgd_client_t *self, const float *grad, uint64_t timestamp)
+{
+    if (!self || !grad)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    const float *out;
+    int rc = 0;
+    switch (s_push_gate (self, grad, &out)) {
+        case S_TX_PUSH:
+            rc = s_push (self, out, timestamp);
+            if (rc >= 0)
+                self->has_accum = 0;    /* on failure the sum stays for the next try */
+            break;
+        case S_TX_REPEAT:
+            rc = fasgd_client_push_repeat (self);
+            break;
+        default:
+            break;
+    }
+    return rc < 0 ? rc : 0;
 }
 
 int
@@ -878,6 +964,68 @@ fasgd_client_fetch_gated (fasgd_client_t *self, float *theta, uint64_t *timestam
     if (rc < 0)
         return rc;
     return rc == 1 ? 0 : 1;
+}
+
+int
+fasgd_client_step_gated (fasgd_client_t *self, const float *grad, float *theta,
+                         uint64_t *timestamp, int64_t *tau)
+{
+    if (tau)
+        *tau = -1;
+    if (!self || !grad || !theta || !timestamp)
+        return FASGD_CLIENT_EINVAL;
+    if (!self->joined)
+        return FASGD_CLIENT_ENOTJOINED;
+    const uint64_t j = *timestamp;
+    const float *out;
+    s_tx_t tx = s_push_gate (self, grad, &out);
+    /*  The fetch gate can be asked before the push's reply unless it is
+        B-FASGD's, whose draw is compared with the v̄ that reply brings.
+        softsync's buffered pushes leave θ as it was: its fetches stay
+        separate, with if-newer.  */
+    if (tx != S_TX_NONE && self->fetch_gate.p.kind != FASGD_GATE_BFASGD
+        && strcmp (self->desc.rule, "softsync") != 0) {
+        int fetch;
+        if (!self->fetched_once) {
+            fasgd_gate_force (&self->fetch_gate);
+            fetch = 1;
+        }
+        else
+            fetch = fasgd_gate_decide (&self->fetch_gate, self->vbar);
+        uint64_t pj = tx == S_TX_PUSH ? j : self->last_push_ts;
+        int rc;
+        if (fetch) {
+            rc = s_push_then_fetch (self, tx == S_TX_PUSH ? out : NULL, j, theta, timestamp);
+            if (rc < 0)
+                return rc;
+            if (tx == S_TX_PUSH)
+                self->has_accum = 0;
+            if (rc == 0 && tau)
+                *tau = (int64_t) (*timestamp - 1 - pj);
+            return 1;
+        }
+        self->stats.fetch_skips++;
+        rc = tx == S_TX_PUSH ? s_push (self, out, j) : fasgd_client_push_repeat (self);
+        if (rc < 0)
+            return rc;
+        if (tx == S_TX_PUSH)
+            self->has_accum = 0;
+        if (rc == 0 && tau)
+            *tau = (int64_t) (self->server_ts - 1 - pj);
+        return 0;
+    }
+    /*  Two round trips: the push (if any), then the fetch gate.  */
+    if (tx != S_TX_NONE) {
+        uint64_t pj = tx == S_TX_PUSH ? j : self->last_push_ts;
+        int rc = tx == S_TX_PUSH ? s_push (self, out, j) : fasgd_client_push_repeat (self);
+        if (rc < 0)
+            return rc;
+        if (tx == S_TX_PUSH)
+            self->has_accum = 0;
+        if (rc == 0 && tau)
+            *tau = (int64_t) (self->server_ts - 1 - pj);
+    }
+    return fasgd_client_fetch_gated (self, theta, timestamp);
 }
 
 int

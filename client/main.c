@@ -387,7 +387,6 @@ s_progress (s_run_t *r, int final)
 static int
 s_train (s_run_t *r)
 {
-    const fasgd_client_stats_t *st = fasgd_client_stats (r->client);
     int batch = (int) r->o->batch;
     while (!s_stop && (r->o->steps == 0 || r->steps < r->o->steps)) {
         const uint32_t *idx = fasgd_batcher_next (r->batcher);
@@ -397,25 +396,22 @@ s_train (s_run_t *r)
             fasgd_log_warn ("the loss is NaN: the parameters may have diverged");
         s_sleep_ms (r->o->delay_ms);
 
-        uint64_t pushes = st->pushes;
-        int rc = fasgd_client_push_gated (r->client, r->grad, r->ts);
-        int action = rc < 0 ? s_on_failure (r, "push", rc) : 0;
+        /*  Push, then fetch, through the gates: one round trip when the
+            fetch gate allows it.  */
+        int64_t tau;
+        int rc = fasgd_client_step_gated (r->client, r->grad, r->theta, &r->ts, &tau);
+        int action = rc < 0 ? s_on_failure (r, "push and fetch", rc) : 0;
         if (rc >= 0) {
             r->steps++;
-            /*  A push applied at once moved T by one: τ = T − 1 − j.  */
-            uint64_t T = fasgd_client_server_timestamp (r->client);
-            if (st->pushes > pushes && fasgd_client_last_status (r->client) == FASGD_STATUS_OK && T > r->ts) {
-                r->tau = T - 1 - r->ts;
+            if (tau >= 0) {
+                r->tau = (uint64_t) tau;
                 r->tau_known = 1;
             }
-            rc = fasgd_client_fetch_gated (r->client, r->theta, &r->ts);
-            action = rc < 0 ? s_on_failure (r, "fetch", rc) : 0;
         }
         if (action < 0)
             return -1;
         if (action > 0) {
             int j = s_rejoin (r);
-            st = fasgd_client_stats (r->client);
             if (j < 0)
                 return -1;
             if (j > 0)

@@ -216,7 +216,9 @@ fasgd_proto_header_decode (const void *buf, size_t len, fasgd_header_t *h)
         return FASGD_PROTO_MALFORMED;
     /*  Unknown flag bits are refused rather than ignored, so that a later
         flag can never be silently dropped by a version-1 peer.  */
-    uint16_t allowed = h->type == FASGD_MSG_FETCH ? FASGD_PROTO_FLAG_IF_NEWER : 0;
+    uint16_t allowed = h->type == FASGD_MSG_FETCH ? FASGD_PROTO_FLAG_IF_NEWER
+                     : h->type == FASGD_MSG_PUSH || h->type == FASGD_MSG_PUSH_REPEAT
+                       ? FASGD_PROTO_FLAG_THEN_FETCH : 0;
     if (h->flags & (uint16_t) ~allowed)
         return FASGD_PROTO_MALFORMED;
     if (s_type_is_request (h->type) ? h->status != 0 : !s_status_known (h->status))

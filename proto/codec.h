@@ -16,6 +16,7 @@
 #define FASGD_PROTO_TEXT_MAX     255u      /* JOIN names and ERROR reasons */
 #define FASGD_PROTO_DESC_MAX     65536u    /* a WELCOME body */
 #define FASGD_PROTO_FLAG_IF_NEWER 1u       /* FETCH: 304 when current */
+#define FASGD_PROTO_FLAG_THEN_FETCH 2u     /* PUSH, PUSH_REPEAT: reply PARAMS */
 
 typedef enum {
     FASGD_MSG_JOIN = 1,

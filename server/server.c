@@ -651,6 +651,38 @@ s_on_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
     re-applies the cached gradient: for the rules that need θ_used, that
     is the client's current copy, as in the simulator (ALGORITHMS.md,
     "Notes from the implementation").  */
+/*  PARAMS with θ at T, sent from the shared snapshot without a copy:
+    the answer to a FETCH (status 200), or to a PUSH or PUSH_REPEAT with
+    THEN_FETCH (the push's status: 200, or 202 when softsync buffered it).
+    Counted as a fetch.  */
+static void
+s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+                s_client_t *c, int status)
+{
+    fasgd_header_t h = {
+        .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_PARAMS, .status = (uint16_t) status,
+        .client_id = req->client_id, .seq = req->seq, .timestamp = self->T,
+        .vbar = fasgd_rule_vbar (self->rule)
+    };
+    /*  With a shared θ (little-endian hosts) this cannot fail; elsewhere
+        a PUSH with THEN_FETCH may have been applied already, and the
+        reason says so.  */
+    s_snap_t *snap = s_snap_take (self);
+    if (!snap) {
+        s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory%s",
+                       req->type == FASGD_MSG_FETCH ? "" : " for the parameters (the push was applied)");
+        return;
+    }
+    if (self->needs_used) {
+        __atomic_add_fetch (&snap->refs, 1, __ATOMIC_RELAXED);
+        s_snap_release (c->snap);
+        c->snap = snap;
+    }
+    c->fetches++;
+    self->st.fetches++;
+    s_reply (self, sock, identity, &h, NULL, self->n * sizeof (float), snap);
+}
+
 static int
 s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
          s_client_t *c, const float *g, uint64_t j, int repeat)
@@ -695,7 +727,11 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
     }
     else
         self->st.buffered++;
-    s_reply_ack (self, sock, identity, req, rc == 1 ? FASGD_STATUS_OK : FASGD_STATUS_BUFFERED);
+    int status = rc == 1 ? FASGD_STATUS_OK : FASGD_STATUS_BUFFERED;
+    if (req->flags & FASGD_PROTO_FLAG_THEN_FETCH)
+        s_reply_params (self, sock, identity, req, c, status);
+    else
+        s_reply_ack (self, sock, identity, req, status);
     return 0;
 }
 
@@ -748,31 +784,18 @@ static void
 s_on_fetch (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
             s_client_t *c)
 {
-    fasgd_header_t h = {
-        .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_PARAMS, .status = FASGD_STATUS_OK,
-        .client_id = req->client_id, .seq = req->seq, .timestamp = self->T,
-        .vbar = fasgd_rule_vbar (self->rule)
-    };
     if ((req->flags & FASGD_PROTO_FLAG_IF_NEWER) && req->timestamp == self->T) {
+        fasgd_header_t h = {
+            .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_PARAMS,
+            .status = FASGD_STATUS_NOT_MODIFIED, .client_id = req->client_id, .seq = req->seq,
+            .timestamp = self->T, .vbar = fasgd_rule_vbar (self->rule)
+        };
         self->st.not_modified++;
         c->not_modified++;
-        h.status = FASGD_STATUS_NOT_MODIFIED;
         s_reply (self, sock, identity, &h, NULL, 0, NULL);
         return;
     }
-    s_snap_t *snap = s_snap_take (self);
-    if (!snap) {
-        s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
-        return;
-    }
-    if (self->needs_used) {
-        __atomic_add_fetch (&snap->refs, 1, __ATOMIC_RELAXED);
-        s_snap_release (c->snap);
-        c->snap = snap;
-    }
-    c->fetches++;
-    self->st.fetches++;
-    s_reply (self, sock, identity, &h, NULL, self->n * sizeof (float), snap);
+    s_reply_params (self, sock, identity, req, c, FASGD_STATUS_OK);
 }
 
 /*  Receives one message of any number of frames without waiting for its

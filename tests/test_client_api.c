@@ -152,6 +152,16 @@ s_fake_handle (s_fake_t *f, zsock_t *sock, int on_fetch, zmsg_t *msg)
                 rbody_len = sizeof params;
             }
             break;
+        case FASGD_MSG_PUSH:
+        case FASGD_MSG_PUSH_REPEAT:
+            rep.type = FASGD_MSG_ACK;
+            if (req.flags & FASGD_PROTO_FLAG_THEN_FETCH) {
+                rep.type = FASGD_MSG_PARAMS;
+                fasgd_proto_floats_encode (theta, S_D, params);
+                rbody = params;
+                rbody_len = sizeof params;
+            }
+            break;
         default:
             rep.type = FASGD_MSG_ACK;
             break;
@@ -900,6 +910,140 @@ START_TEST (test_gates_resend_last)
 }
 END_TEST
 
+/*  The k-th recorded request of a type carried THEN_FETCH.  */
+static int
+s_then_fetch (s_fake_t *f, int type, int k)
+{
+    s_rec_t r = s_fake_rec (f, type, k);
+    return r.h.type == type && (r.h.flags & FASGD_PROTO_FLAG_THEN_FETCH) && !r.on_fetch;
+}
+
+START_TEST (test_step_gated)
+{
+    float theta [S_D], grad [S_D];
+    for (int i = 0; i < S_D; i++)
+        grad [i] = 0.125f * (float) i;
+    uint64_t ts = 0;
+    int64_t tau;
+
+    /*  Gates always: push and fetch in one round trip, on the push socket.  */
+    s_fake_t *f = s_fake_start (NULL);
+    fasgd_client_t *c = s_client (f, 0);
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), FASGD_CLIENT_ENOTJOINED);
+    ck_assert_int_eq (tau, -1);
+    ck_assert_int_eq (fasgd_client_push_fetch (c, grad, 0, theta, &ts), FASGD_CLIENT_ENOTJOINED);
+    ck_assert_int_eq (fasgd_client_join (c, "step"), 0);
+    ck_assert_int_eq (fasgd_client_step_gated (c, NULL, theta, &ts, &tau), FASGD_CLIENT_EINVAL);
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, NULL, NULL), FASGD_CLIENT_EINVAL);
+    ck_assert_int_eq (fasgd_client_push_fetch (c, grad, 0, NULL, &ts), FASGD_CLIENT_EINVAL);
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), 1);
+    ck_assert_uint_eq (ts, 11);
+    ck_assert_int_eq (tau, 10);                    /* T 11 after a gradient of timestamp 0 */
+    for (int i = 0; i < S_D; i++)
+        ck_assert_float_eq (theta [i], f->theta [i]);
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), 1);
+    ck_assert_uint_eq (ts, 12);
+    ck_assert_int_eq (tau, 0);
+    ck_assert_int_eq (s_fake_count (f, FASGD_MSG_PUSH), 2);
+    ck_assert_int_eq (s_fake_count (f, FASGD_MSG_FETCH), 0);
+    ck_assert (s_then_fetch (f, FASGD_MSG_PUSH, 0) && s_then_fetch (f, FASGD_MSG_PUSH, 1));
+    s_rec_t r = s_fake_rec (f, FASGD_MSG_PUSH, 1);
+    ck_assert_uint_eq (r.h.timestamp, 11);
+    ck_assert (s_body_is (&r, grad, S_D));
+    ck_assert_int_eq (fasgd_client_push_fetch (c, grad, 12, theta, &ts), 0);
+    ck_assert_uint_eq (ts, 13);
+    const fasgd_client_stats_t *st = fasgd_client_stats (c);
+    ck_assert_uint_eq (st->pushes, 3);
+    ck_assert_uint_eq (st->fetches, 3);
+    /*  A refused push: its error, and nothing fetched.  */
+    pthread_mutex_lock (&f->lock);
+    f->err_status = 422;
+    snprintf (f->err_reason, sizeof f->err_reason, "NaN");
+    pthread_mutex_unlock (&f->lock);
+    s_fake_mode (f, S_FAKE_ERROR, FASGD_MSG_PUSH);
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), FASGD_CLIENT_EREFUSED);
+    ck_assert_int_eq (tau, -1);
+    ck_assert_uint_eq (ts, 13);
+    ck_assert_int_eq (s_fake_count (f, FASGD_MSG_FETCH), 0);
+    fasgd_client_destroy (&c);
+    s_fake_stop (&f);
+
+    /*  Fetch every 2nd opportunity (the first forced): combined, combined,
+        then a plain PUSH with its ACK.  */
+    fasgd_proto_desc_t d;
+    s_desc_default (&d);
+    snprintf (d.fetch_gate, sizeof d.fetch_gate, "every");
+    d.fetch_every = 2;
+    f = s_fake_start (&d);
+    c = s_client (f, 1);
+    ts = 0;
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), 1);
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), 1);
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), 0);
+    ck_assert_uint_eq (ts, 12);                    /* kept: the fetch was skipped */
+    ck_assert_int_eq (tau, 0);                     /* T 13 after a gradient of 12 */
+    ck_assert (s_then_fetch (f, FASGD_MSG_PUSH, 1) && !s_then_fetch (f, FASGD_MSG_PUSH, 2));
+    ck_assert_int_eq (s_fake_count (f, FASGD_MSG_FETCH), 0);
+    st = fasgd_client_stats (c);
+    ck_assert_uint_eq (st->fetches, 2);
+    ck_assert_uint_eq (st->fetch_skips, 1);
+    fasgd_client_destroy (&c);
+    s_fake_stop (&f);
+
+    /*  bfasgd's fetch gate needs the push's v̄, and softsync may buffer:
+        two round trips, the FETCH on the fetch socket.  */
+    for (int k = 0; k < 2; k++) {
+        s_desc_default (&d);
+        if (k == 0)
+            snprintf (d.fetch_gate, sizeof d.fetch_gate, "bfasgd");
+        else
+            snprintf (d.rule, sizeof d.rule, "softsync");
+        f = s_fake_start (&d);
+        c = s_client (f, 1);
+        ts = 0;
+        ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), 1);
+        ck_assert_int_eq (tau, 10);
+        ck_assert_int_eq (s_fake_count (f, FASGD_MSG_PUSH), 1);
+        ck_assert_int_eq (s_fake_count (f, FASGD_MSG_FETCH), 1);
+        ck_assert (!s_then_fetch (f, FASGD_MSG_PUSH, 0));
+        ck_assert (s_fake_rec (f, FASGD_MSG_FETCH, 0).on_fetch);
+        fasgd_client_destroy (&c);
+        s_fake_stop (&f);
+    }
+
+    /*  Pushes skipped (c huge): resend-last repeats with THEN_FETCH, and
+        τ is the repeated gradient's; accumulate sends nothing, so the
+        fetch goes alone (if-newer: 304, not refreshed).  */
+    s_desc_default (&d);
+    snprintf (d.push_gate, sizeof d.push_gate, "bfasgd");
+    d.push_c = 1e12;
+    f = s_fake_start (&d);
+    c = s_client (f, 1);
+    ts = 0;
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), 1);
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), 1);
+    ck_assert_uint_eq (ts, 12);
+    ck_assert_int_eq (tau, 11);                    /* T 12 after the repeat of a gradient of 0 */
+    ck_assert (s_then_fetch (f, FASGD_MSG_PUSH_REPEAT, 0));
+    ck_assert_uint_eq (s_fake_rec (f, FASGD_MSG_PUSH_REPEAT, 0).body_len, 0);
+    fasgd_client_destroy (&c);
+    s_fake_stop (&f);
+    snprintf (d.push_skip, sizeof d.push_skip, "accumulate");
+    f = s_fake_start (&d);
+    c = s_client (f, 1);
+    ts = 0;
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), 1);
+    ck_assert_int_eq (fasgd_client_step_gated (c, grad, theta, &ts, &tau), 0);
+    ck_assert_int_eq (tau, -1);
+    ck_assert_int_eq (fasgd_client_last_status (c), 304);
+    ck_assert_int_eq (s_fake_count (f, FASGD_MSG_PUSH), 1);
+    ck_assert_int_eq (s_fake_count (f, FASGD_MSG_FETCH), 1);
+    ck_assert_uint_eq (fasgd_client_stats (c)->accumulated, 1);
+    fasgd_client_destroy (&c);
+    s_fake_stop (&f);
+}
+END_TEST
+
 START_TEST (test_gates_accumulate)
 {
     /*  Push every 3rd opportunity, the first forced: transmissions at
@@ -991,6 +1135,7 @@ s_suite (void)
     tc = tcase_create ("gates");
     tcase_add_test (tc, test_gates_resend_last);
     tcase_add_test (tc, test_gates_accumulate);
+    tcase_add_test (tc, test_step_gated);
     tcase_set_timeout (tc, 30);
     suite_add_tcase (s, tc);
     return s;

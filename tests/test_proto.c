@@ -328,10 +328,25 @@ START_TEST (test_header_flags)
         h.flags = bad_fetch [i];
         ck_assert_int_eq (s_reencode (&h, &back), FASGD_PROTO_MALFORMED);
     }
-    /*  Any type but FETCH: no flags at all, the IF_NEWER bit included.  */
-    const uint16_t bad_other [] = { FASGD_PROTO_FLAG_IF_NEWER, 0x0002, 0x8000, 0xFFFF };
+    /*  PUSH and PUSH_REPEAT: bit 1 only, and it survives the round trip.  */
+    const int pushes [] = { FASGD_MSG_PUSH, FASGD_MSG_PUSH_REPEAT };
+    const uint16_t bad_push [] = { 0x0001, 0x0003, 0x0004, 0x8002, 0xFFFF };
+    for (size_t t = 0; t < 2; t++) {
+        fasgd_header_t h = s_valid_header (pushes [t]);
+        h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+        ck_assert_int_eq (s_reencode (&h, &back), FASGD_PROTO_OK);
+        ck_assert_uint_eq (back.flags, FASGD_PROTO_FLAG_THEN_FETCH);
+        for (size_t i = 0; i < sizeof bad_push / sizeof bad_push [0]; i++) {
+            h.flags = bad_push [i];
+            ck_assert_int_eq (s_reencode (&h, &back), FASGD_PROTO_MALFORMED);
+        }
+    }
+    /*  Every other type: no flags at all, neither of the two bits.  */
+    const uint16_t bad_other [] = { FASGD_PROTO_FLAG_IF_NEWER, FASGD_PROTO_FLAG_THEN_FETCH, 0x0004,
+                                    0x8000, 0xFFFF };
     for (size_t t = 0; t < S_NTYPES; t++) {
-        if (s_types [t] == FASGD_MSG_FETCH)
+        if (s_types [t] == FASGD_MSG_FETCH || s_types [t] == FASGD_MSG_PUSH
+            || s_types [t] == FASGD_MSG_PUSH_REPEAT)
             continue;
         for (size_t i = 0; i < sizeof bad_other / sizeof bad_other [0]; i++) {
             fasgd_header_t h = s_valid_header (s_types [t]);
@@ -1129,7 +1144,9 @@ s_header_oracle (const uint8_t *p, size_t len)
     unsigned status = (unsigned) s_get_le (p + 4, 2), flags = (unsigned) s_get_le (p + 6, 2);
     if (!s_is_known_type (type))
         return FASGD_PROTO_MALFORMED;
-    if (flags != 0 && !(type == FASGD_MSG_FETCH && flags == FASGD_PROTO_FLAG_IF_NEWER))
+    if (flags != 0 && !(type == FASGD_MSG_FETCH && flags == FASGD_PROTO_FLAG_IF_NEWER)
+        && !((type == FASGD_MSG_PUSH || type == FASGD_MSG_PUSH_REPEAT)
+             && flags == FASGD_PROTO_FLAG_THEN_FETCH))
         return FASGD_PROTO_MALFORMED;
     if (s_is_request (type) ? status != 0 : !s_is_known_status ((int) status))
         return FASGD_PROTO_MALFORMED;

@@ -249,6 +249,106 @@ END_TEST
 /*  dcasgd needs θ_used: a push must be computed on the parameters the
     client fetched last, and a repeat (resend-last) re-applies the cached
     gradient against the client's current copy, even after newer fetches.  */
+/*  PUSH and PUSH_REPEAT with THEN_FETCH: one round trip on the push
+    socket, answered with PARAMS holding θ after the push; a refused push
+    gets its ERROR and nothing else; the flag anywhere else is malformed.  */
+START_TEST (test_push_then_fetch)
+{
+    server_t s;
+    s_start (&s, NULL);
+    zsock_t *push = s_connect (s.push), *fetch = s_connect (s.fetch);
+    uint32_t id = s_join (push);
+
+    float theta0 [D], theta1 [D], theta2 [D], again [D], g [D];
+    fasgd_header_t h = s_req (FASGD_MSG_FETCH, id, 2, 0), r;
+    s_send (fetch, &h, NULL, 0);
+    ck_assert_uint_eq (s_recv (fetch, &r, theta0, sizeof theta0), sizeof theta0);
+    for (int i = 0; i < D; i++)
+        g [i] = (float) (i % 5) * 0.02f - 0.03f;
+
+    h = s_req (FASGD_MSG_PUSH, id, 3, 0);
+    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    s_send (push, &h, g, sizeof g);
+    ck_assert_uint_eq (s_recv (push, &r, theta1, sizeof theta1), sizeof theta1);
+    ck_assert_int_eq (r.type, FASGD_MSG_PARAMS);
+    ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    ck_assert_uint_eq (r.seq, 3);
+    ck_assert_uint_eq (r.timestamp, 1);
+    for (int i = 0; i < D; i++)                    /* θ ← θ − 0.5·g */
+        ck_assert_float_eq (theta1 [i], theta0 [i] - 0.5f * g [i]);
+    /*  A FETCH right after gets the very same θ.  */
+    h = s_req (FASGD_MSG_FETCH, id, 4, 0);
+    s_send (fetch, &h, NULL, 0);
+    ck_assert_uint_eq (s_recv (fetch, &r, again, sizeof again), sizeof again);
+    ck_assert_uint_eq (r.timestamp, 1);
+    ck_assert_int_eq (memcmp (again, theta1, sizeof again), 0);
+
+    /*  resend-last with the flag.  */
+    h = s_req (FASGD_MSG_PUSH_REPEAT, id, 5, 0);
+    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    s_send (push, &h, NULL, 0);
+    ck_assert_uint_eq (s_recv (push, &r, theta2, sizeof theta2), sizeof theta2);
+    ck_assert_int_eq (r.type, FASGD_MSG_PARAMS);
+    ck_assert_uint_eq (r.timestamp, 2);
+    for (int i = 0; i < D; i++)
+        ck_assert_float_eq (theta2 [i], theta1 [i] - 0.5f * g [i]);
+
+    /*  Refused pushes: their ERROR, no parameters, nothing applied.  */
+    h = s_req (FASGD_MSG_PUSH, id, 6, 9);          /* from the future */
+    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    s_send (push, &h, g, sizeof g);
+    s_expect_error (push, FASGD_STATUS_CONFLICT, 6);
+    float bad [D];
+    memcpy (bad, g, sizeof bad);
+    bad [3] = NAN;
+    h = s_req (FASGD_MSG_PUSH, id, 7, 2);
+    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    s_send (push, &h, bad, sizeof bad);
+    s_expect_error (push, FASGD_STATUS_NONFINITE, 7);
+    h = s_req (FASGD_MSG_PUSH, id, 8, 2);
+    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    s_send (push, &h, g, sizeof g - 4);            /* one float short */
+    s_expect_error (push, FASGD_STATUS_MALFORMED, 8);
+    /*  The flag where it does not belong.  */
+    h = s_req (FASGD_MSG_FETCH, id, 9, 0);
+    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    s_send (fetch, &h, NULL, 0);
+    ck_assert_uint_eq (s_recv (fetch, &r, NULL, 0) > 0, 1);
+    ck_assert_int_eq (r.type, FASGD_MSG_ERROR);
+    ck_assert_int_eq (r.status, FASGD_STATUS_MALFORMED);
+    h = s_req (FASGD_MSG_HEARTBEAT, id, 10, 0);
+    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    s_send (push, &h, NULL, 0);
+    ck_assert_uint_eq (s_recv (push, &r, NULL, 0) > 0, 1);
+    ck_assert_int_eq (r.type, FASGD_MSG_ERROR);
+    ck_assert_int_eq (r.status, FASGD_STATUS_MALFORMED);
+
+    h = s_req (FASGD_MSG_FETCH, id, 11, 0);
+    s_send (fetch, &h, NULL, 0);
+    ck_assert_uint_eq (s_recv (fetch, &r, again, sizeof again), sizeof again);
+    ck_assert_uint_eq (r.timestamp, 2);
+    ck_assert_int_eq (memcmp (again, theta2, sizeof again), 0);
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    ck_assert_int_eq (s_stop (&s), 0);
+
+    /*  softsync buffers the push: 202, with θ as it was.  */
+    s_start (&s, "rule.name=softsync");
+    push = s_connect (s.push);
+    id = s_join_rule (push, "softsync");
+    h = s_req (FASGD_MSG_PUSH, id, 2, 0);
+    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    s_send (push, &h, g, sizeof g);
+    ck_assert_uint_eq (s_recv (push, &r, again, sizeof again), sizeof again);
+    ck_assert_int_eq (r.type, FASGD_MSG_PARAMS);
+    ck_assert_int_eq (r.status, FASGD_STATUS_BUFFERED);
+    ck_assert_uint_eq (r.timestamp, 0);
+    ck_assert_int_eq (memcmp (again, theta0, sizeof again), 0);
+    zsock_destroy (&push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 START_TEST (test_theta_used_rules_and_repeats)
 {
     server_t s;
@@ -734,6 +834,7 @@ server_suite (void)
     TCase *tc = tcase_create ("loopback");
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_push_fetch_round_trip);
+    tcase_add_test (tc, test_push_then_fetch);
     tcase_add_test (tc, test_refusals_leave_the_server_working);
     tcase_add_test (tc, test_theta_used_rules_and_repeats);
     tcase_add_test (tc, test_silent_client_expires);

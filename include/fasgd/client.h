@@ -8,8 +8,7 @@
         fasgd_client_fetch (c, theta, &ts, 0);             // θ and its timestamp
         for (;;) {
             compute grad on theta;
-            fasgd_client_push_gated (c, grad, ts);         // PUSH, PUSH_REPEAT or accumulate
-            fasgd_client_fetch_gated (c, theta, &ts);      // fetch when the gate says so
+            fasgd_client_step_gated (c, grad, theta, &ts, NULL);   // push, then fetch: gated
         }
         fasgd_client_leave (c);
         fasgd_client_destroy (&c);
@@ -85,6 +84,27 @@ int fasgd_client_push_gated (fasgd_client_t *self, const float *grad, uint64_t t
 /*  Fetch through the fetch gate: returns 1 when theta was refreshed, 0
     when the gate skipped (or the parameters were current).  */
 int fasgd_client_fetch_gated (fasgd_client_t *self, float *theta, uint64_t *timestamp);
+
+/*  Pushes a gradient computed on parameters of `timestamp` and receives
+    θ after it, in one round trip (PUSH with THEN_FETCH, answered with
+    PARAMS on the push socket): theta and *new_timestamp are set. Returns
+    0, or 1 when softsync buffered the push (θ is then the current one).  */
+int fasgd_client_push_fetch (fasgd_client_t *self, const float *grad, uint64_t timestamp,
+                             float *theta, uint64_t *new_timestamp);
+
+/*  One step of the training loop: fasgd_client_push_gated (grad, computed
+    on the parameters of *timestamp), then fasgd_client_fetch_gated (theta,
+    timestamp), with the same gate draws and counts. When the fetch gate
+    does not need the push's reply (gates "always" and "every"; not bfasgd,
+    not with softsync) and something is transmitted, push and fetch travel
+    in one round trip. Returns 1 when theta was refreshed, 0 when not. tau,
+    when not NULL, gets the staleness of the gradient the server applied in
+    this step (a PUSH_REPEAT's: of the repeated one), or -1 when none was
+    applied at once (skipped, accumulated, buffered by softsync, an error).
+    On an error nothing is fetched; the gates' draws for this step are
+    spent.  */
+int fasgd_client_step_gated (fasgd_client_t *self, const float *grad, float *theta,
+                             uint64_t *timestamp, int64_t *tau);
 
 /*  Reports a validation result the client measured (for external models).  */
 int fasgd_client_eval (fasgd_client_t *self, double error, double nll, uint64_t examples);

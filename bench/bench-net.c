@@ -5,7 +5,9 @@
     A step is what an asynchronous SGD client does once per minibatch: PUSH
     a gradient of D float32 computed at the timestamp j of its last fetch,
     wait for the ACK, FETCH, wait for PARAMS (D float32) and take their
-    timestamp as the next j. Each step moves 2·4·D bytes.
+    timestamp as the next j: two round trips. With --trips 1 the PUSH
+    carries THEN_FETCH and its reply is the PARAMS: one round trip. Each
+    step moves 2·4·D bytes either way.
 
     For every model size and rule the benchmark starts its own fasgd-server
     (fork/exec of the built daemon, ephemeral ports on 127.0.0.1, read back
@@ -28,8 +30,8 @@
     fasgd-server's own asgd figure.
 
     Usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST]
-                     [--clients LIST] [--seconds S] [--warmup S]
-                     [--rounds R]  */
+                     [--clients LIST] [--trips LIST] [--seconds S]
+                     [--warmup S] [--rounds R]  */
 #include "bench-util.h"
 #include "codec.h"
 
@@ -199,6 +201,7 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
     }
     fputs ("push_endpoint: tcp://127.0.0.1:*\n"
            "fetch_endpoint: tcp://127.0.0.1:*\n"
+           "control_endpoint: \"\"\n"          /* several benchmarks may run at once */
            "model: {sizes: [", f);
     for (int i = 0; i < size->nlayers; i++)
         fprintf (f, "%s%d", i ? ", " : "", size->layers [i]);
@@ -293,6 +296,7 @@ typedef struct {
     const char *push_ep, *fetch_ep;
     size_t n;
     const float *grad;                  /* shared and read-only: sent without a copy */
+    int one_trip;                       /* PUSH with THEN_FETCH, no FETCH */
     const int *stop;                    /* atomic */
     uint64_t steps;                     /* atomic: written by the client, read by main */
     int ready;                          /* atomic: joined and holding θ */
@@ -384,7 +388,8 @@ s_client_main (void *arg)
 
     while (!__atomic_load_n (c->stop, __ATOMIC_ACQUIRE)) {
         h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_PUSH, .client_id = id,
-                               .seq = ++seq, .timestamp = j };
+                               .seq = ++seq, .timestamp = j,
+                               .flags = c->one_trip ? FASGD_PROTO_FLAG_THEN_FETCH : 0 };
         s_send_header (ps, &h, 1);
         /*  No copy and no free: the buffer outlives every send, and the
             ACK below means the server, hence our I/O thread, is done with it.  */
@@ -394,6 +399,19 @@ s_client_main (void *arg)
             zmq_msg_close (&body);
             snprintf (c->error, sizeof c->error, "PUSH: %s", zmq_strerror (zmq_errno ()));
             goto done;
+        }
+        if (c->one_trip) {
+            /*  θ after the push comes as the reply.  */
+            if (s_recv_reply (ps, &r, &len) != 0 || r.type != FASGD_MSG_PARAMS || r.status != FASGD_STATUS_OK
+                || len != bytes) {
+                snprintf (c->error, sizeof c->error,
+                          "PUSH+FETCH at T=%llu: type %d status %d, %zu bytes (expected PARAMS 200, %zu)",
+                          (unsigned long long) j, r.type, r.status, len, bytes);
+                goto done;
+            }
+            j = r.timestamp;
+            __atomic_add_fetch (&c->steps, 1, __ATOMIC_RELAXED);
+            continue;
         }
         if (s_recv_reply (ps, &r, &len) != 0 || r.type != FASGD_MSG_ACK || r.status != FASGD_STATUS_OK) {
             snprintf (c->error, sizeof c->error, "PUSH at T=%llu: type %d status %d (expected ACK 200)",
@@ -468,7 +486,7 @@ s_proc_cpu (pid_t pid)
     server and the clients (this process) (negative when unknown). 0, or -1
     after saying why.  */
 static int
-s_measure (const s_server_t *srv, size_t n, const float *grad, int clients, double warmup,
+s_measure (const s_server_t *srv, size_t n, const float *grad, int one_trip, int clients, double warmup,
            double seconds, int rounds, double *rates, double *srv_cpu, double *cli_cpu)
 {
     s_client_t *cs = calloc ((size_t) clients, sizeof *cs);
@@ -477,7 +495,7 @@ s_measure (const s_server_t *srv, size_t n, const float *grad, int clients, doub
         return -1;
     for (int i = 0; i < clients; i++) {
         cs [i] = (s_client_t) { .push_ep = srv->push, .fetch_ep = srv->fetch, .n = n, .grad = grad,
-                                .stop = &stop };
+                                .one_trip = one_trip, .stop = &stop };
         if (pthread_create (&cs [i].tid, NULL, s_client_main, &cs [i]) != 0) {
             fprintf (stderr, "bench-net: cannot start client thread %d\n", i);
             rc = -1;
@@ -683,7 +701,7 @@ static void
 s_usage (FILE *out)
 {
     fputs ("usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST] [--clients LIST]\n"
-           "                 [--seconds S] [--warmup S] [--rounds R]\n"
+           "                 [--trips LIST] [--seconds S] [--warmup S] [--rounds R]\n"
            "Push→fetch steps/s through fasgd-server on 127.0.0.1, against ps-lite's figures.\n"
            "  --server PATH    the daemon (default $FASGD_TOP_BUILDDIR/server/fasgd-server,\n"
            "                   else ../server/fasgd-server next to this program, else\n"
@@ -692,6 +710,8 @@ s_usage (FILE *out)
            "                   widths such as 784-100-10; default 80k,1m,10m\n"
            "  --rules LIST     server rules (rule.name); default asgd,fasgd\n"
            "  --clients LIST   concurrent clients; default 1,4,16\n"
+           "  --trips LIST     round trips a step: 2 (PUSH then FETCH, as ps-lite's push\n"
+           "                   then pull) and 1 (PUSH with THEN_FETCH); default 2,1\n"
            "  --seconds S      length of one measured interval; default 3\n"
            "  --warmup S       traffic before the first interval; default 1\n"
            "  --rounds R       measured intervals per figure (the median is printed); default 3\n",
@@ -706,6 +726,7 @@ main (int argc, char **argv)
         { "sizes", required_argument, NULL, 'z' },
         { "rules", required_argument, NULL, 'u' },
         { "clients", required_argument, NULL, 'l' },
+        { "trips", required_argument, NULL, 't' },
         { "seconds", required_argument, NULL, 's' },
         { "warmup", required_argument, NULL, 'w' },
         { "rounds", required_argument, NULL, 'r' },
@@ -718,6 +739,7 @@ main (int argc, char **argv)
     char rules [S_MAX_RULES][64] = { "asgd", "fasgd" };
     int counts [S_MAX_COUNTS] = { 1, 4, 16 };
     int nsizes = 0, nrules = 2, ncounts = 3;
+    int trips [2] = { 2, 1 }, ntrips = 2;
     double seconds = 3, warmup = 1;
     long rounds = 3;
     const char *size_list = "80k,1m,10m";
@@ -732,6 +754,13 @@ main (int argc, char **argv)
                 ncounts = s_split ("--clients", optarg, c, S_MAX_COUNTS);
                 for (int i = 0; i < ncounts; i++)
                     counts [i] = (int) fasgd_bench_int_arg ("bench-net", "--clients", c [i], 1, S_MAX_CLIENTS);
+                break;
+            }
+            case 't': {
+                char t [2][64];
+                ntrips = s_split ("--trips", optarg, t, 2);
+                for (int i = 0; i < ntrips; i++)
+                    trips [i] = (int) fasgd_bench_int_arg ("bench-net", "--trips", t [i], 1, 2);
                 break;
             }
             case 's': seconds = s_seconds_arg ("--seconds", optarg, 0.1, 3600); break;
@@ -810,7 +839,7 @@ main (int argc, char **argv)
             "# tcp-bound: steps/s if every step's 8*D bytes crossed that one connection in turn\n"
             "# goals: asgd >= %.1fx ps-lite; fasgd >= %.2fx fasgd-server's own asgd\n",
             S_GOAL_VS_PEER, S_GOAL_VS_ASGD);
-    printf ("%-9s %-6s %7s %10s %7s %6s %8s %8s %9s %8s %8s %8s %5s\n", "D", "rule", "clients", "steps/s",
+    printf ("%-9s %-6s %5s %7s %10s %7s %6s %8s %8s %9s %8s %8s %8s %5s\n", "D", "rule", "trips", "clients", "steps/s",
             "spread", "GB/s", "srv-ms", "cli-ms", "tcp-bound", "ps-lite", "x-pslite", "vs-asgd", "goal");
     fflush (stdout);
 
@@ -825,16 +854,17 @@ main (int argc, char **argv)
         /*  Small, finite and not all equal.  */
         for (size_t k = 0; k < n; k++)
             grad [k] = 1e-3f * (1.0f + (float) (k % 7) / 7.0f);
-        double asgd_rate [S_MAX_COUNTS] = { 0 };
+        double asgd_rate [2][S_MAX_COUNTS] = { { 0 } };
         for (int u = 0; u < nrules && status == 0; u++) {
             s_server_t srv;
             if (s_server_start (&srv, exe, &sizes [i], rules [u]) != 0) {
                 status = 1;
                 break;
             }
-            for (int k = 0; k < ncounts; k++) {
+            for (int m = 0; m < ntrips * ncounts && status == 0; m++) {
+                int t = m / ncounts, k = m % ncounts, one = trips [t] == 1;
                 double rates [S_MAX_ROUNDS], scpu [S_MAX_ROUNDS], ccpu [S_MAX_ROUNDS];
-                if (s_measure (&srv, n, grad, counts [k], warmup, seconds, (int) rounds, rates, scpu, ccpu)
+                if (s_measure (&srv, n, grad, one, counts [k], warmup, seconds, (int) rounds, rates, scpu, ccpu)
                     != 0) {
                     status = 1;
                     break;
@@ -849,7 +879,7 @@ main (int argc, char **argv)
                 double peer = s_peer_rate (n, counts [k]);
                 int is_asgd = strcmp (rules [u], "asgd") == 0;
                 if (is_asgd)
-                    asgd_rate [k] = rate;
+                    asgd_rate [one][k] = rate;
                 char pbuf [16] = "-", xbuf [16] = "-", vbuf [16] = "-", sbuf [16] = "-", cbuf [16] = "-";
                 if (srv_ms >= 0)
                     snprintf (sbuf, sizeof sbuf, "%.3f", srv_ms);
@@ -862,12 +892,12 @@ main (int argc, char **argv)
                 }
                 if (is_asgd && peer > 0)
                     goal = rate >= S_GOAL_VS_PEER * peer ? "met" : "MISS";
-                if (!is_asgd && asgd_rate [k] > 0) {
-                    snprintf (vbuf, sizeof vbuf, "%.2fx", rate / asgd_rate [k]);
-                    goal = rate >= S_GOAL_VS_ASGD * asgd_rate [k] ? "met" : "MISS";
+                if (!is_asgd && asgd_rate [one][k] > 0) {
+                    snprintf (vbuf, sizeof vbuf, "%.2fx", rate / asgd_rate [one][k]);
+                    goal = rate >= S_GOAL_VS_ASGD * asgd_rate [one][k] ? "met" : "MISS";
                 }
-                printf ("%-9zu %-6s %7d %10.1f %6.0f%% %6.2f %8s %8s %9.1f %8s %8s %8s %5s\n", n, rules [u],
-                        counts [k], rate, rate > 0 ? 100.0 * (hi - lo) / rate : 0.0,
+                printf ("%-9zu %-6s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %9.1f %8s %8s %8s %5s\n", n, rules [u],
+                        trips [t], counts [k], rate, rate > 0 ? 100.0 * (hi - lo) / rate : 0.0,
                         2.0 * 4.0 * (double) n * rate / 1e9, sbuf, cbuf, tcp_bps / (8.0 * (double) n), pbuf, xbuf,
                         vbuf, goal);
                 fflush (stdout);

@@ -161,8 +161,7 @@ def run_worker(torch, args):
             loss = torch.nn.functional.cross_entropy(model(torch.from_numpy(xb)),
                                                      torch.from_numpy(y[idx]))
             loss.backward()
-            c.push_gated(pb.grads)          # computed on θ of c.timestamp
-            c.fetch_gated(pb.params)
+            c.step_gated(pb.grads, pb.params)   # push (computed on θ of c.timestamp), then fetch
             done = (args.steps > 0 and step >= args.steps
                     or args.updates > 0 and c.server_timestamp >= args.updates)
             if xv is not None and ((args.eval_every > 0 and step % args.eval_every == 0) or done):

@@ -446,6 +446,25 @@ class Traffic(unittest.TestCase):
         self.assertTrue(self.c.fetch_gated(theta))
         self.assertEqual(self.c.push_gated(np.zeros(D, np.float32)), "push")
 
+    def test_step_gated(self):
+        # Gates always: push and fetch in one round trip; θ after the push.
+        theta = self.c.fetch()
+        ts = self.c.timestamp
+        before = self.c.stats
+        g = np.full(D, 1e-3, np.float32)
+        refreshed, tau = self.c.step_gated(g, theta)
+        self.assertTrue(refreshed)
+        self.assertEqual(tau, 0)
+        self.assertEqual(self.c.timestamp, ts + 1)
+        np.testing.assert_array_equal(theta, self.c.fetch())
+        after = self.c.stats
+        self.assertEqual(after["pushes"], before["pushes"] + 1)
+        self.assertEqual(after["fetches"], before["fetches"] + 2)
+        with self.assertRaisesRegex(ValueError, "read-only"):
+            self.c.step_gated(g, _readonly(D))
+        with self.assertRaisesRegex(ValueError, "79509 values"):
+            self.c.step_gated(np.zeros(D - 1, np.float32), theta)
+
 
 def _readonly(n):
     a = np.zeros(n, np.float32)

@@ -9,8 +9,8 @@ A training loop in any framework becomes an asynchronous fasgd worker:
         c.fetch_into(theta)                     # θ and its timestamp (c.timestamp)
         for step in range(1000):
             grad = compute_gradient(theta)      # float32, c.nparams values
-            c.push_gated(grad)                  # computed on θ of c.timestamp
-            c.fetch_gated(theta)                # refreshes θ when the gate says so
+            c.step_gated(grad, theta)           # push (grad computed on θ of c.timestamp),
+                                                # then refresh θ: each through its gate
 
 The Client joins the server when it is made (join=False defers that to
 join()), and leaves it when closed (close(), or the end of a with block).
@@ -562,6 +562,36 @@ class Client:
             if after["repeats"] > before["repeats"]:
                 return "repeat"
             return "accumulate"
+
+    def step_gated(self, grads, params):
+        """One training step through both gates: push_gated(grads), a
+        gradient computed on θ of client.timestamp, then fetch_gated(params),
+        with the same gate draws; push and fetch travel in one round trip
+        when the fetch gate allows it (gates always and every; not bfasgd,
+        not softsync). Returns (refreshed, tau): whether params now holds
+        newer θ, and the staleness of the gradient the server applied in
+        this step (None when none was applied at once)."""
+        with self._lock:
+            h = self._handle()
+            self._need_joined("step_gated")
+            gaddr, garrays = self._buffer(grads, "grads", False)
+            if garrays is not None:
+                flat = self._gather(garrays)
+                gaddr = flat.ctypes.data
+            paddr, parrays = self._buffer(params, "params", True)
+            scratch = None
+            if parrays is not None:
+                scratch = _np.empty(self.nparams, dtype=_np.float32)
+                paddr = scratch.ctypes.data
+            ts = ctypes.c_uint64(self._ts)
+            tau = ctypes.c_int64(-1)
+            rc = self._check(self._lib.fasgd_client_step_gated(h, gaddr, paddr, ctypes.byref(ts),
+                                                               ctypes.byref(tau)), "step_gated")
+            if rc == 1:
+                if parrays is not None:
+                    self._scatter(scratch, parrays)
+                self._ts = int(ts.value)
+            return rc == 1, (int(tau.value) if tau.value >= 0 else None)
 
     def _timestamp(self, timestamp):
         if timestamp is None:

@@ -91,6 +91,8 @@ _PROTOTYPES = {
     "fasgd_client_want_push": (ctypes.c_int, [_vp]),
     "fasgd_client_push_gated": (ctypes.c_int, [_vp, _vp, ctypes.c_uint64]),
     "fasgd_client_fetch_gated": (ctypes.c_int, [_vp, _vp, ctypes.POINTER(ctypes.c_uint64)]),
+    "fasgd_client_step_gated": (ctypes.c_int, [_vp, _vp, _vp, ctypes.POINTER(ctypes.c_uint64),
+                                               ctypes.POINTER(ctypes.c_int64)]),
     "fasgd_client_eval": (ctypes.c_int, [_vp, ctypes.c_double, ctypes.c_double, ctypes.c_uint64]),
     "fasgd_client_leave": (ctypes.c_int, [_vp]),
     "fasgd_client_vbar": (ctypes.c_double, [_vp]),

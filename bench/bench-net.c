@@ -40,6 +40,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -714,7 +716,10 @@ s_usage (FILE *out)
            "                   then pull) and 1 (PUSH with THEN_FETCH); default 2,1\n"
            "  --seconds S      length of one measured interval; default 3\n"
            "  --warmup S       traffic before the first interval; default 1\n"
-           "  --rounds R       measured intervals per figure (the median is printed); default 3\n",
+           "  --rounds R       measured intervals per figure (the median is printed); default 3\n"
+           "  --fresh-pages    leave glibc's malloc as it is: every large reply is a fresh\n"
+           "                   mapping faulted in page by page (by default the clients keep\n"
+           "                   large blocks in the heap, as fasgd-client does)\n",
            out);
 }
 
@@ -730,6 +735,7 @@ main (int argc, char **argv)
         { "seconds", required_argument, NULL, 's' },
         { "warmup", required_argument, NULL, 'w' },
         { "rounds", required_argument, NULL, 'r' },
+        { "fresh-pages", no_argument, NULL, 'F' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -742,6 +748,7 @@ main (int argc, char **argv)
     int trips [2] = { 2, 1 }, ntrips = 2;
     double seconds = 3, warmup = 1;
     long rounds = 3;
+    int fresh_pages = 0;
     const char *size_list = "80k,1m,10m";
     int opt;
     while ((opt = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
@@ -766,6 +773,7 @@ main (int argc, char **argv)
             case 's': seconds = s_seconds_arg ("--seconds", optarg, 0.1, 3600); break;
             case 'w': warmup = s_seconds_arg ("--warmup", optarg, 0, 3600); break;
             case 'r': rounds = fasgd_bench_int_arg ("bench-net", "--rounds", optarg, 1, S_MAX_ROUNDS); break;
+            case 'F': fresh_pages = 1; break;
             case 'h': s_usage (stdout); return 0;
             default: s_usage (stderr); return 2;
         }
@@ -799,6 +807,14 @@ main (int argc, char **argv)
         return 1;
     }
 
+    /*  Replies arrive in buffers ZeroMQ mallocs. fasgd-client keeps large
+        blocks in the heap so that a 40 MB reply reuses the pages of the
+        last one; the clients here do the same unless told otherwise.  */
+    if (!fresh_pages) {
+        mallopt (M_MMAP_MAX, 0);
+        mallopt (M_TRIM_THRESHOLD, INT_MAX);
+    }
+
     /*  Ours, not czmq's: a stopped benchmark takes its server with it.  */
     zsys_handler_set (NULL);
     struct sigaction sa;
@@ -817,6 +833,8 @@ main (int argc, char **argv)
     zmq_version (&major, &minor, &patch);
     printf ("# bench-net: %s on 127.0.0.1 TCP; %g s intervals after %g s of warm-up, %ld rounds (medians)\n",
             exe, seconds, warmup, rounds);
+    printf ("# clients' large buffers: %s\n", fresh_pages ? "fresh mappings (--fresh-pages)"
+                                                         : "kept in the heap, as fasgd-client does");
     printf ("# machine: %ld cores, load average %.2f %.2f %.2f at the start; libzmq %d.%d.%d\n",
             sysconf (_SC_NPROCESSORS_ONLN), load [0], load [1], load [2], major, minor, patch);
 

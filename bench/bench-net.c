@@ -27,7 +27,11 @@
     The reference figures are those of ps-lite (C++ over ZeroMQ, zero-copy
     push then pull, the server applying θ −= α·g) measured on this 2-core
     machine; the goals are asgd ≥ 1.5× ps-lite, and fasgd within 1.5× of
-    fasgd-server's own asgd figure.
+    fasgd-server's own asgd figure. Rule "bare" runs, in place of
+    fasgd-server, this program's own minimal server (the same sockets and
+    messages with only θ −= α·g behind them, θ copied into each reply as
+    ps-lite's pull handler copies it), so that what the stack itself allows
+    on this machine is measured in the same run: vs-bare.
 
     Usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST]
                      [--clients LIST] [--trips LIST] [--seconds S]
@@ -181,6 +185,129 @@ s_on_signal (int sig)
     _exit (128 + sig);
 }
 
+/* ------------------------------------------------------------------ */
+/*  The bare reference server                                           */
+
+static volatile sig_atomic_t s_bare_stop;
+
+static void
+s_bare_on_signal (int sig)
+{
+    (void) sig;
+    s_bare_stop = 1;
+}
+
+static void
+s_bare_reply (void *sock, zmq_msg_t *id, const fasgd_header_t *req, int type, const float *theta,
+              size_t n)
+{
+    fasgd_header_t h = { .version = FASGD_PROTO_VERSION, .type = (uint8_t) type,
+                         .status = FASGD_STATUS_OK, .client_id = req->client_id, .seq = req->seq };
+    uint8_t head [FASGD_PROTO_HEADER_SIZE];
+    fasgd_proto_header_encode (&h, head);
+    zmq_msg_send (id, sock, ZMQ_SNDMORE);
+    zmq_send (sock, head, sizeof head, theta ? ZMQ_SNDMORE : 0);
+    if (theta)
+        zmq_send (sock, theta, n * sizeof (float), 0);      /* a copy, as ps-lite's pull */
+}
+
+/*  What the stack costs without fasgd-server: a process with the same two
+    ROUTER sockets and message pattern, answering JOIN, PUSH (θ −= α·g,
+    then ACK, or PARAMS with THEN_FETCH), FETCH (PARAMS, θ copied into the
+    message) and LEAVE, with no checks, no client registry, no snapshot
+    and no statistics: ps-lite's server in miniature. bench-net runs it as
+    "rule" bare, in a process of its own like fasgd-server.  */
+static int
+s_bare_server (const char *ports, size_t n)
+{
+    mallopt (M_MMAP_MAX, 0);             /* as fasgd-server */
+    mallopt (M_TRIM_THRESHOLD, INT_MAX);
+    zsys_handler_set (NULL);
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = s_bare_on_signal;
+    sigaction (SIGTERM, &sa, NULL);
+    sigaction (SIGINT, &sa, NULL);
+    zsys_init ();
+    float *theta = calloc (n, sizeof (float));
+    zsock_t *push = zsock_new (ZMQ_ROUTER), *fetch = zsock_new (ZMQ_ROUTER);
+    if (!theta || !push || !fetch)
+        return 1;
+    zsock_set_linger (push, 0);
+    zsock_set_linger (fetch, 0);
+    zsock_set_sndhwm (push, 10000);
+    zsock_set_rcvhwm (push, 10000);
+    zsock_set_sndhwm (fetch, 10000);
+    zsock_set_rcvhwm (fetch, 10000);
+    if (zsock_bind (push, "tcp://127.0.0.1:*") < 0 || zsock_bind (fetch, "tcp://127.0.0.1:*") < 0)
+        return 1;
+    char tmp [160];
+    snprintf (tmp, sizeof tmp, "%s.tmp", ports);
+    FILE *f = fopen (tmp, "w");
+    if (!f)
+        return 1;
+    fprintf (f, "push=%s\nfetch=%s\n", zsock_endpoint (push), zsock_endpoint (fetch));
+    if (fclose (f) != 0 || rename (tmp, ports) != 0)
+        return 1;
+    const float lr = (float) atof (S_LR);
+    uint32_t ids = 0;
+    zmq_pollitem_t items [2] = { { zsock_resolve (push), 0, ZMQ_POLLIN, 0 },
+                                 { zsock_resolve (fetch), 0, ZMQ_POLLIN, 0 } };
+    while (!s_bare_stop) {
+        if (zmq_poll (items, 2, 100) <= 0)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            void *sock = items [k].socket;
+            zmq_msg_t id, head, body;
+            zmq_msg_init (&id);
+            if (zmq_msg_recv (&id, sock, ZMQ_DONTWAIT) < 0) {
+                zmq_msg_close (&id);
+                continue;
+            }
+            zmq_msg_init (&head);
+            zmq_msg_init (&body);
+            zmq_msg_recv (&head, sock, 0);
+            size_t body_len = 0;
+            if (zmq_msg_more (&head) && zmq_msg_recv (&body, sock, 0) >= 0)
+                body_len = zmq_msg_size (&body);
+            fasgd_header_t req;
+            if (fasgd_proto_header_decode (zmq_msg_data (&head), zmq_msg_size (&head), &req) == FASGD_PROTO_OK) {
+                switch (req.type) {
+                    case FASGD_MSG_JOIN:
+                        req.client_id = ++ids;
+                        s_bare_reply (sock, &id, &req, FASGD_MSG_WELCOME, NULL, n);
+                        break;
+                    case FASGD_MSG_PUSH:
+                        if (body_len == n * sizeof (float)) {
+                            const float *g = zmq_msg_data (&body);
+                            for (size_t i = 0; i < n; i++)
+                                theta [i] -= lr * g [i];
+                        }
+                        if (req.flags & FASGD_PROTO_FLAG_THEN_FETCH)
+                            s_bare_reply (sock, &id, &req, FASGD_MSG_PARAMS, theta, n);
+                        else
+                            s_bare_reply (sock, &id, &req, FASGD_MSG_ACK, NULL, n);
+                        break;
+                    case FASGD_MSG_FETCH:
+                        s_bare_reply (sock, &id, &req, FASGD_MSG_PARAMS, theta, n);
+                        break;
+                    default:
+                        s_bare_reply (sock, &id, &req, FASGD_MSG_ACK, NULL, n);
+                        break;
+                }
+            }
+            zmq_msg_close (&id);
+            zmq_msg_close (&head);
+            zmq_msg_close (&body);
+        }
+    }
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    free (theta);
+    zsys_shutdown ();
+    return 0;
+}
+
 /*  Starts exe with a generated configuration for this size and rule;
     waits for its port file. 0, or -1 after saying why.  */
 static int
@@ -217,6 +344,8 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
     fclose (f);
     char set [64];
     snprintf (set, sizeof set, "rule.name=%s", rule);
+    char dbuf [32];
+    snprintf (dbuf, sizeof dbuf, "%zu", size->d);
     s->pid = fork ();
     if (s->pid < 0) {
         fprintf (stderr, "bench-net: fork: %s\n", strerror (errno));
@@ -232,7 +361,10 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
         int fd = open (s->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0)
             dup2 (fd, 2);
-        execl (exe, "fasgd-server", "-c", s->cfg, "--port-file", s->ports, "--set", set, (char *) NULL);
+        if (strcmp (rule, "bare") == 0)
+            execl ("/proc/self/exe", "bench-net", "--bare-server", s->ports, dbuf, (char *) NULL);
+        else
+            execl (exe, "fasgd-server", "-c", s->cfg, "--port-file", s->ports, "--set", set, (char *) NULL);
         _exit (127);
     }
     s_running = s;
@@ -710,7 +842,9 @@ s_usage (FILE *out)
            "                   build/server/fasgd-server)\n"
            "  --sizes LIST     80k, 1m, 10m (D = 79,510, 1,000,900, 10,099,900) or layer\n"
            "                   widths such as 784-100-10; default 80k,1m,10m\n"
-           "  --rules LIST     server rules (rule.name); default asgd,fasgd\n"
+           "  --rules LIST     server rules (rule.name), and bare: the reference server (the\n"
+           "                   same sockets and messages, only theta -= lr*g behind them);\n"
+           "                   default bare,asgd,fasgd\n"
            "  --clients LIST   concurrent clients; default 1,4,16\n"
            "  --trips LIST     round trips a step: 2 (PUSH then FETCH, as ps-lite's push\n"
            "                   then pull) and 1 (PUSH with THEN_FETCH); default 2,1\n"
@@ -726,6 +860,8 @@ s_usage (FILE *out)
 int
 main (int argc, char **argv)
 {
+    if (argc == 4 && strcmp (argv [1], "--bare-server") == 0)
+        return s_bare_server (argv [2], (size_t) strtoull (argv [3], NULL, 10));
     static const struct option longopts [] = {
         { "server", required_argument, NULL, 'S' },
         { "sizes", required_argument, NULL, 'z' },
@@ -742,9 +878,9 @@ main (int argc, char **argv)
     char exe [1024] = "";
     char items [S_MAX_SIZES][64];
     s_size_t sizes [S_MAX_SIZES];
-    char rules [S_MAX_RULES][64] = { "asgd", "fasgd" };
+    char rules [S_MAX_RULES][64] = { "bare", "asgd", "fasgd" };
     int counts [S_MAX_COUNTS] = { 1, 4, 16 };
-    int nsizes = 0, nrules = 2, ncounts = 3;
+    int nsizes = 0, nrules = 3, ncounts = 3;
     int trips [2] = { 2, 1 }, ntrips = 2;
     double seconds = 3, warmup = 1;
     long rounds = 3;
@@ -857,8 +993,9 @@ main (int argc, char **argv)
             "# tcp-bound: steps/s if every step's 8*D bytes crossed that one connection in turn\n"
             "# goals: asgd >= %.1fx ps-lite; fasgd >= %.2fx fasgd-server's own asgd\n",
             S_GOAL_VS_PEER, S_GOAL_VS_ASGD);
-    printf ("%-9s %-6s %5s %7s %10s %7s %6s %8s %8s %9s %8s %8s %8s %5s\n", "D", "rule", "trips", "clients", "steps/s",
-            "spread", "GB/s", "srv-ms", "cli-ms", "tcp-bound", "ps-lite", "x-pslite", "vs-asgd", "goal");
+    printf ("%-9s %-6s %5s %7s %10s %7s %6s %8s %8s %9s %8s %8s %8s %8s %5s\n", "D", "rule", "trips", "clients",
+            "steps/s", "spread", "GB/s", "srv-ms", "cli-ms", "tcp-bound", "ps-lite", "x-pslite", "vs-bare", "vs-asgd",
+            "goal");
     fflush (stdout);
 
     int status = 0;
@@ -872,7 +1009,7 @@ main (int argc, char **argv)
         /*  Small, finite and not all equal.  */
         for (size_t k = 0; k < n; k++)
             grad [k] = 1e-3f * (1.0f + (float) (k % 7) / 7.0f);
-        double asgd_rate [2][S_MAX_COUNTS] = { { 0 } };
+        double asgd_rate [2][S_MAX_COUNTS] = { { 0 } }, bare_rate [2][S_MAX_COUNTS] = { { 0 } };
         for (int u = 0; u < nrules && status == 0; u++) {
             s_server_t srv;
             if (s_server_start (&srv, exe, &sizes [i], rules [u]) != 0) {
@@ -895,10 +1032,15 @@ main (int argc, char **argv)
                 double rate = fasgd_bench_median (rates, (int) rounds);
                 double srv_ms = 1e3 * fasgd_bench_median (scpu, (int) rounds), cli_ms = 1e3 * fasgd_bench_median (ccpu, (int) rounds);
                 double peer = s_peer_rate (n, counts [k]);
-                int is_asgd = strcmp (rules [u], "asgd") == 0;
+                int is_asgd = strcmp (rules [u], "asgd") == 0, is_bare = strcmp (rules [u], "bare") == 0;
                 if (is_asgd)
                     asgd_rate [one][k] = rate;
-                char pbuf [16] = "-", xbuf [16] = "-", vbuf [16] = "-", sbuf [16] = "-", cbuf [16] = "-";
+                if (is_bare)
+                    bare_rate [one][k] = rate;
+                char pbuf [16] = "-", xbuf [16] = "-", vbuf [16] = "-", sbuf [16] = "-", cbuf [16] = "-",
+                     bbuf [16] = "-";
+                if (!is_bare && bare_rate [one][k] > 0)
+                    snprintf (bbuf, sizeof bbuf, "%.2fx", rate / bare_rate [one][k]);
                 if (srv_ms >= 0)
                     snprintf (sbuf, sizeof sbuf, "%.3f", srv_ms);
                 if (cli_ms >= 0)
@@ -910,14 +1052,14 @@ main (int argc, char **argv)
                 }
                 if (is_asgd && peer > 0)
                     goal = rate >= S_GOAL_VS_PEER * peer ? "met" : "MISS";
-                if (!is_asgd && asgd_rate [one][k] > 0) {
+                if (!is_asgd && !is_bare && asgd_rate [one][k] > 0) {
                     snprintf (vbuf, sizeof vbuf, "%.2fx", rate / asgd_rate [one][k]);
                     goal = rate >= S_GOAL_VS_ASGD * asgd_rate [one][k] ? "met" : "MISS";
                 }
-                printf ("%-9zu %-6s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %9.1f %8s %8s %8s %5s\n", n, rules [u],
+                printf ("%-9zu %-6s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %9.1f %8s %8s %8s %8s %5s\n", n, rules [u],
                         trips [t], counts [k], rate, rate > 0 ? 100.0 * (hi - lo) / rate : 0.0,
                         2.0 * 4.0 * (double) n * rate / 1e9, sbuf, cbuf, tcp_bps / (8.0 * (double) n), pbuf, xbuf,
-                        vbuf, goal);
+                        bbuf, vbuf, goal);
                 fflush (stdout);
             }
             if (s_server_stop (&srv) != 0)

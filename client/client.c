@@ -916,6 +916,36 @@ s_push_gate (fasgd_client_t *self, const float *grad, const float **out)
     return S_TX_NONE;
 }
 
+/*  Sends what the push gate chose (S_TX_PUSH: a PUSH of out, computed
+    on the parameters of j; S_TX_REPEAT: a PUSH_REPEAT) and waits for the
+    ACK. Returns as fasgd_client_push; *tau (when not NULL) gets the
+    staleness of the gradient applied, when it was applied at once.  */
+static int
+s_push_tx (fasgd_client_t *self, s_tx_t tx, const float *out, uint64_t j, int64_t *tau)
+{
+    uint64_t pj = tx == S_TX_PUSH ? j : self->last_push_ts;
+    int rc = tx == S_TX_PUSH ? s_push (self, out, j) : fasgd_client_push_repeat (self);
+    if (rc < 0)
+        return rc;                      /* an accumulated sum stays for the next try */
+    if (tx == S_TX_PUSH)
+        self->has_accum = 0;
+    if (rc == 0 && tau)
+        *tau = (int64_t) (self->server_ts - 1 - pj);
+    return rc;
+}
+
+/*  One opportunity of the fetch gate: 1 to fetch.  */
+static int
+s_fetch_gate (fasgd_client_t *self)
+{
+    if (!self->fetched_once) {
+        /*  Nothing to compute on yet: the first fetch is not optional.  */
+        fasgd_gate_force (&self->fetch_gate);
+        return 1;
+    }
+    return fasgd_gate_decide (&self->fetch_gate, self->vbar);
+}
+
 int
 fasgd_client_push_gated (fasgd_client_t *self, const float *grad, uint64_t timestamp)
 {
@@ -924,19 +954,8 @@ fasgd_client_push_gated (fasgd_client_t *self, const float *grad, uint64_t times
     if (!self->joined)
         return FASGD_CLIENT_ENOTJOINED;
     const float *out;
-    int rc = 0;
-    switch (s_push_gate (self, grad, &out)) {
-        case S_TX_PUSH:
-            rc = s_push (self, out, timestamp);
-            if (rc >= 0)
-                self->has_accum = 0;    /* on failure the sum stays for the next try */
-            break;
-        case S_TX_REPEAT:
-            rc = fasgd_client_push_repeat (self);
-            break;
-        default:
-            break;
-    }
+    s_tx_t tx = s_push_gate (self, grad, &out);
+    int rc = tx == S_TX_NONE ? 0 : s_push_tx (self, tx, out, timestamp, NULL);
     return rc < 0 ? rc : 0;
 }
 
@@ -948,15 +967,7 @@ fasgd_client_fetch_gated (fasgd_client_t *self, float *theta, uint64_t *timestam
     if (!self->joined)
         return FASGD_CLIENT_ENOTJOINED;
     int have = self->fetched_once;
-    int send;
-    if (!have) {
-        /*  Nothing to compute on yet: the first fetch is not optional.  */
-        fasgd_gate_force (&self->fetch_gate);
-        send = 1;
-    }
-    else
-        send = fasgd_gate_decide (&self->fetch_gate, self->vbar);
-    if (!send) {
+    if (!s_fetch_gate (self)) {
         self->stats.fetch_skips++;
         return 0;
     }
@@ -983,47 +994,29 @@ fasgd_client_step_gated (fasgd_client_t *self, const float *grad, float *theta,
         B-FASGD's, whose draw is compared with the v̄ that reply brings.
         softsync's buffered pushes leave θ as it was: its fetches stay
         separate, with if-newer.  */
-    if (tx != S_TX_NONE && self->fetch_gate.p.kind != FASGD_GATE_BFASGD
-        && strcmp (self->desc.rule, "softsync") != 0) {
-        int fetch;
-        if (!self->fetched_once) {
-            fasgd_gate_force (&self->fetch_gate);
-            fetch = 1;
-        }
-        else
-            fetch = fasgd_gate_decide (&self->fetch_gate, self->vbar);
+    int early = tx != S_TX_NONE && self->fetch_gate.p.kind != FASGD_GATE_BFASGD
+                && strcmp (self->desc.rule, "softsync") != 0;
+    if (early && s_fetch_gate (self)) {
         uint64_t pj = tx == S_TX_PUSH ? j : self->last_push_ts;
-        int rc;
-        if (fetch) {
-            rc = s_push_then_fetch (self, tx == S_TX_PUSH ? out : NULL, j, theta, timestamp);
-            if (rc < 0)
-                return rc;
-            if (tx == S_TX_PUSH)
-                self->has_accum = 0;
-            if (rc == 0 && tau)
-                *tau = (int64_t) (*timestamp - 1 - pj);
-            return 1;
-        }
-        self->stats.fetch_skips++;
-        rc = tx == S_TX_PUSH ? s_push (self, out, j) : fasgd_client_push_repeat (self);
+        int rc = s_push_then_fetch (self, tx == S_TX_PUSH ? out : NULL, j, theta, timestamp);
         if (rc < 0)
             return rc;
         if (tx == S_TX_PUSH)
             self->has_accum = 0;
         if (rc == 0 && tau)
-            *tau = (int64_t) (self->server_ts - 1 - pj);
-        return 0;
+            *tau = (int64_t) (*timestamp - 1 - pj);
+        return 1;
     }
-    /*  Two round trips: the push (if any), then the fetch gate.  */
+    /*  Otherwise the push (if any) on its own, then the fetch: skipped
+        when the gate was asked already, else through the gate.  */
     if (tx != S_TX_NONE) {
-        uint64_t pj = tx == S_TX_PUSH ? j : self->last_push_ts;
-        int rc = tx == S_TX_PUSH ? s_push (self, out, j) : fasgd_client_push_repeat (self);
+        int rc = s_push_tx (self, tx, out, j, tau);
         if (rc < 0)
             return rc;
-        if (tx == S_TX_PUSH)
-            self->has_accum = 0;
-        if (rc == 0 && tau)
-            *tau = (int64_t) (self->server_ts - 1 - pj);
+    }
+    if (early) {
+        self->stats.fetch_skips++;
+        return 0;
     }
     return fasgd_client_fetch_gated (self, theta, timestamp);
 }

@@ -474,12 +474,8 @@ class Client:
         with self._lock:
             h = self._handle()
             self._need_joined("fetch_into")
-            addr, arrays = self._buffer(params, "params", True)
-            scratch = None
-            if arrays is not None:
-                # Written only when θ arrives (not on a 304).
-                scratch = _np.empty(self.nparams, dtype=_np.float32)
-                addr = scratch.ctypes.data
+            # Lists of arrays are written only when θ arrives (not on a 304).
+            addr, arrays, scratch = self._params_out(params)
             ts = ctypes.c_uint64(self._ts if if_newer else 0)
             rc = self._check(self._lib.fasgd_client_fetch(h, addr, ctypes.byref(ts), 1 if if_newer else 0),
                              "fetch_into")
@@ -504,11 +500,7 @@ class Client:
         with self._lock:
             h = self._handle()
             self._need_joined("fetch_gated")
-            addr, arrays = self._buffer(params, "params", True)
-            scratch = None
-            if arrays is not None:
-                scratch = _np.empty(self.nparams, dtype=_np.float32)
-                addr = scratch.ctypes.data
+            addr, arrays, scratch = self._params_out(params)
             ts = ctypes.c_uint64(self._ts)
             rc = self._check(self._lib.fasgd_client_fetch_gated(h, addr, ctypes.byref(ts)), "fetch_gated")
             if rc == 1:
@@ -525,10 +517,7 @@ class Client:
             h = self._handle()
             self._need_joined("push")
             ts = self._timestamp(timestamp)
-            addr, arrays = self._buffer(grads, "grads", False)
-            if arrays is not None:
-                flat = self._gather(arrays)
-                addr = flat.ctypes.data
+            addr, flat = self._grads_in(grads)
             self._check(self._lib.fasgd_client_push_n(h, addr, self.nparams, ts), "push")
             return self.server_timestamp
 
@@ -550,10 +539,7 @@ class Client:
             h = self._handle()
             self._need_joined("push_gated")
             ts = self._timestamp(timestamp)
-            addr, arrays = self._buffer(grads, "grads", False)
-            if arrays is not None:
-                flat = self._gather(arrays)
-                addr = flat.ctypes.data
+            addr, flat = self._grads_in(grads)
             before = self.stats
             self._check(self._lib.fasgd_client_push_gated(h, addr, ts), "push_gated")
             after = self.stats
@@ -574,15 +560,8 @@ class Client:
         with self._lock:
             h = self._handle()
             self._need_joined("step_gated")
-            gaddr, garrays = self._buffer(grads, "grads", False)
-            if garrays is not None:
-                flat = self._gather(garrays)
-                gaddr = flat.ctypes.data
-            paddr, parrays = self._buffer(params, "params", True)
-            scratch = None
-            if parrays is not None:
-                scratch = _np.empty(self.nparams, dtype=_np.float32)
-                paddr = scratch.ctypes.data
+            gaddr, flat = self._grads_in(grads)
+            paddr, parrays, scratch = self._params_out(params)
             ts = ctypes.c_uint64(self._ts)
             tau = ctypes.c_int64(-1)
             rc = self._check(self._lib.fasgd_client_step_gated(h, gaddr, paddr, ctypes.byref(ts),
@@ -592,6 +571,26 @@ class Client:
                     self._scatter(scratch, parrays)
                 self._ts = int(ts.value)
             return rc == 1, (int(tau.value) if tau.value >= 0 else None)
+
+    def _params_out(self, params):
+        """Where the library may write θ for params: (address, the arrays
+        to scatter it into afterwards or None, the scratch buffer or None)."""
+        addr, arrays = self._buffer(params, "params", True)
+        scratch = None
+        if arrays is not None:
+            scratch = _np.empty(self.nparams, dtype=_np.float32)
+            addr = scratch.ctypes.data
+        return addr, arrays, scratch
+
+    def _grads_in(self, grads):
+        """The address of grads as one flat float32 buffer, and the flat copy
+        (kept alive by the caller) when grads was a list of arrays."""
+        addr, arrays = self._buffer(grads, "grads", False)
+        flat = None
+        if arrays is not None:
+            flat = self._gather(arrays)
+            addr = flat.ctypes.data
+        return addr, flat
 
     def _timestamp(self, timestamp):
         if timestamp is None:

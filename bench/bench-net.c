@@ -38,14 +38,13 @@
                      [--warmup S] [--rounds R]  */
 #include "bench-util.h"
 #include "codec.h"
+#include "heap.h"
 
 #include <arpa/inet.h>
 #include <czmq.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
-#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -220,8 +219,7 @@ s_bare_reply (void *sock, zmq_msg_t *id, const fasgd_header_t *req, int type, co
 static int
 s_bare_server (const char *ports, size_t n)
 {
-    mallopt (M_MMAP_MAX, 0);             /* as fasgd-server */
-    mallopt (M_TRIM_THRESHOLD, INT_MAX);
+    fasgd_heap_keep_large_blocks ();     /* as fasgd-server */
     zsys_handler_set (NULL);
     struct sigaction sa;
     memset (&sa, 0, sizeof sa);
@@ -946,10 +944,8 @@ main (int argc, char **argv)
     /*  Replies arrive in buffers ZeroMQ mallocs. fasgd-client keeps large
         blocks in the heap so that a 40 MB reply reuses the pages of the
         last one; the clients here do the same unless told otherwise.  */
-    if (!fresh_pages) {
-        mallopt (M_MMAP_MAX, 0);
-        mallopt (M_TRIM_THRESHOLD, INT_MAX);
-    }
+    if (!fresh_pages)
+        fasgd_heap_keep_large_blocks ();
 
     /*  Ours, not czmq's: a stopped benchmark takes its server with it.  */
     zsys_handler_set (NULL);

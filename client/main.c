@@ -5,6 +5,7 @@
 #include "codec.h"
 
 #include "data.h"
+#include "heap.h"
 #include "log.h"
 #include "model.h"
 
@@ -13,7 +14,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -587,10 +587,7 @@ main (int argc, char **argv)
         return S_EXIT_CONFIG;
     }
     openblas_set_num_threads ((int) o.threads);
-    /*  Every fetch arrives in a buffer ZeroMQ allocates: keep large blocks
-        in the heap so they reuse pages rather than fault in fresh ones.  */
-    mallopt (M_MMAP_MAX, 0);
-    mallopt (M_TRIM_THRESHOLD, INT_MAX);
+    fasgd_heap_keep_large_blocks ();     /* every fetch is a ZeroMQ malloc */
 
     struct sigaction sa;
     memset (&sa, 0, sizeof sa);

@@ -1,14 +1,13 @@
 /*  fasgd-server: the parameter server daemon. Runs in the foreground.  */
 #include "server.h"
 
+#include "heap.h"
 #include "log.h"
 
 #include <cblas.h>
 #include <czmq.h>
 #include <errno.h>
-#include <limits.h>
 #include <getopt.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,12 +161,7 @@ main (int argc, char **argv)
         return 0;
     }
     fasgd_log_open (argv [0], cfg.log_syslog, (fasgd_log_level_t) cfg.log_level);
-    /*  Every push arrives in a buffer ZeroMQ allocates. Past glibc's mmap
-        threshold each would be a fresh mapping, faulted in page by page and
-        unmapped again; keep large blocks in the heap and the heap unshrunk
-        so a 40 MB gradient reuses the pages of the last one.  */
-    mallopt (M_MMAP_MAX, 0);
-    mallopt (M_TRIM_THRESHOLD, INT_MAX);
+    fasgd_heap_keep_large_blocks ();     /* every push is a ZeroMQ malloc */
     /*  Signals are ours: czmq must not install its own handler.  */
     zsys_handler_set (NULL);
     zsys_init ();

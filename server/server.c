@@ -290,6 +290,19 @@ s_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
         self->st.bytes_out += body_len;
 }
 
+/*  A reply's header: its type and status, the request's client id and
+    seq (0 without a request), and the server's T and v̄.  */
+static fasgd_header_t
+s_reply_header (fasgd_server_t *self, const fasgd_header_t *req, int type, int status)
+{
+    fasgd_header_t h = {
+        .version = FASGD_PROTO_VERSION, .type = (uint8_t) type, .status = (uint16_t) status,
+        .client_id = req ? req->client_id : 0, .seq = req ? req->seq : 0, .timestamp = self->T,
+        .vbar = fasgd_rule_vbar (self->rule)
+    };
+    return h;
+}
+
 static void
 s_reply_error (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
                int status, const char *fmt, ...) __attribute__ ((format (printf, 6, 7)));
@@ -303,11 +316,7 @@ s_reply_error (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasg
     va_start (ap, fmt);
     vsnprintf (reason, sizeof reason, fmt, ap);
     va_end (ap);
-    fasgd_header_t h = {
-        .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_ERROR, .status = (uint16_t) status,
-        .client_id = req ? req->client_id : 0, .seq = req ? req->seq : 0, .timestamp = self->T,
-        .vbar = fasgd_rule_vbar (self->rule)
-    };
+    fasgd_header_t h = s_reply_header (self, req, FASGD_MSG_ERROR, status);
     fasgd_log_info ("refused %s from client %u: %d %s", req ? fasgd_proto_type_name (req->type) : "?",
                     h.client_id, status, reason);
     s_reply (self, sock, identity, &h, reason, strlen (reason), NULL);
@@ -317,11 +326,7 @@ static void
 s_reply_ack (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
              int status)
 {
-    fasgd_header_t h = {
-        .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_ACK, .status = (uint16_t) status,
-        .client_id = req->client_id, .seq = req->seq, .timestamp = self->T,
-        .vbar = fasgd_rule_vbar (self->rule)
-    };
+    fasgd_header_t h = s_reply_header (self, req, FASGD_MSG_ACK, status);
     s_reply (self, sock, identity, &h, NULL, 0, NULL);
 }
 
@@ -639,10 +644,8 @@ s_on_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
     c->joined_ms = c->last_seen_ms = s_now_ms ();
     self->st.joins++;
     fasgd_log_notice ("client %u (%s) joined; %zu connected", c->id, *c->name ? c->name : "-", self->live);
-    fasgd_header_t h = {
-        .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_WELCOME, .status = FASGD_STATUS_OK,
-        .client_id = c->id, .seq = req->seq, .timestamp = self->T, .vbar = fasgd_rule_vbar (self->rule)
-    };
+    fasgd_header_t h = s_reply_header (self, req, FASGD_MSG_WELCOME, FASGD_STATUS_OK);
+    h.client_id = c->id;
     s_reply (self, sock, identity, &h, self->desc, (size_t) self->desc_len, NULL);
 }
 
@@ -659,11 +662,7 @@ static void
 s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
                 s_client_t *c, int status)
 {
-    fasgd_header_t h = {
-        .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_PARAMS, .status = (uint16_t) status,
-        .client_id = req->client_id, .seq = req->seq, .timestamp = self->T,
-        .vbar = fasgd_rule_vbar (self->rule)
-    };
+    fasgd_header_t h = s_reply_header (self, req, FASGD_MSG_PARAMS, status);
     /*  With a shared θ (little-endian hosts) this cannot fail; elsewhere
         a PUSH with THEN_FETCH may have been applied already, and the
         reason says so.  */
@@ -785,11 +784,7 @@ s_on_fetch (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_h
             s_client_t *c)
 {
     if ((req->flags & FASGD_PROTO_FLAG_IF_NEWER) && req->timestamp == self->T) {
-        fasgd_header_t h = {
-            .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_PARAMS,
-            .status = FASGD_STATUS_NOT_MODIFIED, .client_id = req->client_id, .seq = req->seq,
-            .timestamp = self->T, .vbar = fasgd_rule_vbar (self->rule)
-        };
+        fasgd_header_t h = s_reply_header (self, req, FASGD_MSG_PARAMS, FASGD_STATUS_NOT_MODIFIED);
         self->st.not_modified++;
         c->not_modified++;
         s_reply (self, sock, identity, &h, NULL, 0, NULL);

@@ -703,6 +703,25 @@ fasgd_client_nparams (const fasgd_client_t *self)
     return self ? self->nparams : 0;
 }
 
+/*  θ from a PARAMS body (which it destroys) into theta, its timestamp
+    into *ts. 0, or FASGD_CLIENT_EPROTO for a body of the wrong size.  */
+static int
+s_params_take (fasgd_client_t *self, zframe_t **body_p, const fasgd_header_t *rep,
+               float *theta, uint64_t *ts)
+{
+    zframe_t *body = *body_p;
+    *body_p = NULL;
+    if (!body || zframe_size (body) != self->nparams * sizeof (float)) {
+        zframe_destroy (&body);
+        return s_malformed (self, "PARAMS of the wrong size");
+    }
+    fasgd_proto_floats_decode (zframe_data (body), self->nparams, theta);
+    zframe_destroy (&body);
+    *ts = rep->timestamp;
+    self->fetched_once = 1;
+    return 0;
+}
+
 int
 fasgd_client_fetch (fasgd_client_t *self, float *theta, uint64_t *timestamp, int if_newer)
 {
@@ -727,42 +746,15 @@ fasgd_client_fetch (fasgd_client_t *self, float *theta, uint64_t *timestamp, int
             return s_malformed (self, "304 to a FETCH without if-newer");
         return 1;
     }
-    if (!body || zframe_size (body) != self->nparams * sizeof (float)) {
-        zframe_destroy (&body);
-        return s_malformed (self, "PARAMS of the wrong size");
-    }
-    fasgd_proto_floats_decode (zframe_data (body), self->nparams, theta);
-    zframe_destroy (&body);
-    *timestamp = rep.timestamp;
-    self->fetched_once = 1;
-    return 0;
+    return s_params_take (self, &body, &rep, theta, timestamp);
 }
 
-/*  A PUSH of src; 1 when softsync buffered it.  */
+/*  A PUSH of src, computed on the parameters of timestamp, or with src
+    NULL a PUSH_REPEAT. With theta, THEN_FETCH: θ after the push goes to
+    theta and its timestamp to *ts, in the same round trip. 1 when
+    softsync buffered the push.  */
 static int
-s_push (fasgd_client_t *self, const float *src, uint64_t timestamp)
-{
-    zframe_t *body = zframe_new (NULL, self->nparams * sizeof (float));
-    if (!body)
-        return FASGD_CLIENT_ENOMEM;
-    fasgd_proto_floats_encode (src, self->nparams, zframe_data (body));
-    fasgd_header_t req = { .type = FASGD_MSG_PUSH, .client_id = self->id,
-                           .timestamp = timestamp }, rep;
-    int rc = s_request (self, &self->push, &req, &body, FASGD_MSG_ACK, &rep, NULL);
-    if (rc != 0)
-        return rc;
-    self->stats.pushes++;
-    self->pushed_once = 1;
-    self->last_push_ts = timestamp;
-    return rep.status == FASGD_STATUS_BUFFERED ? 1 : 0;
-}
-
-/*  A PUSH of src (or, src NULL, a PUSH_REPEAT) with THEN_FETCH: one round
-    trip, answered with θ after the push, which goes to theta and its
-    timestamp to *ts. 1 when softsync buffered the push.  */
-static int
-s_push_then_fetch (fasgd_client_t *self, const float *src, uint64_t timestamp,
-                   float *theta, uint64_t *ts)
+s_push_request (fasgd_client_t *self, const float *src, uint64_t timestamp, float *theta, uint64_t *ts)
 {
     zframe_t *body = NULL;
     if (src) {
@@ -771,14 +763,17 @@ s_push_then_fetch (fasgd_client_t *self, const float *src, uint64_t timestamp,
         fasgd_proto_floats_encode (src, self->nparams, zframe_data (body));
     }
     fasgd_header_t req = { .type = src ? FASGD_MSG_PUSH : FASGD_MSG_PUSH_REPEAT,
-                           .flags = FASGD_PROTO_FLAG_THEN_FETCH, .client_id = self->id,
+                           .flags = theta ? FASGD_PROTO_FLAG_THEN_FETCH : 0, .client_id = self->id,
                            .timestamp = src ? timestamp : 0 }, rep;
-    zframe_t *params;
-    self->then_fetch = 1;
-    int rc = s_request (self, &self->push, &req, src ? &body : NULL, FASGD_MSG_PARAMS, &rep, &params);
+    zframe_t *params = NULL;
+    self->then_fetch = theta != NULL;
+    int rc = s_request (self, &self->push, &req, src ? &body : NULL,
+                        theta ? FASGD_MSG_PARAMS : FASGD_MSG_ACK, &rep, theta ? &params : NULL);
     self->then_fetch = 0;
     if (rc == FASGD_CLIENT_EREFUSED && !src && self->last_status == FASGD_STATUS_CONFLICT)
-        self->pushed_once = 0;          /* as fasgd_client_push_repeat */
+        /*  The server holds no gradient of ours to repeat: the next gated
+            push carries one again.  */
+        self->pushed_once = 0;
     if (rc != 0)
         return rc;
     if (src) {
@@ -788,15 +783,11 @@ s_push_then_fetch (fasgd_client_t *self, const float *src, uint64_t timestamp,
     }
     else
         self->stats.repeats++;
-    if (!params || zframe_size (params) != self->nparams * sizeof (float)) {
-        zframe_destroy (&params);
-        return s_malformed (self, "PARAMS of the wrong size");
+    if (theta) {
+        if ((rc = s_params_take (self, &params, &rep, theta, ts)) != 0)
+            return rc;
+        self->stats.fetches++;
     }
-    fasgd_proto_floats_decode (zframe_data (params), self->nparams, theta);
-    zframe_destroy (&params);
-    *ts = rep.timestamp;
-    self->stats.fetches++;
-    self->fetched_once = 1;
     return rep.status == FASGD_STATUS_BUFFERED ? 1 : 0;
 }
 
@@ -808,7 +799,7 @@ fasgd_client_push_fetch (fasgd_client_t *self, const float *grad, uint64_t times
         return FASGD_CLIENT_EINVAL;
     if (!self->joined)
         return FASGD_CLIENT_ENOTJOINED;
-    return s_push_then_fetch (self, grad, timestamp, theta, new_timestamp);
+    return s_push_request (self, grad, timestamp, theta, new_timestamp);
 }
 
 int
@@ -818,7 +809,7 @@ fasgd_client_push (fasgd_client_t *self, const float *grad, uint64_t timestamp)
         return FASGD_CLIENT_EINVAL;
     if (!self->joined)
         return FASGD_CLIENT_ENOTJOINED;
-    return s_push (self, grad, timestamp);
+    return s_push_request (self, grad, timestamp, NULL, NULL);
 }
 
 int
@@ -830,7 +821,7 @@ fasgd_client_push_n (fasgd_client_t *self, const float *grad, size_t n, uint64_t
         return FASGD_CLIENT_ENOTJOINED;
     if (n != self->nparams)
         return FASGD_CLIENT_EINVAL;
-    return s_push (self, grad, timestamp);
+    return s_push_request (self, grad, timestamp, NULL, NULL);
 }
 
 int
@@ -840,16 +831,7 @@ fasgd_client_push_repeat (fasgd_client_t *self)
         return FASGD_CLIENT_EINVAL;
     if (!self->joined)
         return FASGD_CLIENT_ENOTJOINED;
-    fasgd_header_t req = { .type = FASGD_MSG_PUSH_REPEAT, .client_id = self->id }, rep;
-    int rc = s_request (self, &self->push, &req, NULL, FASGD_MSG_ACK, &rep, NULL);
-    if (rc == FASGD_CLIENT_EREFUSED && self->last_status == FASGD_STATUS_CONFLICT)
-        /*  The server holds no gradient of ours to repeat: the next gated
-            push carries one again.  */
-        self->pushed_once = 0;
-    if (rc != 0)
-        return rc;
-    self->stats.repeats++;
-    return rep.status == FASGD_STATUS_BUFFERED ? 1 : 0;
+    return s_push_request (self, NULL, 0, NULL, NULL);
 }
 
 int
@@ -924,7 +906,7 @@ static int
 s_push_tx (fasgd_client_t *self, s_tx_t tx, const float *out, uint64_t j, int64_t *tau)
 {
     uint64_t pj = tx == S_TX_PUSH ? j : self->last_push_ts;
-    int rc = tx == S_TX_PUSH ? s_push (self, out, j) : fasgd_client_push_repeat (self);
+    int rc = s_push_request (self, tx == S_TX_PUSH ? out : NULL, j, NULL, NULL);
     if (rc < 0)
         return rc;                      /* an accumulated sum stays for the next try */
     if (tx == S_TX_PUSH)
@@ -998,7 +980,7 @@ fasgd_client_step_gated (fasgd_client_t *self, const float *grad, float *theta,
                 && strcmp (self->desc.rule, "softsync") != 0;
     if (early && s_fetch_gate (self)) {
         uint64_t pj = tx == S_TX_PUSH ? j : self->last_push_ts;
-        int rc = s_push_then_fetch (self, tx == S_TX_PUSH ? out : NULL, j, theta, timestamp);
+        int rc = s_push_request (self, tx == S_TX_PUSH ? out : NULL, j, theta, timestamp);
         if (rc < 0)
             return rc;
         if (tx == S_TX_PUSH)

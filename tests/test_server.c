@@ -137,6 +137,15 @@ s_req (int type, uint32_t id, uint32_t seq, uint64_t ts)
     return h;
 }
 
+/*  A request with the THEN_FETCH flag.  */
+static fasgd_header_t
+s_req_then_fetch (int type, uint32_t id, uint32_t seq, uint64_t ts)
+{
+    fasgd_header_t h = s_req (type, id, seq, ts);
+    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    return h;
+}
+
 /*  Joins a server of the given rule; returns the client id.  */
 static uint32_t
 s_join_rule (zsock_t *push, const char *rule)
@@ -266,8 +275,7 @@ START_TEST (test_push_then_fetch)
     for (int i = 0; i < D; i++)
         g [i] = (float) (i % 5) * 0.02f - 0.03f;
 
-    h = s_req (FASGD_MSG_PUSH, id, 3, 0);
-    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    h = s_req_then_fetch (FASGD_MSG_PUSH, id, 3, 0);
     s_send (push, &h, g, sizeof g);
     ck_assert_uint_eq (s_recv (push, &r, theta1, sizeof theta1), sizeof theta1);
     ck_assert_int_eq (r.type, FASGD_MSG_PARAMS);
@@ -284,8 +292,7 @@ START_TEST (test_push_then_fetch)
     ck_assert_int_eq (memcmp (again, theta1, sizeof again), 0);
 
     /*  resend-last with the flag.  */
-    h = s_req (FASGD_MSG_PUSH_REPEAT, id, 5, 0);
-    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    h = s_req_then_fetch (FASGD_MSG_PUSH_REPEAT, id, 5, 0);
     s_send (push, &h, NULL, 0);
     ck_assert_uint_eq (s_recv (push, &r, theta2, sizeof theta2), sizeof theta2);
     ck_assert_int_eq (r.type, FASGD_MSG_PARAMS);
@@ -294,30 +301,25 @@ START_TEST (test_push_then_fetch)
         ck_assert_float_eq (theta2 [i], theta1 [i] - 0.5f * g [i]);
 
     /*  Refused pushes: their ERROR, no parameters, nothing applied.  */
-    h = s_req (FASGD_MSG_PUSH, id, 6, 9);          /* from the future */
-    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    h = s_req_then_fetch (FASGD_MSG_PUSH, id, 6, 9);   /* from the future */
     s_send (push, &h, g, sizeof g);
     s_expect_error (push, FASGD_STATUS_CONFLICT, 6);
     float bad [D];
     memcpy (bad, g, sizeof bad);
     bad [3] = NAN;
-    h = s_req (FASGD_MSG_PUSH, id, 7, 2);
-    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    h = s_req_then_fetch (FASGD_MSG_PUSH, id, 7, 2);
     s_send (push, &h, bad, sizeof bad);
     s_expect_error (push, FASGD_STATUS_NONFINITE, 7);
-    h = s_req (FASGD_MSG_PUSH, id, 8, 2);
-    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    h = s_req_then_fetch (FASGD_MSG_PUSH, id, 8, 2);
     s_send (push, &h, g, sizeof g - 4);            /* one float short */
     s_expect_error (push, FASGD_STATUS_MALFORMED, 8);
     /*  The flag where it does not belong.  */
-    h = s_req (FASGD_MSG_FETCH, id, 9, 0);
-    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    h = s_req_then_fetch (FASGD_MSG_FETCH, id, 9, 0);
     s_send (fetch, &h, NULL, 0);
     ck_assert_uint_eq (s_recv (fetch, &r, NULL, 0) > 0, 1);
     ck_assert_int_eq (r.type, FASGD_MSG_ERROR);
     ck_assert_int_eq (r.status, FASGD_STATUS_MALFORMED);
-    h = s_req (FASGD_MSG_HEARTBEAT, id, 10, 0);
-    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    h = s_req_then_fetch (FASGD_MSG_HEARTBEAT, id, 10, 0);
     s_send (push, &h, NULL, 0);
     ck_assert_uint_eq (s_recv (push, &r, NULL, 0) > 0, 1);
     ck_assert_int_eq (r.type, FASGD_MSG_ERROR);
@@ -336,8 +338,7 @@ START_TEST (test_push_then_fetch)
     s_start (&s, "rule.name=softsync");
     push = s_connect (s.push);
     id = s_join_rule (push, "softsync");
-    h = s_req (FASGD_MSG_PUSH, id, 2, 0);
-    h.flags = FASGD_PROTO_FLAG_THEN_FETCH;
+    h = s_req_then_fetch (FASGD_MSG_PUSH, id, 2, 0);
     s_send (push, &h, g, sizeof g);
     ck_assert_uint_eq (s_recv (push, &r, again, sizeof again), sizeof again);
     ck_assert_int_eq (r.type, FASGD_MSG_PARAMS);

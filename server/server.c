@@ -17,6 +17,7 @@
 #include "floats.h"
 #include "log.h"
 #include "rng.h"
+#include "snapshot.h"
 
 #include <czmq.h>
 #include <errno.h>
@@ -48,19 +49,13 @@
     little-endian host θ is its own wire image, so the current snapshot is
     θ's own buffer, shared by every fetch of its timestamp and updated in
     place when nobody else holds it (copy on write: s_theta_update);
-    elsewhere a snapshot is an encoded copy made at the first fetch.  */
+    elsewhere a snapshot is an encoded copy made at the first fetch.
+    Snapshots come from common/snapshot.h, as the simulator's do.  */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define S_SHARED_THETA 1
 #else
 #define S_SHARED_THETA 0
 #endif
-typedef struct s_snap_t {
-    uint64_t ts;
-    int refs;                           /* atomic: ZeroMQ's I/O thread releases too */
-    float *theta;
-    struct s_snap_t *next_free;
-    struct fasgd_server_t *owner;
-} s_snap_t;
 
 typedef struct {
     uint32_t id;
@@ -71,7 +66,7 @@ typedef struct {
     int has_pushed;
     float *last;                        /* resend-last cache */
     uint64_t last_ts;
-    s_snap_t *snap;                     /* θ_used, for the rules that need it */
+    fasgd_snapshot_t *snap;                     /* θ_used, for the rules that need it */
 } s_client_t;
 
 typedef struct {
@@ -112,9 +107,8 @@ struct fasgd_server_t {
     size_t live;
     uint64_t cache_bytes;
 
-    s_snap_t *current;
-    s_snap_t *free_snaps;
-    pthread_mutex_t snap_lock;
+    fasgd_snapshot_t *current;
+    fasgd_snapshot_pool_t *snaps;
 
     s_stats_t st, st_last;              /* st_last: at the last status line */
     int64_t started_ms, last_status_ms, last_ckpt_ms, last_expiry_ms;
@@ -130,7 +124,7 @@ struct fasgd_server_t {
     int eval_running;
     pthread_mutex_t eval_lock;
     pthread_cond_t eval_wake;
-    s_snap_t *eval_snap;                /* handed over, not yet taken */
+    fasgd_snapshot_t *eval_snap;                /* handed over, not yet taken */
     s_stats_t eval_st;
     size_t eval_clients;
     int eval_quit;
@@ -144,62 +138,24 @@ struct fasgd_server_t {
 /* ------------------------------------------------------------------ */
 /*  Snapshots                                                           */
 
-static void
-s_snap_release (s_snap_t *snap)
-{
-    if (!snap)
-        return;
-    if (__atomic_sub_fetch (&snap->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        fasgd_server_t *self = snap->owner;
-        pthread_mutex_lock (&self->snap_lock);
-        snap->next_free = self->free_snaps;
-        self->free_snaps = snap;
-        pthread_mutex_unlock (&self->snap_lock);
-    }
-}
-
-/*  The snapshot of θ at T, with a reference for the caller.  */
-/*  A snapshot buffer from the pool, or a new one; NULL out of memory.  */
-static s_snap_t *
-s_snap_alloc (fasgd_server_t *self)
-{
-    pthread_mutex_lock (&self->snap_lock);
-    s_snap_t *snap = self->free_snaps;
-    if (snap)
-        self->free_snaps = snap->next_free;
-    pthread_mutex_unlock (&self->snap_lock);
-    if (!snap) {
-        snap = calloc (1, sizeof *snap);
-        if (!snap || !(snap->theta = malloc (self->n * sizeof (float)))) {
-            free (snap);
-            return NULL;
-        }
-        snap->owner = self;
-    }
-    return snap;
-}
-
-/*  The snapshot of θ at T, with a reference for the caller.  */
-static s_snap_t *
-s_snap_take (fasgd_server_t *self)
+/*  The snapshot of θ at T, with a reference for the caller; NULL out of
+    memory.  */
+static fasgd_snapshot_t *
+fasgd_snapshot_take (fasgd_server_t *self)
 {
 #if S_SHARED_THETA
-    __atomic_add_fetch (&self->current->refs, 1, __ATOMIC_RELAXED);
-    return self->current;
+    return fasgd_snapshot_ref (self->current);
 #else
-    if (self->current && self->current->ts == self->T) {
-        __atomic_add_fetch (&self->current->refs, 1, __ATOMIC_RELAXED);
-        return self->current;
-    }
-    s_snap_t *snap = s_snap_alloc (self);
+    if (self->current && self->current->ts == self->T)
+        return fasgd_snapshot_ref (self->current);
+    fasgd_snapshot_t *snap = fasgd_snapshot_new (self->snaps);
     if (!snap)
         return NULL;
     fasgd_proto_floats_encode (self->theta, self->n, snap->theta);
     snap->ts = self->T;
-    snap->refs = 2;                     /* the caller's and current's */
-    s_snap_t *old = self->current;
-    self->current = snap;
-    s_snap_release (old);
+    fasgd_snapshot_t *old = self->current;
+    self->current = fasgd_snapshot_ref (snap);      /* the caller's and current's */
+    fasgd_snapshot_release (old);
     return snap;
 #endif
 }
@@ -207,41 +163,25 @@ s_snap_take (fasgd_server_t *self)
 /*  Applies g to θ with the rule; returns as fasgd_rule_apply, or -2 out
     of memory. With shared snapshots, when a reply being sent, the
     evaluator or a client's θ_used still holds the current buffer, the
-    rule writes the new θ into a fresh one (reading the old once, no
-    separate copy), which becomes current only if the rule updated θ;
-    otherwise θ is updated in place. Only this thread takes references,
-    so a count of 1 cannot grow behind our back; the acquire pairs with
-    the release of the last other holder.  */
+    rule writes the new θ into a fresh one, which becomes current only if
+    the rule updated θ; otherwise θ is updated in place.  */
 static int
 s_theta_update (fasgd_server_t *self, const float *g, uint64_t tau, const float *used)
 {
 #if S_SHARED_THETA
-    s_snap_t *cur = self->current;
-    if (__atomic_load_n (&cur->refs, __ATOMIC_ACQUIRE) > 1) {
-        s_snap_t *fresh = s_snap_alloc (self);
-        if (!fresh)
-            return -2;
-        int rc = fasgd_rule_apply_into (self->rule, fresh->theta, cur->theta, g, tau, used);
-        fresh->refs = 1;
-        if (rc != 1) {
-            s_snap_release (fresh);     /* back to the pool: θ did not change */
-            return rc;
-        }
-        fresh->ts = cur->ts;
-        self->current = fresh;
-        self->theta = fresh->theta;
-        s_snap_release (cur);
-        return rc;
-    }
-#endif
+    int rc = fasgd_snapshot_apply (&self->current, self->rule, g, tau, used);
+    self->theta = self->current->theta;
+    return rc;
+#else
     return fasgd_rule_apply (self->rule, self->theta, g, tau, used);
+#endif
 }
 
 static void
 s_snap_zmq_free (void *data, void *hint)
 {
     (void) data;
-    s_snap_release (hint);
+    fasgd_snapshot_release (hint);
 }
 
 /* ------------------------------------------------------------------ */
@@ -257,7 +197,7 @@ s_now_ms (void)
     a copy and released once ZeroMQ is done with it.  */
 static void
 s_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *h,
-         const void *body, size_t body_len, s_snap_t *body_snap)
+         const void *body, size_t body_len, fasgd_snapshot_t *body_snap)
 {
     uint8_t head [FASGD_PROTO_HEADER_SIZE];
     fasgd_proto_header_encode (h, head);
@@ -271,7 +211,7 @@ s_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
         || zmq_msg_send (&hm, sock, more | ZMQ_DONTWAIT) < 0) {
         zmq_msg_close (&id);
         zmq_msg_close (&hm);
-        s_snap_release (body_snap);
+        fasgd_snapshot_release (body_snap);
         return;                         /* the peer is gone or too slow: drop */
     }
     self->st.bytes_out += sizeof head;
@@ -358,7 +298,7 @@ s_client_free (fasgd_server_t *self, s_client_t *c)
     if (c->last)
         self->cache_bytes -= self->n * sizeof (float);
     free (c->last);
-    s_snap_release (c->snap);
+    fasgd_snapshot_release (c->snap);
     free (c);
 }
 
@@ -440,7 +380,7 @@ s_eval_main (void *arg)
             pthread_cond_wait (&self->eval_wake, &self->eval_lock);
         if (!self->eval_snap)
             break;
-        s_snap_t *snap = self->eval_snap;
+        fasgd_snapshot_t *snap = self->eval_snap;
         pthread_mutex_unlock (&self->eval_lock);
         const float *theta = snap->theta;
         if (native) {
@@ -461,7 +401,7 @@ s_eval_main (void *arg)
         fasgd_log_info ("T=%llu validation error %.4f nll %.4f", (unsigned long long) snap->ts, err, nll);
         self->eval_snap = NULL;
         self->eval_running = 0;
-        s_snap_release (snap);
+        fasgd_snapshot_release (snap);
     }
     pthread_mutex_unlock (&self->eval_lock);
     free (native);
@@ -477,7 +417,7 @@ s_eval_maybe (fasgd_server_t *self)
         return;
     pthread_mutex_lock (&self->eval_lock);
     if (!self->eval_running) {
-        s_snap_t *snap = s_snap_take (self);
+        fasgd_snapshot_t *snap = fasgd_snapshot_take (self);
         if (snap) {
             self->eval_snap = snap;
             self->eval_running = 1;
@@ -666,16 +606,15 @@ s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
     /*  With a shared θ (little-endian hosts) this cannot fail; elsewhere
         a PUSH with THEN_FETCH may have been applied already, and the
         reason says so.  */
-    s_snap_t *snap = s_snap_take (self);
+    fasgd_snapshot_t *snap = fasgd_snapshot_take (self);
     if (!snap) {
         s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory%s",
                        req->type == FASGD_MSG_FETCH ? "" : " for the parameters (the push was applied)");
         return;
     }
     if (self->needs_used) {
-        __atomic_add_fetch (&snap->refs, 1, __ATOMIC_RELAXED);
-        s_snap_release (c->snap);
-        c->snap = snap;
+        fasgd_snapshot_release (c->snap);
+        c->snap = fasgd_snapshot_ref (snap);
     }
     c->fetches++;
     self->st.fetches++;
@@ -1309,7 +1248,6 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
         return NULL;
     self->cfg = *cfg;
     self->last_error = self->last_nll = NAN;
-    pthread_mutex_init (&self->snap_lock, NULL);
     pthread_mutex_init (&self->eval_lock, NULL);
     pthread_cond_init (&self->eval_wake, NULL);
     char err [256];
@@ -1350,11 +1288,13 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
     self->needs_used = fasgd_rule_needs_theta_used (self->rule);
     self->cache_last = cfg->gates.push.kind != FASGD_GATE_ALWAYS
                        && cfg->gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST;
-#if S_SHARED_THETA
-    if ((self->current = s_snap_alloc (self))) {
-        self->current->refs = 1;
-        self->theta = self->current->theta;
+    if (!(self->snaps = fasgd_snapshot_pool_new (self->n))) {
+        fasgd_log_error ("out of memory");
+        goto fail;
     }
+#if S_SHARED_THETA
+    if ((self->current = fasgd_snapshot_new (self->snaps)))
+        self->theta = self->current->theta;
 #else
     self->theta = malloc (self->n * sizeof (float));
 #endif
@@ -1457,13 +1397,8 @@ fasgd_server_destroy (fasgd_server_t **self_p)
     zsock_destroy (&self->push);
     zsock_destroy (&self->fetch);
     zsock_destroy (&self->control);
-    s_snap_release (self->current);
-    while (self->free_snaps) {
-        s_snap_t *next = self->free_snaps->next_free;
-        free (self->free_snaps->theta);
-        free (self->free_snaps);
-        self->free_snaps = next;
-    }
+    fasgd_snapshot_release (self->current);
+    fasgd_snapshot_pool_destroy (&self->snaps);
     if (self->csv)
         fclose (self->csv);
     fasgd_dataset_destroy (&self->valid);
@@ -1473,7 +1408,6 @@ fasgd_server_destroy (fasgd_server_t **self_p)
     free (self->grad);
     fasgd_rule_destroy (&self->rule);
     fasgd_model_destroy (&self->model);
-    pthread_mutex_destroy (&self->snap_lock);
     pthread_mutex_destroy (&self->eval_lock);
     pthread_cond_destroy (&self->eval_wake);
     free (self);

@@ -3,6 +3,7 @@
 
 #include "log.h"
 #include "rng.h"
+#include "snapshot.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -70,20 +71,15 @@ const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
     FASGD_CFG_KEY_END
 };
 
-/*  One copy of θ at one timestamp, shared by every client that holds it.
-    The server's own θ is a snapshot too (`current`): a fetch only takes a
-    reference, and an update writes the new θ into a fresh buffer while
-    anyone else holds the old one, or in place when nobody does. So a copy
-    is immutable once a client holds it, and no update copies θ.  */
-typedef struct s_snap_t {
-    uint64_t ts;
-    int refs;
-    float *theta;
-    struct s_snap_t *next_free;
-} s_snap_t;
+/*  Copies of θ are snapshots (common/snapshot.h), one per timestamp,
+    shared by every client that holds it. The server's own θ is a snapshot
+    too (`current`): a fetch only takes a reference, and an update writes
+    the new θ into a fresh buffer while anyone else holds the old one, or
+    in place when nobody does. So a copy is immutable once a client holds
+    it, and no update copies θ.  */
 
 typedef struct {
-    s_snap_t *snap;             /* the parameters it computes on */
+    fasgd_snapshot_t *snap;             /* the parameters it computes on */
     double vbar;                /* the last v̄ the server sent it */
     fasgd_gate_t push_gate, fetch_gate;
     fasgd_rng_t compute_rng;
@@ -106,7 +102,7 @@ typedef struct {
     int client;
     int type;
     int repeat;                 /* a resend-last header rather than a gradient */
-    s_snap_t *snap;             /* the parameters a fetch reply carries */
+    fasgd_snapshot_t *snap;             /* the parameters a fetch reply carries */
 } s_event_t;
 
 typedef struct {
@@ -150,9 +146,8 @@ struct fasgd_sim_t {
     double *speed_cum;          /* cumulative speeds for weighted picks, or NULL */
     fasgd_rng_t picks;
 
-    s_snap_t *current;          /* the server's θ at T; one reference is the server's */
-    s_snap_t *free_snaps;
-    size_t live_snaps;
+    fasgd_snapshot_t *current;          /* the server's θ at T; one reference is the server's */
+    fasgd_snapshot_pool_t *snaps;
 
     float *grad;                /* one gradient (sequential path) */
     float *scratch;             /* accumulate: the sum to send */
@@ -198,49 +193,6 @@ struct fasgd_sim_t {
     struct timespec t0, last_progress;
     volatile sig_atomic_t interrupted;
 };
-
-/* ------------------------------------------------------------------ */
-/*  Snapshots                                                           */
-
-/*  A snapshot with no references and undefined contents.  */
-static s_snap_t *
-s_snap_new (fasgd_sim_t *self)
-{
-    s_snap_t *snap = self->free_snaps;
-    if (snap)
-        self->free_snaps = snap->next_free;
-    else {
-        snap = calloc (1, sizeof *snap);
-        if (!snap || !(snap->theta = malloc (self->n * sizeof (float)))) {
-            fasgd_log_error ("sim: out of memory for a copy of the parameters (%zu live)",
-                             self->live_snaps);
-            abort ();
-        }
-    }
-    snap->refs = 0;
-    self->live_snaps++;
-    if (self->live_snaps > self->st.peak_snapshots)
-        self->st.peak_snapshots = self->live_snaps;
-    return snap;
-}
-
-/*  The server's θ, for a client to hold: a reference, never a copy.  */
-static s_snap_t *
-s_snap_take (fasgd_sim_t *self)
-{
-    self->current->refs++;
-    return self->current;
-}
-
-static void
-s_snap_release (fasgd_sim_t *self, s_snap_t *snap)
-{
-    if (snap && --snap->refs == 0) {
-        snap->next_free = self->free_snaps;
-        self->free_snaps = snap;
-        self->live_snaps--;
-    }
-}
 
 /* ------------------------------------------------------------------ */
 /*  Gradients and evaluation, possibly on several threads               */
@@ -440,25 +392,13 @@ s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
 {
     uint64_t tau = self->T >= j ? self->T - j : 0;
     const float *used = self->needs_used ? c->snap->theta : NULL;
-    s_snap_t *cur = self->current;
-    int rc;
-    if (cur->refs == 1)
-        /*  Nobody else holds θ (so neither is it θ_used): in place.  */
-        rc = fasgd_rule_apply (self->rule, cur->theta, g, tau, used);
-    else {
-        /*  Clients hold this θ: the new one goes to a fresh buffer, which
-            the next fetch then shares as it is.  */
-        s_snap_t *next = s_snap_new (self);
-        rc = fasgd_rule_apply_into (self->rule, next->theta, cur->theta, g, tau, used);
-        if (rc == 1) {
-            next->refs = 1;
-            cur->refs--;                /* still held by a client */
-            self->current = next;
-        }
-        else {
-            next->refs = 1;
-            s_snap_release (self, next);    /* unused: back to the free list */
-        }
+    /*  In place when nobody else holds θ (so neither is it θ_used); while
+        clients hold it, into a fresh buffer that the next fetch shares.  */
+    int rc = fasgd_snapshot_apply (&self->current, self->rule, g, tau, used);
+    if (rc == -2) {
+        fasgd_log_error ("sim: out of memory for a copy of the parameters (%zu live)",
+                         fasgd_snapshot_pool_live (self->snaps));
+        abort ();
     }
     if (rc < 0) {
         self->st.rejected++;
@@ -584,8 +524,8 @@ s_fetch (fasgd_sim_t *self, s_client_t *c)
         return;
     self->st.fetches++;
     self->st.bytes += FASGD_SIM_HEADER_BYTES + FASGD_SIM_HEADER_BYTES + self->n * sizeof (float);
-    s_snap_t *snap = s_snap_take (self);
-    s_snap_release (self, c->snap);
+    fasgd_snapshot_t *snap = fasgd_snapshot_ref (self->current);
+    fasgd_snapshot_release (c->snap);
     c->snap = snap;
     c->vbar = fasgd_rule_vbar (self->rule);
 }
@@ -731,7 +671,7 @@ s_ev_less (const s_event_t *a, const s_event_t *b)
 }
 
 static void
-s_ev_push (fasgd_sim_t *self, double time, int client, int type, int repeat, s_snap_t *snap)
+s_ev_push (fasgd_sim_t *self, double time, int client, int type, int repeat, fasgd_snapshot_t *snap)
 {
     if (self->heap_n == self->heap_cap) {
         size_t cap = self->heap_cap ? self->heap_cap * 2 : 1024;
@@ -919,7 +859,7 @@ s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
             s_ev_fetch_opportunity (self, ev->client, t);
             break;
         case S_EV_FETCH_REQ: {
-            s_snap_t *snap = s_snap_take (self);
+            fasgd_snapshot_t *snap = fasgd_snapshot_ref (self->current);
             self->st.bytes += FASGD_SIM_HEADER_BYTES + D;
             s_ev_push (self, s_link_send (self, &self->link_out, t, FASGD_SIM_HEADER_BYTES + D),
                        ev->client, S_EV_FETCH_DONE, 0, snap);
@@ -927,7 +867,7 @@ s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
             break;
         }
         case S_EV_FETCH_DONE:
-            s_snap_release (self, c->snap);
+            fasgd_snapshot_release (c->snap);
             c->snap = ev->snap;
             c->vbar = c->vbar_in_flight;
             s_ev_start (self, ev->client, t);
@@ -946,7 +886,7 @@ s_run_events (fasgd_sim_t *self)
         s_event_t ev = s_ev_pop (self);
         self->now = ev.time;
         if (self->interrupted && ev.snap) {
-            s_snap_release (self, ev.snap);
+            fasgd_snapshot_release (ev.snap);
             continue;
         }
         s_ev_handle (self, &ev);
@@ -1006,8 +946,14 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         goto fail;
     }
     /*  The server's θ at T = 0; every client starts on it.  */
-    self->current = s_snap_new (self);
-    self->current->refs = 1;
+    if (!(self->snaps = fasgd_snapshot_pool_new (self->n))) {
+        fasgd_log_error ("sim: out of memory");
+        goto fail;
+    }
+    if (!(self->current = fasgd_snapshot_new (self->snaps))) {
+        fasgd_log_error ("sim: out of memory");
+        goto fail;
+    }
     self->current->ts = 0;
     fasgd_rng_t init;
     fasgd_rng_seed (&init, cfg->seed, S_STREAM_INIT);
@@ -1031,7 +977,7 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         fasgd_gate_init (&c->push_gate, &gp_push, cfg->seed, stream);
         fasgd_gate_init (&c->fetch_gate, &gp_fetch, cfg->seed, stream + 1);
         fasgd_rng_seed (&c->compute_rng, cfg->seed, stream + 2);
-        c->snap = s_snap_take (self);
+        c->snap = fasgd_snapshot_ref (self->current);
         c->vbar = fasgd_rule_vbar (self->rule);
         c->speed = 1.0;
         if (self->speed_cum) {
@@ -1111,21 +1057,15 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
         the server (`current`); once all let go, all are on the free list.  */
     if (self->clients) {
         for (int k = 0; k < self->cfg.clients; k++) {
-            s_snap_release (self, self->clients [k].snap);
+            fasgd_snapshot_release (self->clients [k].snap);
             free (self->clients [k].last);
             free (self->clients [k].accum);
         }
     }
     for (size_t i = 0; i < self->heap_n; i++)
-        s_snap_release (self, self->heap [i].snap);
-    if (self->current)
-        s_snap_release (self, self->current);
-    while (self->free_snaps) {
-        s_snap_t *next = self->free_snaps->next_free;
-        free (self->free_snaps->theta);
-        free (self->free_snaps);
-        self->free_snaps = next;
-    }
+        fasgd_snapshot_release (self->heap [i].snap);
+    fasgd_snapshot_release (self->current);
+    fasgd_snapshot_pool_destroy (&self->snaps);
     free (self->heap);
     free (self->clients);
     free (self->speed_cum);
@@ -1167,6 +1107,7 @@ fasgd_sim_run (fasgd_sim_t *self, FILE *csv)
     self->st.timestamp = self->T;
     self->st.sim_time = self->now;
     self->st.tau_mean = self->tau_count ? self->tau_sum / (double) self->tau_count : 0;
+    self->st.peak_snapshots = fasgd_snapshot_pool_peak (self->snaps);
     return self->interrupted ? 1 : 0;
 }
 

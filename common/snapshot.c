@@ -1,0 +1,127 @@
+/*  snapshot: see snapshot.h.  */
+#include "snapshot.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+struct fasgd_snapshot_pool_t {
+    size_t n;
+    pthread_mutex_t lock;
+    fasgd_snapshot_t *free_list;
+    size_t live, peak;                  /* under lock */
+};
+
+fasgd_snapshot_pool_t *
+fasgd_snapshot_pool_new (size_t n)
+{
+    fasgd_snapshot_pool_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->n = n;
+    pthread_mutex_init (&self->lock, NULL);
+    return self;
+}
+
+void
+fasgd_snapshot_pool_destroy (fasgd_snapshot_pool_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    fasgd_snapshot_pool_t *self = *self_p;
+    while (self->free_list) {
+        fasgd_snapshot_t *next = self->free_list->next_free;
+        free (self->free_list->theta);
+        free (self->free_list);
+        self->free_list = next;
+    }
+    pthread_mutex_destroy (&self->lock);
+    free (self);
+    *self_p = NULL;
+}
+
+size_t
+fasgd_snapshot_pool_live (const fasgd_snapshot_pool_t *self)
+{
+    fasgd_snapshot_pool_t *p = (fasgd_snapshot_pool_t *) self;
+    pthread_mutex_lock (&p->lock);
+    size_t live = p->live;
+    pthread_mutex_unlock (&p->lock);
+    return live;
+}
+
+size_t
+fasgd_snapshot_pool_peak (const fasgd_snapshot_pool_t *self)
+{
+    fasgd_snapshot_pool_t *p = (fasgd_snapshot_pool_t *) self;
+    pthread_mutex_lock (&p->lock);
+    size_t peak = p->peak;
+    pthread_mutex_unlock (&p->lock);
+    return peak;
+}
+
+fasgd_snapshot_t *
+fasgd_snapshot_new (fasgd_snapshot_pool_t *pool)
+{
+    pthread_mutex_lock (&pool->lock);
+    fasgd_snapshot_t *snap = pool->free_list;
+    if (snap)
+        pool->free_list = snap->next_free;
+    pthread_mutex_unlock (&pool->lock);
+    if (!snap) {
+        snap = calloc (1, sizeof *snap);
+        if (!snap || !(snap->theta = malloc (pool->n * sizeof (float)))) {
+            free (snap);
+            return NULL;
+        }
+        snap->pool = pool;
+    }
+    snap->refs = 1;
+    snap->next_free = NULL;
+    pthread_mutex_lock (&pool->lock);
+    if (++pool->live > pool->peak)
+        pool->peak = pool->live;
+    pthread_mutex_unlock (&pool->lock);
+    return snap;
+}
+
+fasgd_snapshot_t *
+fasgd_snapshot_ref (fasgd_snapshot_t *snap)
+{
+    __atomic_add_fetch (&snap->refs, 1, __ATOMIC_RELAXED);
+    return snap;
+}
+
+void
+fasgd_snapshot_release (fasgd_snapshot_t *snap)
+{
+    if (!snap || __atomic_sub_fetch (&snap->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    fasgd_snapshot_pool_t *pool = snap->pool;
+    pthread_mutex_lock (&pool->lock);
+    snap->next_free = pool->free_list;
+    pool->free_list = snap;
+    pool->live--;
+    pthread_mutex_unlock (&pool->lock);
+}
+
+int
+fasgd_snapshot_apply (fasgd_snapshot_t **current, fasgd_rule_t *rule, const float *g,
+                      uint64_t tau, const float *theta_used)
+{
+    fasgd_snapshot_t *cur = *current;
+    /*  The acquire pairs with the release of the last other holder.  */
+    if (__atomic_load_n (&cur->refs, __ATOMIC_ACQUIRE) == 1)
+        return fasgd_rule_apply (rule, cur->theta, g, tau, theta_used);
+    fasgd_snapshot_t *fresh = fasgd_snapshot_new (cur->pool);
+    if (!fresh)
+        return -2;
+    int rc = fasgd_rule_apply_into (rule, fresh->theta, cur->theta, g, tau, theta_used);
+    if (rc != 1) {
+        fasgd_snapshot_release (fresh);     /* θ did not change: back to the pool */
+        return rc;
+    }
+    fresh->ts = cur->ts;
+    *current = fresh;
+    fasgd_snapshot_release (cur);           /* still held by someone else */
+    return rc;
+}

@@ -3,26 +3,11 @@
 # MNIST digits, a 4th joining mid-run, one killed with SIGKILL and expired
 # while training goes on, validation error falling; then the server killed
 # and resumed from its checkpoint with the clients carrying on. TAP output.
-top_src=${FASGD_TOP_SRCDIR:-.}
-top_build=${FASGD_TOP_BUILDDIR:-.}
+tap_name=cluster
+. "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 server="$top_build/server/fasgd-server"
 client="$top_build/client/fasgd-client"
 data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
-tmp=$(mktemp -d /tmp/fasgd-test-cluster-XXXXXX)
-pids=""
-cleanup() {
-    for p in $pids; do kill -9 "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-n=0; failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; tail -5 "$tmp/server.log" | sed 's/^/# /'; }
-check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
-# Waits up to $2 seconds for command $1 (a string) to succeed.
-wait_for() { i=0; while ! sh -c "$1"; do i=$((i + 1)); [ $i -gt $(($2 * 10)) ] && return 1; sleep 0.1; done; }
 
 echo "1..10"
 if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then

@@ -5,31 +5,12 @@
 # bad usage exits 2, a dead endpoint exits 3 within the timeout, a server
 # without checkpoint.file refuses CHECKPOINT (exit 1), and raw garbage on
 # the control port leaves the server answering. TAP output.
-top_src=${FASGD_TOP_SRCDIR:-.}
-top_build=${FASGD_TOP_BUILDDIR:-.}
+tap_name=ctl
+. "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 server="$top_build/server/fasgd-server"
 client="$top_build/client/fasgd-client"
 ctl="$top_build/server/fasgd-ctl"
 data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
-tmp=$(mktemp -d /tmp/fasgd-test-ctl-XXXXXX)
-pids=""
-cleanup() {
-    for p in $pids; do kill -9 "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-n=0; failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-    n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
-    for f in "$tmp/out" "$tmp/err"; do [ -s "$f" ] && sed 's/^/# /' "$f" | head -20; done
-    tail -5 "$tmp/server.log" 2>/dev/null | sed 's/^/# server: /'
-}
-check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
-# Waits up to $2 seconds for command $1 (a string) to succeed.
-wait_for() { i=0; while ! sh -c "$1"; do i=$((i + 1)); [ $i -gt $(($2 * 10)) ] && return 1; sleep 0.1; done; }
 # ctl ARGS...: runs fasgd-ctl, stdout in $tmp/out, stderr in $tmp/err, status in $rc.
 ctl() { "$ctl" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?; }
 # json_check PYTHON-EXPRESSION: true when it holds for the object j in $tmp/out.

@@ -2,8 +2,8 @@
 # The manual pages as built: every page lints clean and renders; every
 # program's page documents exactly the options of its --help (in its
 # OPTIONS section); fasgd.yaml(5) documents every key of --keys. Reports TAP.
-top_src=${FASGD_TOP_SRCDIR:-.}
-top_build=${FASGD_TOP_BUILDDIR:-.}
+tap_name=man
+. "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 mandir="$top_build/man"
 LC_ALL=C; export LC_ALL
 
@@ -23,13 +23,8 @@ key_programs='server/fasgd-server sim/fasgd-sim'
 required_pages='fasgd-server.8 fasgd-client.1 fasgd-sim.1 fasgd-ctl.1 fasgd-plot.1 fasgd.yaml.5 fasgd.7
                 fasgd_client.3'
 
-tmp=$(mktemp -d /tmp/fasgd-test-man-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 bs=$(printf '\b')
 
-n=0; failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" 2>/dev/null | head -20; }
 have() { command -v "$1" > /dev/null 2>&1; }
 
 # The page as plain text, 80 columns, without overstriking.

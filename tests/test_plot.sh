@@ -3,8 +3,8 @@
 # fasgd-sim run and a hand-written fasgd-server CSV, file names and labels
 # that need quoting, and every usage and input error with its exit status
 # and message. Reports TAP; skipped when gnuplot is not installed.
-top_src=${FASGD_TOP_SRCDIR:-.}
-top_build=${FASGD_TOP_BUILDDIR:-.}
+tap_name=plot
+. "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 plot="$top_build/scripts/fasgd-plot"
 sim="$top_build/sim/fasgd-sim"
 data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
@@ -14,17 +14,10 @@ if ! command -v gnuplot > /dev/null 2>&1; then
     exit 0
 fi
 
-tmp=$(mktemp -d /tmp/fasgd-test-plot-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 # fasgd-plot's own temporary folders go here, to check that it leaves none.
 mkdir "$tmp/t"
 TMPDIR=$tmp/t
 export TMPDIR
-
-n=0; failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" 2>/dev/null | head -20; }
-check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
 
 # run ARG...: fasgd-plot, its output in out and err, its status in rc.
 run() { "$plot" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?; }

@@ -2,17 +2,10 @@
 # fasgd-sim as a user runs it: options, configuration errors with their
 # file:line:col, a short real run on the MNIST digits, and thread-count
 # independence of the CSV. Reports TAP.
-top_src=${FASGD_TOP_SRCDIR:-.}
-top_build=${FASGD_TOP_BUILDDIR:-.}
+tap_name=sim-cli
+. "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 sim="$top_build/sim/fasgd-sim"
 data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
-tmp=$(mktemp -d /tmp/fasgd-test-sim-cli-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-
-n=0; failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" 2>/dev/null | head -20; }
-check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
 
 echo "1..14"
 

@@ -1,0 +1,26 @@
+# The shell tests' common part, sourced after setting tap_name: the build
+# and source trees, a temporary folder $tmp removed at exit (with every
+# process in $pids killed first), and TAP helpers. A failed check shows
+# what the test left in $tmp/out, $tmp/err and $tmp/server.log.
+top_src=${FASGD_TOP_SRCDIR:-.}
+top_build=${FASGD_TOP_BUILDDIR:-.}
+tmp=$(mktemp -d "/tmp/fasgd-test-$tap_name-XXXXXX") || exit 99
+pids=""
+cleanup() {
+    for p in $pids; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+n=0; failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+    n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
+    for f in "$tmp/out" "$tmp/err"; do [ -s "$f" ] && sed 's/^/# /' "$f" | head -20; done
+    [ -s "$tmp/server.log" ] && tail -5 "$tmp/server.log" | sed 's/^/# server: /'
+    return 0
+}
+check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
+# Waits up to $2 seconds for command $1 (a string) to succeed.
+wait_for() { i=0; while ! sh -c "$1"; do i=$((i + 1)); [ $i -gt $(($2 * 10)) ] && return 1; sleep 0.1; done; }

@@ -127,6 +127,11 @@ struct fasgd_server_t {
     fasgd_snapshot_t *eval_snap;                /* handed over, not yet taken */
     s_stats_t eval_st;
     size_t eval_clients;
+    /*  The CSV's staleness columns cover the gradients applied between two
+        rows: the largest τ since the last hand-off (the main thread's,
+        then the handed-over one's), and the counters of the last row.  */
+    uint64_t iv_tau_max, eval_tau_max;
+    s_stats_t csv_prev;
     int eval_quit;
     double last_error, last_nll;
     int eval_done;                      /* last_error and last_nll hold a result */
@@ -325,14 +330,16 @@ s_csv_row (fasgd_server_t *self, uint64_t ts, double err, double nll)
     if (!self->csv)
         return;
     const s_stats_t *s = &self->eval_st;
+    uint64_t taus = s->tau_count - self->csv_prev.tau_count;
     fprintf (self->csv, "%llu,%.3f,%.6f,%.6f,%zu,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu\n",
              (unsigned long long) ts, (double) (s_now_ms () - self->started_ms) / 1000.0, err, nll,
              self->eval_clients, (unsigned long long) s->pushes, (unsigned long long) s->repeats,
              (unsigned long long) s->fetches, (unsigned long long) s->not_modified,
              (unsigned long long) s->bytes_in, (unsigned long long) s->bytes_out,
-             s->tau_count ? s->tau_sum / (double) s->tau_count : 0.0,
-             (unsigned long long) s->tau_max);
+             taus ? (s->tau_sum - self->csv_prev.tau_sum) / (double) taus : 0.0,
+             (unsigned long long) self->eval_tau_max);
     fflush (self->csv);
+    self->csv_prev = *s;
 }
 
 /*  The `error=` and `nll=` lines of an EVAL body (PROTOCOL.md); nll is NaN
@@ -409,6 +416,17 @@ s_eval_main (void *arg)
     return NULL;
 }
 
+/*  The counters a validation row reports, taken when its θ is. Under
+    eval_lock.  */
+static void
+s_eval_take_stats (fasgd_server_t *self)
+{
+    self->eval_st = self->st;
+    self->eval_clients = self->live;
+    self->eval_tau_max = self->iv_tau_max;
+    self->iv_tau_max = 0;
+}
+
 /*  Hands θ at T to the evaluator unless it is still busy with the last.  */
 static void
 s_eval_maybe (fasgd_server_t *self)
@@ -421,8 +439,7 @@ s_eval_maybe (fasgd_server_t *self)
         if (snap) {
             self->eval_snap = snap;
             self->eval_running = 1;
-            self->eval_st = self->st;
-            self->eval_clients = self->live;
+            s_eval_take_stats (self);
             pthread_cond_signal (&self->eval_wake);
         }
     }
@@ -652,6 +669,8 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
     self->st.tau_count++;
     if (tau > self->st.tau_max)
         self->st.tau_max = tau;
+    if (tau > self->iv_tau_max)
+        self->iv_tau_max = tau;
     self->st.tau_hist [s_tau_bucket (tau)]++;
     if (rc == 1) {
         self->T++;
@@ -872,8 +891,7 @@ s_handle (fasgd_server_t *self, void *sock, int is_fetch)
                 self->eval_done = 1;
                 self->eval_done_T = self->T;
                 self->eval_done_ms = s_now_ms ();
-                self->eval_st = self->st;
-                self->eval_clients = self->live;
+                s_eval_take_stats (self);
                 s_csv_row (self, self->T, error, nll);
                 pthread_mutex_unlock (&self->eval_lock);
             }

@@ -252,8 +252,15 @@ START_TEST (test_server_external_model)
     for (int i = 0; i < S_D; i++)
         ck_assert_float_eq (theta [i], theta0 [i] - 0.5f * grad [i]);
 
-    /*  Validation comes from the clients and lands in the CSV.  */
+    /*  Validation comes from the clients and lands in the CSV, with the
+        staleness of the gradients applied since the previous row: τ = 0
+        for the push above; then 1 and 2 for two pushes computed on θ at
+        0; then none.  */
     ck_assert_int_eq (fasgd_client_eval (c, 0.125, 0.5, 2000), 0);
+    ck_assert_int_eq (fasgd_client_push (c, grad, 0), 0);
+    ck_assert_int_eq (fasgd_client_push (c, grad, 0), 0);
+    ck_assert_int_eq (fasgd_client_eval (c, 0.25, 0.75, 2000), 0);
+    ck_assert_int_eq (fasgd_client_eval (c, 0.375, 1.0, 2000), 0);
     ck_assert_int_eq (fasgd_client_leave (c), 0);
     fasgd_client_destroy (&c);
     kill (pid, SIGTERM);
@@ -262,6 +269,18 @@ START_TEST (test_server_external_model)
     ck_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0);
     char *csv = s_slurp (s_path ("eval.csv"));
     ck_assert_msg (strstr (csv, "\n1,") && strstr (csv, ",0.125000,0.500000,"), "%s", csv);
+    /*  mean_tau and max_tau end each row.  */
+    const char *want [3][2] = { { ",0.125000,", ",0.0000,0\n" }, { ",0.250000,", ",1.5000,2\n" },
+                                { ",0.375000,", ",0.0000,0\n" } };
+    for (int r = 0; r < 3; r++) {
+        const char *row = strstr (csv, want [r][0]);
+        ck_assert_msg (row, "no row with %s in\n%s", want [r][0], csv);
+        const char *end = strchr (row, '\n');
+        ck_assert_ptr_nonnull (end);
+        size_t tail = strlen (want [r][1]);
+        ck_assert_msg ((size_t) (end + 1 - row) >= tail && !strncmp (end + 1 - tail, want [r][1], tail),
+                       "row %d does not end in %s:\n%s", r + 1, want [r][1], csv);
+    }
 }
 END_TEST
 

@@ -1,6 +1,7 @@
 /*  fasgd-client: one asynchronous worker. Joins a fasgd-server, trains the
     server's MLP on a local training set, and pushes its gradients and
     fetches parameters through the B-FASGD gates the server describes.  */
+#include "affinity.h"
 #include "client.h"
 #include "codec.h"
 
@@ -43,8 +44,8 @@ s_on_signal (int sig)
 
 typedef struct {
     const char *push_ep, *fetch_ep, *data, *name;
-    uint64_t batch, steps, seed, threads, delay_ms, timeout_ms;
-    int seed_set, quiet;
+    uint64_t batch, steps, seed, threads, delay_ms, timeout_ms, cpu;
+    int seed_set, cpu_set, quiet;
 } s_opts_t;
 
 /*  The state of a run.  */
@@ -87,6 +88,7 @@ s_usage (FILE *out)
         "                         (default: the client id the server assigns)\n"
         "  -t, --threads T        OpenBLAS threads for the gradient (default 1)\n"
         "      --delay-ms D       sleep D ms after each gradient (emulates a slow machine)\n"
+        "      --cpu N            run on CPU N, with ZeroMQ's I/O thread (default: anywhere)\n"
         "      --name NAME        the name the server logs (default hostname:pid)\n"
         "      --timeout-ms MS    wait for each reply (default 5000)\n"
         "      --log-level LEVEL  error, warn, notice (default), info or debug\n"
@@ -488,6 +490,7 @@ main (int argc, char **argv)
         { "seed", required_argument, NULL, 'S' },
         { "threads", required_argument, NULL, 't' },
         { "delay-ms", required_argument, NULL, 'D' },
+        { "cpu", required_argument, NULL, 'C' },
         { "name", required_argument, NULL, 'N' },
         { "timeout-ms", required_argument, NULL, 'T' },
         { "log-level", required_argument, NULL, 'L' },
@@ -510,6 +513,7 @@ main (int argc, char **argv)
             case 'S': bad = s_parse_u64 ("--seed", optarg, 0, UINT64_MAX, &o.seed); o.seed_set = 1; break;
             case 't': bad = s_parse_u64 ("--threads", optarg, 1, 1024, &o.threads); break;
             case 'D': bad = s_parse_u64 ("--delay-ms", optarg, 0, 3600000, &o.delay_ms); break;
+            case 'C': bad = s_parse_u64 ("--cpu", optarg, 0, FASGD_CPU_MAX, &o.cpu); o.cpu_set = 1; break;
             case 'T': bad = s_parse_u64 ("--timeout-ms", optarg, 1, INT_MAX / 3, &o.timeout_ms); break;
             case 'N':
                 if (strlen (optarg) > FASGD_PROTO_TEXT_MAX) {
@@ -560,6 +564,16 @@ main (int argc, char **argv)
             snprintf (host, sizeof host, "localhost");
         host [sizeof host - 1] = '\0';
         snprintf (r.name, sizeof r.name, "%s:%ld", host, (long) getpid ());
+    }
+    /*  Before the client's first socket, whose ZeroMQ I/O thread inherits
+        the pin.  */
+    if (o.cpu_set) {
+        fasgd_cpus_t before;
+        char why [256];
+        if (fasgd_affinity_pin ((int) o.cpu, &before, why, sizeof why) != 0) {
+            fprintf (stderr, "fasgd-client: --cpu: %s\n", why);
+            return S_EXIT_USAGE;
+        }
     }
     r.client = fasgd_client_new (o.push_ep, o.fetch_ep);
     if (!r.client) {

@@ -3,6 +3,8 @@
     to find its control endpoint (and links nothing else of the server).  */
 #include "server.h"
 
+#include "affinity.h"
+
 static const char *const s_log_levels [] = { "error", "warn", "notice", "info", "debug", NULL };
 
 const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
@@ -48,6 +50,9 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_DOUBLE ("limits.bandwidth", fasgd_server_cfg_t, bandwidth, 0, 1e15, 0, "0",
         "bytes/s the server's link may carry, in and out together: STATUS estimates how many more "
         "clients fit (0: no budget)"),
+    FASGD_CFG_KEY_INT ("cpu", fasgd_server_cfg_t, cpu, -1, FASGD_CPU_MAX, "-1",
+        "pin the update loop and ZeroMQ's I/O thread to this CPU, so that handing a message between "
+        "them wakes no other CPU (-1: no pinning); validation still runs on every CPU allowed"),
     FASGD_CFG_KEY_ENUM ("log.level", fasgd_server_cfg_t, log_level, s_log_levels, "notice",
         "error, warn, notice, info or debug"),
     FASGD_CFG_KEY_BOOL ("log.syslog", fasgd_server_cfg_t, log_syslog, "false",

@@ -13,6 +13,7 @@
     anyway, so asking costs the updates nothing but its own formatting.  */
 #include "server.h"
 
+#include "affinity.h"
 #include "codec.h"
 #include "floats.h"
 #include "log.h"
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,6 +127,7 @@ struct fasgd_server_t {
     pthread_mutex_t eval_lock;
     pthread_cond_t eval_wake;
     fasgd_snapshot_t *eval_snap;                /* handed over, not yet taken */
+    fasgd_cpus_t eval_cpus;             /* where it runs when cpu pins the rest */
     s_stats_t eval_st;
     size_t eval_clients;
     /*  The CSV's staleness columns cover the gradients applied between two
@@ -376,6 +379,10 @@ static void *
 s_eval_main (void *arg)
 {
     fasgd_server_t *self = arg;
+    prctl (PR_SET_NAME, "fasgd-eval");          /* for top -H and ps -L */
+    /*  Validation is the heavy part: it must not take the pinned CPU.  */
+    if (self->cfg.cpu >= 0 && fasgd_affinity_set (&self->eval_cpus) != 0)
+        fasgd_log_warn ("the evaluation thread stays on CPU %d: %s", self->cfg.cpu, strerror (errno));
     fasgd_model_ws_t *ws = fasgd_model_ws_new (self->model, 500);
     float *native = NULL;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -1367,6 +1374,16 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
     size_t maxmsg = self->n * sizeof (float) + 64;
     if (maxmsg < FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX + 64)
         maxmsg = FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX + 64;
+    /*  Before the first socket: ZeroMQ's I/O thread starts with it and
+        inherits the pin.  */
+    if (cfg->cpu >= 0) {
+        if (fasgd_affinity_pin (cfg->cpu, &self->eval_cpus, err, sizeof err) != 0) {
+            fasgd_log_error ("cpu: %s", err);
+            goto fail;
+        }
+        zsys_thread_affinity_cpu_add (cfg->cpu);
+        fasgd_log_info ("pinned to CPU %d", cfg->cpu);
+    }
     if (!(self->push = s_bind (cfg->push_endpoint, maxmsg, self->push_ep, sizeof self->push_ep))
         || !(self->fetch = s_bind (cfg->fetch_endpoint, 4096, self->fetch_ep, sizeof self->fetch_ep)))
         goto fail;

@@ -36,6 +36,7 @@ typedef struct {
     double status_seconds;          /* a status log line this often; 0 off */
     uint64_t max_cache_bytes;       /* resend-last caches, all clients together */
     double bandwidth;               /* bytes/s the server's link may carry; 0: no budget */
+    int cpu;                        /* pin the update loop and ZeroMQ's I/O thread; -1: no */
     int log_level;
     int log_syslog;
 } fasgd_server_cfg_t;

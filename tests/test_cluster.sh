@@ -1,15 +1,16 @@
 #!/bin/sh
 # A real training run on loopback: fasgd-server with 3 fasgd-clients on the
-# MNIST digits, a 4th joining mid-run, one killed with SIGKILL and expired
-# while training goes on, validation error falling; then the server killed
-# and resumed from its checkpoint with the clients carrying on. TAP output.
+# MNIST digits, a 4th joining mid-run (pinned to a CPU), one killed with
+# SIGKILL and expired while training goes on, validation error falling;
+# then the server killed and resumed from its checkpoint, pinned to a CPU,
+# with the clients carrying on. TAP output.
 tap_name=cluster
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 server="$top_build/server/fasgd-server"
 client="$top_build/client/fasgd-client"
 data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
 
-echo "1..10"
+echo "1..15"
 if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
     echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"; exit 1
 fi
@@ -48,6 +49,24 @@ start_client() {   # start_client NAME [options]
     pids="$pids $!"
     last_client=$!
 }
+# The CPUs this process may use ("0-1", "0,2-3"): the pins go on the first;
+# one past the last is one it may not use.
+allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+cpu0=$(echo "$allowed" | sed 's/[,-].*//')
+cpu_bad=$(( $(echo "$allowed" | sed 's/.*[,-]//') + 1 ))
+# cpus_of PID TASK-NAME: the CPU lists of the process's threads of that name
+# (the main thread is named after the program).
+cpus_of() {
+    for t in /proc/$1/task/*; do
+        [ "$(cat "$t/comm")" = "$2" ] && sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status"
+    done
+}
+# pinned PID PROGRAM: its main thread and ZeroMQ's I/O thread are on $cpu0 only.
+pinned() {
+    main=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status")
+    io=$(cpus_of "$1" ZMQbg/IO/0)
+    [ "$main" = "$cpu0" ] && [ "$io" = "$cpu0" ] || { echo "# $2: main $main, ZeroMQ I/O ${io:-none}"; return 1; }
+}
 rows() { test -f "$tmp/server.csv" && tail -n +2 "$tmp/server.csv" | wc -l || echo 0; }
 last_T() { tail -1 "$tmp/server.csv" | cut -d, -f1; }
 
@@ -57,8 +76,13 @@ start_client c2 --seed 2
 start_client victim --seed 3; victim=$last_client
 check "three clients train: validation rows appear" wait_for "[ \$(tail -n +2 '$tmp/server.csv' 2>/dev/null | wc -l) -ge 4 ]" 60
 
-start_client late --seed 4 --delay-ms 5
+start_client late --seed 4 --delay-ms 5 --cpu "$cpu0"; late=$last_client
 check "a fourth client joins mid-run" wait_for "grep -q 'client [0-9]* (late) joined; 4 connected' '$tmp/server.log'" 20
+check "the client started with --cpu $cpu0 runs there, with ZeroMQ's I/O thread" pinned "$late" fasgd-client
+"$client" -s "$push" -f "$fetch" --data "$data" --cpu "$cpu_bad" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "--cpu $cpu_bad, a CPU the process may not use: exit 2, saying which it may" sh -c "
+    [ $rc -eq 2 ] && grep -q 'CPU $cpu_bad is not one this process may run on ($allowed)' '$tmp/err'"
 
 kill -9 "$victim"
 check "a client killed with SIGKILL is expired" wait_for "grep -q 'client [0-9]* (victim) expired' '$tmp/server.log'" 20
@@ -71,8 +95,15 @@ kill -9 "$server_pid"
 T_before=$(last_T)
 sleep 0.5
 # The clients know the old ports: the resumed server binds the same ones.
-check "the server resumes from its checkpoint" \
-    start_server --resume --set "push_endpoint=$push" --set "fetch_endpoint=$fetch"
+check "the server resumes from its checkpoint, pinned to CPU $cpu0" \
+    start_server --resume --set "push_endpoint=$push" --set "fetch_endpoint=$fetch" --set "cpu=$cpu0"
+check "the update loop and ZeroMQ's I/O thread run on CPU $cpu0" pinned "$server_pid" fasgd-server
+eval_cpus=$(cpus_of "$server_pid" fasgd-eval)
+check "the evaluation thread is not pinned (CPUs ${eval_cpus:-none}; allowed $allowed)" test "$eval_cpus" = "$allowed"
+"$server" -c "$tmp/server.yaml" --set "cpu=$cpu_bad" -n > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "cpu: $cpu_bad, a CPU the process may not use: the server does not start (exit $rc)" sh -c "
+    [ $rc -eq 1 ] && grep -q 'cpu: CPU $cpu_bad is not one this process may run on ($allowed)' '$tmp/err'"
 check "the resumed server starts near where it stopped, and clients rejoin" \
     wait_for "grep -q 'resumed from .* at T=' '$tmp/server.log' && [ \$(grep -c 'joined' '$tmp/server.log') -ge 7 ]" 30
 r=$(rows)

@@ -36,6 +36,7 @@
     Usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST]
                      [--clients LIST] [--trips LIST] [--seconds S]
                      [--warmup S] [--rounds R]  */
+#include "affinity.h"
 #include "bench-util.h"
 #include "codec.h"
 #include "heap.h"
@@ -217,8 +218,15 @@ s_bare_reply (void *sock, zmq_msg_t *id, const fasgd_header_t *req, int type, co
     and no statistics: ps-lite's server in miniature. bench-net runs it as
     "rule" bare, in a process of its own like fasgd-server.  */
 static int
-s_bare_server (const char *ports, size_t n)
+s_bare_server (const char *ports, size_t n, int cpu)
 {
+    /*  Pinned as fasgd-server's cpu key pins it, before the first socket.  */
+    fasgd_cpus_t all;
+    char err [256];
+    if (cpu >= 0 && fasgd_affinity_pin (cpu, &all, err, sizeof err) != 0) {
+        fprintf (stderr, "bench-net --bare-server: %s\n", err);
+        return 1;
+    }
     fasgd_heap_keep_large_blocks ();     /* as fasgd-server */
     zsys_handler_set (NULL);
     struct sigaction sa;
@@ -306,6 +314,12 @@ s_bare_server (const char *ports, size_t n)
     return 0;
 }
 
+/*  --server-cpu: the CPU the server (fasgd-server's cpu key, or the bare
+    server) is pinned to, -1 none. --client-cpu pins this process, and
+    s_all_cpus is then what a server should have instead.  */
+static int s_server_cpu = -1, s_clients_pinned;
+static fasgd_cpus_t s_all_cpus;
+
 /*  Starts exe with a generated configuration for this size and rule;
     waits for its port file. 0, or -1 after saying why.  */
 static int
@@ -339,11 +353,14 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
            "eval: {enabled: false}\n"
            "heartbeat: {expiry_ms: 3600000}\n"
            "log: {status_seconds: 0}\n", f);
+    if (s_server_cpu >= 0)
+        fprintf (f, "cpu: %d\n", s_server_cpu);
     fclose (f);
     char set [64];
     snprintf (set, sizeof set, "rule.name=%s", rule);
-    char dbuf [32];
+    char dbuf [32], cbuf [16];
     snprintf (dbuf, sizeof dbuf, "%zu", size->d);
+    snprintf (cbuf, sizeof cbuf, "%d", s_server_cpu);
     s->pid = fork ();
     if (s->pid < 0) {
         fprintf (stderr, "bench-net: fork: %s\n", strerror (errno));
@@ -359,8 +376,10 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
         int fd = open (s->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0)
             dup2 (fd, 2);
+        if (s_clients_pinned)
+            fasgd_affinity_set (&s_all_cpus);       /* a system call */
         if (strcmp (rule, "bare") == 0)
-            execl ("/proc/self/exe", "bench-net", "--bare-server", s->ports, dbuf, (char *) NULL);
+            execl ("/proc/self/exe", "bench-net", "--bare-server", s->ports, dbuf, cbuf, (char *) NULL);
         else
             execl (exe, "fasgd-server", "-c", s->cfg, "--port-file", s->ports, "--set", set, (char *) NULL);
         _exit (127);
@@ -834,6 +853,7 @@ s_usage (FILE *out)
 {
     fputs ("usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST] [--clients LIST]\n"
            "                 [--trips LIST] [--seconds S] [--warmup S] [--rounds R]\n"
+           "                 [--fresh-pages] [--server-cpu N] [--client-cpu N]\n"
            "Push→fetch steps/s through fasgd-server on 127.0.0.1, against ps-lite's figures.\n"
            "  --server PATH    the daemon (default $FASGD_TOP_BUILDDIR/server/fasgd-server,\n"
            "                   else ../server/fasgd-server next to this program, else\n"
@@ -851,15 +871,19 @@ s_usage (FILE *out)
            "  --rounds R       measured intervals per figure (the median is printed); default 3\n"
            "  --fresh-pages    leave glibc's malloc as it is: every large reply is a fresh\n"
            "                   mapping faulted in page by page (by default the clients keep\n"
-           "                   large blocks in the heap, as fasgd-client does)\n",
+           "                   large blocks in the heap, as fasgd-client does)\n"
+           "  --server-cpu N   pin the server to CPU N (fasgd-server's cpu key; the bare\n"
+           "                   server likewise); default: not pinned\n"
+           "  --client-cpu N   pin the clients (their threads and ZeroMQ's) to CPU N;\n"
+           "                   default: not pinned\n",
            out);
 }
 
 int
 main (int argc, char **argv)
 {
-    if (argc == 4 && strcmp (argv [1], "--bare-server") == 0)
-        return s_bare_server (argv [2], (size_t) strtoull (argv [3], NULL, 10));
+    if (argc == 5 && strcmp (argv [1], "--bare-server") == 0)
+        return s_bare_server (argv [2], (size_t) strtoull (argv [3], NULL, 10), atoi (argv [4]));
     static const struct option longopts [] = {
         { "server", required_argument, NULL, 'S' },
         { "sizes", required_argument, NULL, 'z' },
@@ -870,6 +894,8 @@ main (int argc, char **argv)
         { "warmup", required_argument, NULL, 'w' },
         { "rounds", required_argument, NULL, 'r' },
         { "fresh-pages", no_argument, NULL, 'F' },
+        { "server-cpu", required_argument, NULL, 'P' },
+        { "client-cpu", required_argument, NULL, 'C' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -882,7 +908,7 @@ main (int argc, char **argv)
     int trips [2] = { 2, 1 }, ntrips = 2;
     double seconds = 3, warmup = 1;
     long rounds = 3;
-    int fresh_pages = 0;
+    int fresh_pages = 0, client_cpu = -1;
     const char *size_list = "80k,1m,10m";
     int opt;
     while ((opt = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
@@ -908,6 +934,8 @@ main (int argc, char **argv)
             case 'w': warmup = s_seconds_arg ("--warmup", optarg, 0, 3600); break;
             case 'r': rounds = fasgd_bench_int_arg ("bench-net", "--rounds", optarg, 1, S_MAX_ROUNDS); break;
             case 'F': fresh_pages = 1; break;
+            case 'P': s_server_cpu = (int) fasgd_bench_int_arg ("bench-net", "--server-cpu", optarg, 0, FASGD_CPU_MAX); break;
+            case 'C': client_cpu = (int) fasgd_bench_int_arg ("bench-net", "--client-cpu", optarg, 0, FASGD_CPU_MAX); break;
             case 'h': s_usage (stdout); return 0;
             default: s_usage (stderr); return 2;
         }
@@ -984,6 +1012,23 @@ main (int argc, char **argv)
         printf ("# memcpy of 4*D = %zu bytes, warm: %.2f GB/s\n", sizes [i].d * sizeof (float),
                 mem_bps [i] / 1e9);
     }
+    /*  After the TCP and memcpy figures, before the first ZeroMQ socket
+        starts the context's I/O thread, which inherits the pin.  */
+    if (client_cpu >= 0) {
+        char err [256];
+        if (fasgd_affinity_pin (client_cpu, &s_all_cpus, err, sizeof err) != 0) {
+            fprintf (stderr, "bench-net: --client-cpu: %s\n", err);
+            return 1;
+        }
+        zsys_thread_affinity_cpu_add (client_cpu);
+        s_clients_pinned = 1;
+    }
+    char pin_s [32] = "not pinned", pin_c [32] = "not pinned";
+    if (s_server_cpu >= 0)
+        snprintf (pin_s, sizeof pin_s, "CPU %d", s_server_cpu);
+    if (client_cpu >= 0)
+        snprintf (pin_c, sizeof pin_c, "CPU %d", client_cpu);
+    printf ("# server %s, clients %s\n", pin_s, pin_c);
     printf ("# spread: (max - min) / median over the rounds; GB/s: 2*4*D bytes a step\n"
             "# srv-ms, cli-ms: CPU milliseconds a step cost the server process and the clients\n"
             "# tcp-bound: steps/s if every step's 8*D bytes crossed that one connection in turn\n"

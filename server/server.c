@@ -149,7 +149,7 @@ struct fasgd_server_t {
 /*  The snapshot of θ at T, with a reference for the caller; NULL out of
     memory.  */
 static fasgd_snapshot_t *
-fasgd_snapshot_take (fasgd_server_t *self)
+s_snapshot_take (fasgd_server_t *self)
 {
 #if S_SHARED_THETA
     return fasgd_snapshot_ref (self->current);
@@ -442,7 +442,7 @@ s_eval_maybe (fasgd_server_t *self)
         return;
     pthread_mutex_lock (&self->eval_lock);
     if (!self->eval_running) {
-        fasgd_snapshot_t *snap = fasgd_snapshot_take (self);
+        fasgd_snapshot_t *snap = s_snapshot_take (self);
         if (snap) {
             self->eval_snap = snap;
             self->eval_running = 1;
@@ -613,11 +613,6 @@ s_on_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
     s_reply (self, sock, identity, &h, self->desc, (size_t) self->desc_len, NULL);
 }
 
-/*  Applies g from client c computed at timestamp j; replies. Returns 0
-    when the rule took it, -1 when it was refused. A repeat (resend-last)
-    re-applies the cached gradient: for the rules that need θ_used, that
-    is the client's current copy, as in the simulator (ALGORITHMS.md,
-    "Notes from the implementation").  */
 /*  PARAMS with θ at T, sent from the shared snapshot without a copy:
     the answer to a FETCH (status 200), or to a PUSH or PUSH_REPEAT with
     THEN_FETCH (the push's status: 200, or 202 when softsync buffered it).
@@ -630,7 +625,7 @@ s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
     /*  With a shared θ (little-endian hosts) this cannot fail; elsewhere
         a PUSH with THEN_FETCH may have been applied already, and the
         reason says so.  */
-    fasgd_snapshot_t *snap = fasgd_snapshot_take (self);
+    fasgd_snapshot_t *snap = s_snapshot_take (self);
     if (!snap) {
         s_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory%s",
                        req->type == FASGD_MSG_FETCH ? "" : " for the parameters (the push was applied)");
@@ -645,6 +640,11 @@ s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
     s_reply (self, sock, identity, &h, NULL, self->n * sizeof (float), snap);
 }
 
+/*  Applies g from client c computed at timestamp j; replies. Returns 0
+    when the rule took it, -1 when it was refused. A repeat (resend-last)
+    re-applies the cached gradient: for the rules that need θ_used, that
+    is the client's current copy, as in the simulator (ALGORITHMS.md,
+    "Notes from the implementation").  */
 static int
 s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
          s_client_t *c, const float *g, uint64_t j, int repeat)

@@ -35,7 +35,8 @@
 
     Usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST]
                      [--clients LIST] [--trips LIST] [--seconds S]
-                     [--warmup S] [--rounds R]  */
+                     [--warmup S] [--rounds R] [--fresh-pages]
+                     [--server-cpu N] [--client-cpu N]  */
 #include "affinity.h"
 #include "bench-util.h"
 #include "codec.h"
@@ -221,9 +222,8 @@ static int
 s_bare_server (const char *ports, size_t n, int cpu)
 {
     /*  Pinned as fasgd-server's cpu key pins it, before the first socket.  */
-    fasgd_cpus_t all;
     char err [256];
-    if (cpu >= 0 && fasgd_affinity_pin (cpu, &all, err, sizeof err) != 0) {
+    if (cpu >= 0 && fasgd_affinity_pin (cpu, NULL, err, sizeof err) != 0) {
         fprintf (stderr, "bench-net --bare-server: %s\n", err);
         return 1;
     }

@@ -568,9 +568,8 @@ main (int argc, char **argv)
     /*  Before the client's first socket, whose ZeroMQ I/O thread inherits
         the pin.  */
     if (o.cpu_set) {
-        fasgd_cpus_t before;
         char why [256];
-        if (fasgd_affinity_pin ((int) o.cpu, &before, why, sizeof why) != 0) {
+        if (fasgd_affinity_pin ((int) o.cpu, NULL, why, sizeof why) != 0) {
             fprintf (stderr, "fasgd-client: --cpu: %s\n", why);
             return S_EXIT_USAGE;
         }

@@ -54,11 +54,14 @@ fasgd_affinity_pin (int cpu, fasgd_cpus_t *before, char *err, size_t errlen)
         snprintf (err, errlen, "cannot read this thread's CPUs: %s", strerror (rc));
         return -1;
     }
-    memcpy (before, &now, sizeof now);
+    fasgd_cpus_t allowed;
+    memcpy (&allowed, &now, sizeof now);
+    if (before)
+        *before = allowed;
     if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET (cpu, &now)) {
         char list [256];
         snprintf (err, errlen, "CPU %d is not one this process may run on (%s)", cpu,
-                  fasgd_affinity_format (before, list, sizeof list));
+                  fasgd_affinity_format (&allowed, list, sizeof list));
         return -1;
     }
     cpu_set_t one;

@@ -21,10 +21,10 @@ typedef struct {
 
 /*  Pins the calling thread to CPU `cpu`; threads it starts afterwards (the
     I/O threads of the ZeroMQ context its first socket starts) inherit the
-    pin. *before receives the CPUs the thread could use until now, for
-    threads that should not be pinned (fasgd_affinity_set). Returns 0, or
-    -1 with a one-line message in err when the CPU is not one the process
-    may run on (the message lists those) or the kernel refuses.  */
+    pin. *before (when not NULL) receives the CPUs the thread could use
+    until now, for threads that should not be pinned (fasgd_affinity_set).
+    Returns 0, or -1 with a one-line message in err when the CPU is not one
+    the process may run on (the message lists those) or the kernel refuses.  */
 int fasgd_affinity_pin (int cpu, fasgd_cpus_t *before, char *err, size_t errlen);
 
 /*  Lets the calling thread run on the CPUs in *cpus. 0, or -1 (errno).  */

@@ -386,6 +386,7 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
     }
     s_running = s;
     s_child = s->pid;
+    const char *who = strcmp (rule, "bare") == 0 ? "the bare server" : exe;
     /*  Wait for the port file, never for a fixed sleep; a 10M model takes
         a moment to initialise.  */
     for (int i = 0; i < 6000; i++) {
@@ -398,7 +399,7 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
         }
         int status;
         if (waitpid (s->pid, &status, WNOHANG) == s->pid) {
-            fprintf (stderr, "bench-net: %s exited early (status %d); its log: %s\n", exe,
+            fprintf (stderr, "bench-net: %s exited early (status %d); its log: %s\n", who,
                      WIFEXITED (status) ? WEXITSTATUS (status) : -1, s->log);
             s_child = 0;
             s_running = NULL;
@@ -406,7 +407,7 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
         }
         usleep (10000);
     }
-    fprintf (stderr, "bench-net: no port file from %s after 60 s; its log: %s\n", exe, s->log);
+    fprintf (stderr, "bench-net: no port file from %s after 60 s; its log: %s\n", who, s->log);
     kill (s->pid, SIGKILL);
     waitpid (s->pid, NULL, 0);
     s_child = 0;

@@ -49,21 +49,23 @@ start_client() {   # start_client NAME [options]
     pids="$pids $!"
     last_client=$!
 }
-# The CPUs this process may use ("0-1", "0,2-3"): the pins go on the first;
-# one past the last is one it may not use.
-allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+# cpus_in STATUS-FILE: the CPU list a /proc status file allows ("0-1", "0,2-3").
+cpus_in() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$1"; }
+# The CPUs this process may use: the pins go on the first; one past the
+# last is one it may not use.
+allowed=$(cpus_in /proc/self/status)
 cpu0=$(echo "$allowed" | sed 's/[,-].*//')
 cpu_bad=$(( $(echo "$allowed" | sed 's/.*[,-]//') + 1 ))
 # cpus_of PID TASK-NAME: the CPU lists of the process's threads of that name
 # (the main thread is named after the program).
 cpus_of() {
     for t in /proc/$1/task/*; do
-        [ "$(cat "$t/comm")" = "$2" ] && sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status"
+        [ "$(cat "$t/comm")" = "$2" ] && cpus_in "$t/status"
     done
 }
 # pinned PID PROGRAM: its main thread and ZeroMQ's I/O thread are on $cpu0 only.
 pinned() {
-    main=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status")
+    main=$(cpus_in "/proc/$1/status")
     io=$(cpus_of "$1" ZMQbg/IO/0)
     [ "$main" = "$cpu0" ] && [ "$io" = "$cpu0" ] || { echo "# $2: main $main, ZeroMQ I/O ${io:-none}"; return 1; }
 }

@@ -25,6 +25,15 @@ struct fasgd_model_t {
     fasgd_tensor_t tensors [2 * FASGD_MODEL_MAX_LAYERS];
 };
 
+/*  The first layer's input as a pass multiplies it: x itself (kept 0),
+    or x's kept columns, n rows of kept, which are the runs of columns
+    (first, count) of the original.  */
+typedef struct {
+    const float *x;
+    const int *runs;
+    int nruns, kept;
+} s_cols_t;
+
 struct fasgd_model_ws_t {
     /*  The widths the buffers were sized for: a workspace fits any model
         with the same shapes.  */
@@ -33,7 +42,23 @@ struct fasgd_model_ws_t {
     int max_batch;
     float *act [FASGD_MODEL_MAX_LAYERS + 1];    /* act [l], l = 1..L */
     float *delta;                   /* dZ_l · W_lᵀ, before act' is applied */
+    /*  The first layer on the batch's inked input columns (see
+        s_find_columns): NULL buffers when the model's shapes cannot gain.  */
+    float *xc;                      /* max_batch x kept: the kept columns of x */
+    float *wc;                      /* kept x sizes [1]: W_1's kept rows, then their dW_1 */
+    uint32_t *inked;                /* per input column: the OR of |x|'s bits */
+    int *runs;                      /* kept columns as (first, count) pairs */
+    s_cols_t cols;                  /* what the last forward pass multiplied */
     void *block;                    /* one allocation holds every buffer */
+};
+
+struct fasgd_model_batch_t {
+    const float *x;
+    const uint8_t *y;
+    int n;
+    s_cols_t cols;
+    float *xc;
+    int *runs;
 };
 
 /*  Each workspace buffer starts on its own 64-byte cache line, so no two
@@ -294,6 +319,40 @@ fasgd_model_init_params (const fasgd_model_t *self, float *theta, fasgd_rng_t *r
     }
 }
 
+/*  Input columns that are zero in every example of a batch add nothing
+    to the first layer's product: x_ik·w_kj is 0 for every example i, and
+    so is column k's row of dW_1, Σ_i x_ik·dz_ij. On MNIST a batch of 128
+    digits leaves about a third of the 784 pixels blank (the border), so
+    the first layer, which is nearly all of a 784-100-10 gradient's work,
+    can run its two products on the inked columns only: x's kept columns
+    and W_1's kept rows are copied into the workspace, the products run on
+    those, and dW_1's rows of blank columns are set to 0.
+
+    Only terms that are exactly zero are left out, but OpenBLAS may split
+    the shorter inner dimension into blocks elsewhere, so the logits can
+    differ from the full product's in the last bits (the gradient's dW_1
+    rows do not: their sums run over the examples, as before). Whether a
+    column is blank depends on the batch alone, so results are as
+    reproducible as before.
+
+    Compaction pays when enough columns are blank and the layer is wide
+    enough for the saved multiplies to outweigh the copies: at least an
+    eighth of the columns blank, and a first layer at least S_COMPACT_MIN_OUT
+    wide. The workspace holds a copy of W_1 for it, so models whose W_1
+    exceeds S_COMPACT_MAX_FLOATS never compact. A NaN or infinity in a
+    blank column's weights would have reached the logits through 0·w; the
+    batch then takes the full product, so it still does.  */
+#define S_COMPACT_MIN_OUT 16
+#define S_COMPACT_MAX_FLOATS (1L << 22)
+
+static int
+s_compacts (const fasgd_model_t *self)
+{
+    const int fan_in = self->spec.sizes [0], fan_out = self->spec.sizes [1];
+    return fan_out >= S_COMPACT_MIN_OUT && fan_in >= 8
+        && (int64_t) fan_in * fan_out <= S_COMPACT_MAX_FLOATS;
+}
+
 /*  Floats in a buffer of rows x cols, rounded up to whole cache lines;
     64-bit so that a size_t of 32 bits cannot wrap before the check.  */
 static uint64_t
@@ -315,13 +374,22 @@ fasgd_model_ws_new (const fasgd_model_t *self, int max_batch)
     for (int l = 1; l < L; l++)
         if (self->spec.sizes [l] > widest_hidden)
             widest_hidden = self->spec.sizes [l];
-    /*  At most 9 buffers of max_batch · 10^6 floats: 64-bit arithmetic
+    /*  At most 10 buffers of max_batch · 10^6 floats and a copy of W_1 of
+        at most S_COMPACT_MAX_FLOATS: 64-bit arithmetic
         cannot overflow, and the bound below keeps byte counts in size_t on
         any platform.  */
     uint64_t floats = 0;
     for (int l = 1; l <= L; l++)
         floats += s_buffer_floats (max_batch, self->spec.sizes [l]);
     floats += s_buffer_floats (max_batch, widest_hidden);
+    const int fan_in = self->spec.sizes [0];
+    const int compacts = s_compacts (self);
+    if (compacts) {
+        floats += s_buffer_floats (max_batch, fan_in);
+        floats += s_buffer_floats (fan_in, self->spec.sizes [1]);
+        floats += s_buffer_floats (1, fan_in);                  /* inked */
+        floats += s_buffer_floats (2, fan_in / 2 + 1);          /* runs */
+    }
     if (floats > (uint64_t) (SIZE_MAX / 2 / sizeof (float))) {
         fasgd_log_error ("model: workspace for batches of %d does not fit in memory", max_batch);
         return NULL;
@@ -348,6 +416,16 @@ fasgd_model_ws_new (const fasgd_model_t *self, int max_batch)
         p += (size_t) s_buffer_floats (max_batch, self->spec.sizes [l]);
     }
     ws->delta = p;
+    p += (size_t) s_buffer_floats (max_batch, widest_hidden);
+    if (compacts) {
+        ws->xc = p;
+        p += (size_t) s_buffer_floats (max_batch, fan_in);
+        ws->wc = p;
+        p += (size_t) s_buffer_floats (fan_in, self->spec.sizes [1]);
+        ws->inked = (uint32_t *) p;
+        p += (size_t) s_buffer_floats (1, fan_in);
+        ws->runs = (int *) p;
+    }
     return ws;
 }
 
@@ -365,6 +443,12 @@ int
 fasgd_model_ws_max_batch (const fasgd_model_ws_t *self)
 {
     return self->max_batch;
+}
+
+int
+fasgd_model_ws_columns (const fasgd_model_ws_t *self)
+{
+    return self->cols.kept ? self->cols.kept : self->cols.x ? self->sizes [0] : 0;
 }
 
 /*  Labels come from data files; a bad one must not index past the output
@@ -437,17 +521,189 @@ s_activate (int activation, float *restrict z, size_t count)
     }
 }
 
-/*  A_l = act (A_{l-1} · W_l + b_l) for every layer; A_L holds the logits.  */
+/*  inked [k] |= |x [k]|'s bits: nonzero once column k holds anything but
+    ±0 (a NaN included, so that it reaches the loss).  */
+static void
+s_ink (uint32_t *restrict inked, const float *restrict x, int len)
+{
+    int k = 0;
+    for (; k + S_BLOCK <= len; k += S_BLOCK)
+        for (int j = 0; j < S_BLOCK; j++) {
+            uint32_t bits;
+            memcpy (&bits, x + k + j, sizeof bits);
+            inked [k + j] |= bits & 0x7fffffffu;
+        }
+    for (; k < len; k++) {
+        uint32_t bits;
+        memcpy (&bits, x + k, sizeof bits);
+        inked [k] |= bits & 0x7fffffffu;
+    }
+}
+
+static int
+s_count_inked (const uint32_t *inked, int len)
+{
+    int count = 0;
+    for (int k = 0; k < len; k++)
+        count += inked [k] != 0;
+    return count;
+}
+
+/*  1 when any of the len floats is a NaN or an infinity.  */
+static int
+s_any_nonfinite (const float *w, size_t len)
+{
+    uint32_t bad [S_BLOCK] = { 0 };
+    size_t k = 0;
+    for (; k + S_BLOCK <= len; k += S_BLOCK)
+        for (int j = 0; j < S_BLOCK; j++) {
+            uint32_t bits;
+            memcpy (&bits, w + k + j, sizeof bits);
+            bad [j] |= (bits & 0x7f800000u) == 0x7f800000u;
+        }
+    for (; k < len; k++) {
+        uint32_t bits;
+        memcpy (&bits, w + k, sizeof bits);
+        bad [0] |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    uint32_t any = 0;
+    for (int j = 0; j < S_BLOCK; j++)
+        any |= bad [j];
+    return any != 0;
+}
+
+/*  dst [0..len) = src [0..len), inline: the runs of a digit's inked pixels
+    are a few dozen floats, too short to be worth a call to memcpy.  */
+static inline void
+s_copy_run (float *restrict dst, const float *restrict src, int len)
+{
+    int k = 0;
+    for (; k + S_BLOCK <= len; k += S_BLOCK)
+        for (int j = 0; j < S_BLOCK; j++)
+            dst [k + j] = src [k + j];
+    for (; k < len; k++)
+        dst [k] = src [k];
+}
+
+/*  Finds the columns of x (n rows) that are inked in some example. When
+    compaction pays, copies them to xc (n rows of kept) and returns their
+    runs in runs (room for fan_in / 2 + 1 pairs); otherwise returns x as it
+    is (kept 0). inked is scratch of fan_in words.  */
+static s_cols_t
+s_find_columns (const fasgd_model_t *self, const float *x, int n, uint32_t *inked, int *runs,
+                float *xc)
+{
+    s_cols_t cols = { .x = x };
+    const int fan_in = self->spec.sizes [0];
+    const int most = fan_in - fan_in / 8;
+    memset (inked, 0, (size_t) fan_in * sizeof *inked);
+    /*  The count is taken after rows 1, 2, 4, 8, ... and at the end, so a
+        batch of dense inputs gives up after its first row.  */
+    int kept = 0;
+    for (int i = 0, check = 1; i < n; i++) {
+        s_ink (inked, x + (size_t) i * fan_in, fan_in);
+        if (i + 1 == check || i + 1 == n) {
+            kept = s_count_inked (inked, fan_in);
+            if (kept > most)
+                return cols;
+            if (kept == 0 && i + 1 == n)
+                return cols;        /* nothing inked: nothing to gain */
+            check *= 2;
+        }
+    }
+    int nruns = 0;
+    for (int k = 0; k < fan_in; ) {
+        if (!inked [k]) {
+            k++;
+            continue;
+        }
+        int first = k;
+        while (k < fan_in && inked [k])
+            k++;
+        runs [2 * nruns] = first;
+        runs [2 * nruns + 1] = k - first;
+        nruns++;
+    }
+    for (int i = 0; i < n; i++) {
+        const float *src = x + (size_t) i * fan_in;
+        float *dst = xc + (size_t) i * kept;
+        for (int r = 0; r < nruns; r++) {
+            s_copy_run (dst, src + runs [2 * r], runs [2 * r + 1]);
+            dst += runs [2 * r + 1];
+        }
+    }
+    return (s_cols_t) { .x = xc, .runs = runs, .nruns = nruns, .kept = kept };
+}
+
+/*  Copies W_1's kept rows to ws->wc. Returns 0, copying nothing, when a
+    blank column's weights hold a NaN or an infinity: 0 · w would have
+    taken it to the logits, so the pass must run in full.  */
+static int
+s_gather_w1 (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *theta,
+             const s_cols_t *cols)
+{
+    const int fan_in = self->spec.sizes [0];
+    const size_t row = (size_t) self->spec.sizes [1];
+    const float *w = theta + self->tensors [0].offset;
+    int next = 0;                   /* the first row not yet looked at */
+    for (int r = 0; r <= cols->nruns; r++) {
+        int first = r < cols->nruns ? cols->runs [2 * r] : fan_in;
+        if (s_any_nonfinite (w + (size_t) next * row, (size_t) (first - next) * row))
+            return 0;
+        if (r < cols->nruns)
+            next = first + cols->runs [2 * r + 1];
+    }
+    float *wc = ws->wc;
+    for (int r = 0; r < cols->nruns; r++) {
+        size_t count = (size_t) cols->runs [2 * r + 1] * row;
+        memcpy (wc, w + (size_t) cols->runs [2 * r] * row, count * sizeof (float));
+        wc += count;
+    }
+    return 1;
+}
+
+/*  dW_1 from the compacted dW_1 in ws->wc: the kept rows in place, zero
+    rows for the blank columns.  */
+static void
+s_expand_dw (const fasgd_model_t *self, const fasgd_model_ws_t *ws, float *dw)
+{
+    const int fan_in = self->spec.sizes [0];
+    const size_t row = (size_t) self->spec.sizes [1];
+    const float *src = ws->wc;
+    int next = 0;                   /* the first row not yet written */
+    for (int r = 0; r < ws->cols.nruns; r++) {
+        int first = ws->cols.runs [2 * r], count = ws->cols.runs [2 * r + 1];
+        memset (dw + (size_t) next * row, 0, (size_t) (first - next) * row * sizeof (float));
+        memcpy (dw + (size_t) first * row, src, (size_t) count * row * sizeof (float));
+        src += (size_t) count * row;
+        next = first + count;
+    }
+    memset (dw + (size_t) next * row, 0, (size_t) (fan_in - next) * row * sizeof (float));
+}
+
+/*  A_l = act (A_{l-1} · W_l + b_l) for every layer; A_L holds the logits.
+    The first layer takes x as `cols` gives it (prepared in a
+    fasgd_model_batch_t), or as s_find_columns finds it when cols is NULL;
+    ws->cols keeps what was multiplied, for the backward pass.  */
 static void
 s_forward (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *theta,
-           const float *x, int n)
+           const float *x, int n, const s_cols_t *cols)
 {
     const int L = self->nlayers;
-    const float *in = x;
+    if (cols)
+        ws->cols = *cols;
+    else if (ws->xc)
+        ws->cols = s_find_columns (self, x, n, ws->inked, ws->runs, ws->xc);
+    else
+        ws->cols = (s_cols_t) { .x = x };
+    if (ws->cols.kept && !s_gather_w1 (self, ws, theta, &ws->cols))
+        ws->cols = (s_cols_t) { .x = x };
+    const int kept = ws->cols.kept;
+    const float *in = ws->cols.x;
     for (int l = 1; l <= L; l++) {
-        const int fan_in = self->spec.sizes [l - 1];
+        const int fan_in = l == 1 && kept ? kept : self->spec.sizes [l - 1];
         const int fan_out = self->spec.sizes [l];
-        const float *w = theta + self->tensors [2 * (l - 1)].offset;
+        const float *w = l == 1 && kept ? ws->wc : theta + self->tensors [2 * (l - 1)].offset;
         const float *b = theta + self->tensors [2 * (l - 1) + 1].offset;
         float *z = ws->act [l];
         /*  The bias goes in as C with beta = 1, so no pass after the
@@ -574,15 +830,15 @@ s_backprop_activation (int activation, float *restrict a, const float *restrict 
     }
 }
 
-double
-fasgd_model_gradient (const fasgd_model_t *self, fasgd_model_ws_t *ws,
-                      const float *theta, const float *x, const uint8_t *y,
-                      int n, float *grad, int *nerrors)
+static double
+s_gradient (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *theta,
+            const float *x, const uint8_t *y, int n, const s_cols_t *cols,
+            float *grad, int *nerrors)
 {
     if (!s_batch_ok (self, ws, n) || !s_labels_valid (self, y, (size_t) n))
         return NAN;
     const int L = self->nlayers;
-    s_forward (self, ws, theta, x, n);
+    s_forward (self, ws, theta, x, n, cols);
     double nll = s_softmax_nll (ws->act [L], y, n, self->spec.sizes [L],
                                 grad + self->tensors [2 * L - 1].offset, nerrors);
 
@@ -595,6 +851,14 @@ fasgd_model_gradient (const fasgd_model_t *self, fasgd_model_ws_t *ws,
         const float *dz = ws->act [l];
         const float *w = theta + self->tensors [2 * (l - 1)].offset;
         float *dw = grad + self->tensors [2 * (l - 1)].offset;
+        if (l == 1 && ws->cols.kept) {
+            /*  dW_1's kept rows, from x's kept columns (into wc, whose
+                copy of W_1 the forward pass was the last to need).  */
+            cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, ws->cols.kept, fan_out, n,
+                         1.0f, ws->cols.x, ws->cols.kept, dz, fan_out, 0.0f, ws->wc, fan_out);
+            s_expand_dw (self, ws, dw);
+            break;
+        }
         /*  dW_l = A_{l-1}ᵀ · dZ_l (fan_in x fan_out, like W_l).  */
         cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, fan_in, fan_out, n,
                      1.0f, in, fan_in, dz, fan_out, 0.0f, dw, fan_out);
@@ -610,15 +874,94 @@ fasgd_model_gradient (const fasgd_model_t *self, fasgd_model_ws_t *ws,
 }
 
 double
+fasgd_model_gradient (const fasgd_model_t *self, fasgd_model_ws_t *ws,
+                      const float *theta, const float *x, const uint8_t *y,
+                      int n, float *grad, int *nerrors)
+{
+    return s_gradient (self, ws, theta, x, y, n, NULL, grad, nerrors);
+}
+
+static double
+s_loss (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *theta,
+        const float *x, const uint8_t *y, int n, const s_cols_t *cols, int *nerrors)
+{
+    if (!s_batch_ok (self, ws, n) || !s_labels_valid (self, y, (size_t) n))
+        return NAN;
+    s_forward (self, ws, theta, x, n, cols);
+    return s_softmax_nll (ws->act [self->nlayers], y, n,
+                          self->spec.sizes [self->nlayers], NULL, nerrors);
+}
+
+double
 fasgd_model_loss (const fasgd_model_t *self, fasgd_model_ws_t *ws,
                   const float *theta, const float *x, const uint8_t *y,
                   int n, int *nerrors)
 {
-    if (!s_batch_ok (self, ws, n) || !s_labels_valid (self, y, (size_t) n))
-        return NAN;
-    s_forward (self, ws, theta, x, n);
-    return s_softmax_nll (ws->act [self->nlayers], y, n,
-                          self->spec.sizes [self->nlayers], NULL, nerrors);
+    return s_loss (self, ws, theta, x, y, n, NULL, nerrors);
+}
+
+fasgd_model_batch_t *
+fasgd_model_batch_new (const fasgd_model_t *self, const float *x, const uint8_t *y, int n)
+{
+    if (n < 1) {
+        fasgd_log_error ("model: a batch needs at least one example (got %d)", n);
+        return NULL;
+    }
+    fasgd_model_batch_t *batch = calloc (1, sizeof *batch);
+    if (!batch) {
+        fasgd_log_error ("model: out of memory");
+        return NULL;
+    }
+    batch->x = x;
+    batch->y = y;
+    batch->n = n;
+    batch->cols = (s_cols_t) { .x = x };
+    if (!s_compacts (self))
+        return batch;
+    const int fan_in = self->spec.sizes [0];
+    uint32_t *inked = malloc ((size_t) fan_in * sizeof *inked);
+    batch->runs = malloc ((size_t) (fan_in / 2 + 1) * 2 * sizeof *batch->runs);
+    batch->xc = malloc ((size_t) n * (size_t) fan_in * sizeof (float));
+    if (inked && batch->runs && batch->xc)
+        batch->cols = s_find_columns (self, x, n, inked, batch->runs, batch->xc);
+    free (inked);
+    if (!batch->runs || !batch->xc) {
+        fasgd_log_error ("model: out of memory for a batch of %d", n);
+        fasgd_model_batch_destroy (&batch);
+        return NULL;
+    }
+    if (!batch->cols.kept) {
+        free (batch->xc);
+        batch->xc = NULL;
+    }
+    return batch;
+}
+
+void
+fasgd_model_batch_destroy (fasgd_model_batch_t **self_p)
+{
+    if (self_p && *self_p) {
+        free ((*self_p)->xc);
+        free ((*self_p)->runs);
+        free (*self_p);
+        *self_p = NULL;
+    }
+}
+
+double
+fasgd_model_batch_gradient (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *theta,
+                            const fasgd_model_batch_t *batch, float *grad, int *nerrors)
+{
+    return s_gradient (self, ws, theta, batch->x, batch->y, batch->n,
+                       ws->xc ? &batch->cols : NULL, grad, nerrors);
+}
+
+double
+fasgd_model_batch_loss (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *theta,
+                        const fasgd_model_batch_t *batch, int *nerrors)
+{
+    return s_loss (self, ws, theta, batch->x, batch->y, batch->n,
+                   ws->xc ? &batch->cols : NULL, nerrors);
 }
 
 void

@@ -24,9 +24,7 @@
 
 /*  Iterations whose gradients may be computed ahead of the server.  */
 #define S_WINDOW 64
-/*  Validation is split into chunks of this many examples, whatever the
-    thread count, so its sums are the same on any number of threads.  */
-#define S_EVAL_CHUNK 500
+#define S_EVAL_CHUNK FASGD_SIM_EVAL_CHUNK
 
 static const char *const s_modes [] = { "iterations", "events", NULL };
 static const char *const s_speeds [] = { "equal", "lognormal", NULL };
@@ -139,6 +137,7 @@ struct fasgd_sim_t {
     size_t n;                   /* parameters */
     uint64_t T;
     uint64_t nbatches;          /* minibatches in the training set */
+    fasgd_model_batch_t **batches;      /* each made ready once: nbatches, then nchunks */
     int needs_used;             /* rule wants θ_used */
     int sync;                   /* softsync: clients block */
 
@@ -203,10 +202,8 @@ s_compute_gradient (fasgd_sim_t *self, fasgd_model_ws_t *ws, const s_client_t *c
 {
     /*  The minibatch of iteration i is number (i mod number-of-minibatches)
         of the training set, in order.  */
-    uint64_t b = iter % self->nbatches;
-    size_t off = (size_t) b * (size_t) self->cfg.batch;
-    fasgd_model_gradient (self->model, ws, c->snap->theta, self->train->x + off * self->train->dim,
-                          self->train->y + off, self->cfg.batch, grad, NULL);
+    fasgd_model_batch_gradient (self->model, ws, c->snap->theta,
+                                self->batches [iter % self->nbatches], grad, NULL);
 }
 
 static void
@@ -215,9 +212,8 @@ s_eval_chunk (fasgd_sim_t *self, fasgd_model_ws_t *ws, int k)
     size_t start = (size_t) k * S_EVAL_CHUNK;
     size_t len = self->valid->n - start < S_EVAL_CHUNK ? self->valid->n - start : S_EVAL_CHUNK;
     int nerr = 0;
-    double nll = fasgd_model_loss (self->model, ws, self->current->theta,
-                                   self->valid->x + start * self->valid->dim,
-                                   self->valid->y + start, (int) len, &nerr);
+    double nll = fasgd_model_batch_loss (self->model, ws, self->current->theta,
+                                         self->batches [self->nbatches + (uint64_t) k], &nerr);
     self->chunk_nll [k] = nll * (double) len;
     self->chunk_err [k] = nerr;
 }
@@ -1013,6 +1009,24 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         fasgd_log_error ("sim: out of memory");
         goto fail;
     }
+    /*  Minibatch b is number b of the training set, in order; validation
+        chunk k starts at example k · S_EVAL_CHUNK.  */
+    size_t nready = (size_t) self->nbatches + (size_t) self->nchunks;
+    if (!(self->batches = calloc (nready, sizeof *self->batches))) {
+        fasgd_log_error ("sim: out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < nready; i++) {
+        const fasgd_dataset_t *set = i < self->nbatches ? train : valid;
+        size_t start = i < self->nbatches ? i * (size_t) cfg->batch
+                                          : (i - self->nbatches) * S_EVAL_CHUNK;
+        size_t len = i < self->nbatches ? (size_t) cfg->batch
+                   : set->n - start < S_EVAL_CHUNK ? set->n - start : S_EVAL_CHUNK;
+        self->batches [i] = fasgd_model_batch_new (self->model, set->x + start * set->dim,
+                                                   set->y + start, (int) len);
+        if (!self->batches [i])
+            goto fail;
+    }
     int max_batch = cfg->batch > S_EVAL_CHUNK ? cfg->batch : S_EVAL_CHUNK;
     for (int i = 0; i < nthreads; i++) {
         self->workers [i].sim = self;
@@ -1073,6 +1087,9 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
     free (self->last_iter);
     free (self->chunk_nll);
     free (self->chunk_err);
+    for (size_t i = 0; self->batches && i < self->nbatches + (size_t) self->nchunks; i++)
+        fasgd_model_batch_destroy (&self->batches [i]);
+    free (self->batches);
     free (self->grad);
     free (self->scratch);
     fasgd_rule_destroy (&self->rule);

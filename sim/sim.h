@@ -35,6 +35,10 @@ typedef enum { FASGD_SIM_TIME_FIXED = 0, FASGD_SIM_TIME_EXPONENTIAL, FASGD_SIM_T
 /*  The random stream of the seed that draws the initial parameters.  */
 #define FASGD_SIM_STREAM_INIT 2
 
+/*  Validation runs in chunks of this many examples, whatever the thread
+    count, so its sums are the same on any number of threads.  */
+#define FASGD_SIM_EVAL_CHUNK 500
+
 /*  Nominal size of a message header on the wire, for byte counts.  */
 #define FASGD_SIM_HEADER_BYTES 32
 

@@ -572,6 +572,201 @@ START_TEST (test_nan_propagates)
 }
 END_TEST
 
+/*  ---- blank input columns --------------------------------------------  */
+
+/*  A batch of n rows of 40 inputs, normal, except the columns for which
+    blank (k) is nonzero, which are 0 in every row (-0 in odd rows).  */
+static void
+s_blank_batch (fasgd_rng_t *rng, int n, const char *blank, float *x, uint8_t *y)
+{
+    s_random_batch (rng, n, 40, 3, x, y);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 40; k++)
+            if (blank [k])
+                x [i * 40 + k] = i % 2 ? -0.0f : 0.0f;
+}
+
+/*  The first layer on the inked columns alone: the same loss as the
+    double-precision oracle, the same gradient as its finite differences,
+    and dW_1's rows of blank columns written as exact zeros.  */
+START_TEST (test_blank_columns)
+{
+    const int sizes [] = { 40, 20, 3 };
+    /*  14 blank columns in runs at both ends and inside, as a digit's
+        border leaves them.  */
+    char blank [40] = { 0 };
+    const int blanks [] = { 0, 1, 2, 3, 4, 10, 17, 18, 19, 35, 36, 37, 38, 39 };
+    for (size_t b = 0; b < sizeof blanks / sizeof blanks [0]; b++)
+        blank [blanks [b]] = 1;
+    for (int act = FASGD_ACT_RELU; act <= FASGD_ACT_TANH; act++) {
+        fasgd_model_spec_t spec = s_spec (act, FASGD_INIT_HE, 3, sizes);
+        fasgd_model_t *model = s_model (act, FASGD_INIT_HE, 3, sizes);
+        const size_t np = fasgd_model_nparams (model);
+        fasgd_rng_t rng;
+        fasgd_rng_seed (&rng, 31 + (uint64_t) act, 0);
+        float *theta = s_floats (np, 0);
+        for (size_t i = 0; i < np; i++)
+            theta [i] = (float) (0.3 * fasgd_rng_normal (&rng));
+        float x [7 * 40];
+        uint8_t y [7];
+        s_blank_batch (&rng, 7, blank, x, y);
+        fasgd_model_ws_t *ws = fasgd_model_ws_new (model, 8);
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), 0);
+        float *grad = s_floats (np, NAN);
+        int nerrors = -1;
+        double loss = fasgd_model_gradient (model, ws, theta, x, y, 7, grad, &nerrors);
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), 40 - 14);
+
+        double *td = malloc (np * sizeof *td);
+        ck_assert_ptr_nonnull (td);
+        for (size_t i = 0; i < np; i++)
+            td [i] = theta [i];
+        int ref_errors = -1;
+        double ref = s_ref_loss (&spec, td, x, y, 7, &ref_errors);
+        ck_assert_double_eq_tol (loss, ref, 1e-5 * (1 + fabs (ref)));
+        ck_assert_int_eq (nerrors, ref_errors);
+        const double h = 1e-6;
+        for (size_t p = 0; p < np; p++) {
+            double keep = td [p];
+            td [p] = keep + h;
+            double up = s_ref_loss (&spec, td, x, y, 7, NULL);
+            td [p] = keep - h;
+            double down = s_ref_loss (&spec, td, x, y, 7, NULL);
+            td [p] = keep;
+            double fd = (up - down) / (2 * h);
+            ck_assert_msg (fabs (fd - grad [p]) <= 2e-5 + 1e-3 * fabs (fd),
+                           "param %zu: analytic %.8g, finite difference %.8g", p, grad [p], fd);
+        }
+        for (int k = 0; k < 40; k++)
+            for (int j = 0; j < 20; j++)
+                if (blank [k]) {
+                    uint32_t bits;
+                    memcpy (&bits, &grad [k * 20 + j], sizeof bits);
+                    ck_assert_msg (bits == 0, "dW1 [%d][%d] of a blank column is %g", k, j,
+                                   grad [k * 20 + j]);
+                }
+
+        /*  Forward only, and one row at a time: the same losses.  */
+        ck_assert_double_eq_tol (fasgd_model_loss (model, ws, theta, x, y, 7, NULL), loss, 1e-6);
+        double rows = 0;
+        for (int i = 0; i < 7; i++)
+            rows += fasgd_model_loss (model, ws, theta, x + i * 40, y + i, 1, NULL) / 7;
+        ck_assert_double_eq_tol (rows, loss, 1e-5);
+
+        /*  A weight of a blank column that is NaN or infinite still reaches
+            the loss (0 · w), as the full product would take it there.  */
+        theta [10 * 20 + 7] = INFINITY;
+        ck_assert (isnan (fasgd_model_loss (model, ws, theta, x, y, 7, NULL)));
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), 40);
+        theta [10 * 20 + 7] = NAN;
+        ck_assert (isnan (fasgd_model_gradient (model, ws, theta, x, y, 7, grad, NULL)));
+        theta [10 * 20 + 7] = 0.5f;
+
+        /*  Fewer than an eighth blank (4 of 40): the full product.  */
+        char few [40] = { 0 };
+        few [0] = few [1] = few [20] = few [39] = 1;
+        s_blank_batch (&rng, 7, few, x, y);
+        ck_assert (isfinite (fasgd_model_gradient (model, ws, theta, x, y, 7, grad, NULL)));
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), 40);
+        /*  Exactly an eighth (5 of 40): compacted.  */
+        few [21] = 1;
+        s_blank_batch (&rng, 7, few, x, y);
+        ck_assert (isfinite (fasgd_model_gradient (model, ws, theta, x, y, 7, grad, NULL)));
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), 35);
+        /*  A batch with nothing inked at all: the full product.  */
+        memset (x, 0, sizeof x);
+        ck_assert (isfinite (fasgd_model_gradient (model, ws, theta, x, y, 7, grad, NULL)));
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), 40);
+        for (int p = 0; p < 40 * 20; p++)
+            ck_assert (grad [p] == 0);
+        /*  A NaN input keeps its column, so it reaches the loss.  */
+        few [22] = 1;
+        s_blank_batch (&rng, 7, few, x, y);
+        x [3 * 40 + 20] = NAN;
+        ck_assert (isnan (fasgd_model_loss (model, ws, theta, x, y, 7, NULL)));
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), 35);
+
+        free (td);
+        free (grad);
+        free (theta);
+        fasgd_model_ws_destroy (&ws);
+        fasgd_model_destroy (&model);
+    }
+}
+END_TEST
+
+/*  A prepared batch gives the same bits as the plain calls on the same
+    data, whether its columns were compacted or not, and a blank column's
+    NaN weight still reaches the loss through it.  */
+START_TEST (test_prepared_batch)
+{
+    const int sizes [] = { 40, 20, 3 };
+    fasgd_model_t *model = s_model (FASGD_ACT_RELU, FASGD_INIT_HE, 3, sizes);
+    const size_t np = fasgd_model_nparams (model);
+    fasgd_rng_t rng;
+    fasgd_rng_seed (&rng, 41, 0);
+    float *theta = s_floats (np, 0);
+    fasgd_model_init_params (model, theta, &rng);
+    char blank [40] = { 0 }, none [40] = { 0 };
+    for (int k = 0; k < 40; k += 3)
+        blank [k] = 1;
+    fasgd_model_ws_t *ws = fasgd_model_ws_new (model, 8);
+    float *g1 = s_floats (np, NAN), *g2 = s_floats (np, NAN);
+    for (int round = 0; round < 2; round++) {
+        float x [6 * 40];
+        uint8_t y [6];
+        s_blank_batch (&rng, 6, round == 0 ? blank : none, x, y);
+        fasgd_model_batch_t *batch = fasgd_model_batch_new (model, x, y, 6);
+        ck_assert_ptr_nonnull (batch);
+        int e1 = -1, e2 = -2;
+        double l1 = fasgd_model_gradient (model, ws, theta, x, y, 6, g1, &e1);
+        int columns = fasgd_model_ws_columns (ws);
+        ck_assert_int_eq (columns, round == 0 ? 40 - 14 : 40);
+        double l2 = fasgd_model_batch_gradient (model, ws, theta, batch, g2, &e2);
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), columns);
+        ck_assert (l1 == l2);
+        ck_assert_int_eq (e1, e2);
+        ck_assert_mem_eq (g1, g2, np * sizeof (float));
+        ck_assert (fasgd_model_batch_loss (model, ws, theta, batch, &e2)
+                   == fasgd_model_loss (model, ws, theta, x, y, 6, &e1));
+        ck_assert_int_eq (e1, e2);
+        theta [0] = NAN;        /* w1 [0][0]: column 0 is blank in round 0 */
+        ck_assert (isnan (fasgd_model_batch_loss (model, ws, theta, batch, NULL)));
+        ck_assert (isnan (fasgd_model_batch_gradient (model, ws, theta, batch, g2, NULL)));
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), 40);
+        theta [0] = 0.25f;
+        fasgd_model_batch_destroy (&batch);
+        ck_assert_ptr_null (batch);
+    }
+    fasgd_model_batch_destroy (NULL);
+    ck_assert_ptr_null (fasgd_model_batch_new (model, theta, NULL, 0));
+    free (g1);
+    free (g2);
+    free (theta);
+    fasgd_model_ws_destroy (&ws);
+    fasgd_model_destroy (&model);
+}
+END_TEST
+
+/*  A first layer narrower than 16 never compacts: the copies would cost
+    more than the multiplies they save.  */
+START_TEST (test_blank_columns_narrow)
+{
+    const int sizes [] = { 40, 10 };
+    fasgd_model_t *model = s_model (FASGD_ACT_RELU, FASGD_INIT_HE, 2, sizes);
+    fasgd_model_ws_t *ws = fasgd_model_ws_new (model, 4);
+    float *theta = s_floats (fasgd_model_nparams (model), 0.1f);
+    float x [4 * 40] = { 0 };
+    x [5] = 1;
+    const uint8_t y [4] = { 0, 1, 2, 3 };
+    ck_assert (isfinite (fasgd_model_loss (model, ws, theta, x, y, 4, NULL)));
+    ck_assert_int_eq (fasgd_model_ws_columns (ws), 40);
+    free (theta);
+    fasgd_model_ws_destroy (&ws);
+    fasgd_model_destroy (&model);
+}
+END_TEST
+
 /*  ---- initialisation --------------------------------------------------  */
 
 static void
@@ -832,6 +1027,9 @@ model_suite (void)
     tcase_add_test (tc, test_nan_propagates);
     tcase_add_test (tc, test_bad_labels_and_sizes);
     tcase_add_test (tc, test_evaluate_chunks);
+    tcase_add_test (tc, test_blank_columns);
+    tcase_add_test (tc, test_blank_columns_narrow);
+    tcase_add_test (tc, test_prepared_batch);
     suite_add_tcase (s, tc);
 
     tc = tcase_create ("init");

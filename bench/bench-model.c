@@ -286,7 +286,7 @@ main (int argc, char **argv)
     b.x = malloc ((size_t) mu * dim * sizeof (float));
     b.y = malloc ((size_t) mu);
     if (b.theta && b.grad && b.x)
-        b.replica = fasgd_sgemm_replica_new (model, mu, b.x, b.theta, b.grad);
+        b.replica = fasgd_sgemm_replica_new (model, mu, dim, b.x, b.theta, b.grad);
     if (!b.ws || !b.theta || !b.grad || !b.x || !b.y || !b.replica) {
         fprintf (stderr, "bench-model: out of memory\n");
         s_bench_free (&b);

@@ -1,24 +1,36 @@
 /*  bench-sim: simulated iterations per second of fasgd-sim in the paper's
     Fig. 2 setting (784-100-10, mu = 128, lambda = 1000, validation every 100
-    timestamps), next to the bound set by the gradients' matrix products,
+    timestamps), next to the bound set by the setting's matrix products,
     measured in the same run.
 
-    For each round it times, on one thread: the sgemm replica of one
-    gradient (the bound, in gradients/s); the simulation with the asgd
-    rule; the bound again; the simulation with the fasgd rule; the bound a
-    third time. Then the same on every core, with the bound measured as
-    that many threads running the replica at once (what the machine's
-    cores really give to concurrent sgemm). Each simulation's ratio is
-    taken against the mean of the bounds measured just before and just
-    after it, so that other jobs coming and going on a shared machine hit
-    both sides of a ratio alike. Medians over rounds: of the rates, of all
-    the bounds, and of the ratios.
+    The bound is the rate of an sgemm replica of what one simulated
+    iteration must multiply: one gradient's products, and a hundredth of a
+    validation's forward products. It is measured in two shapes:
+
+      full   the model's products as written, 784 input columns: the bound
+             the simulation is held to;
+      run    the products the simulation actually runs: fasgd_model_gradient
+             leaves out input columns that are blank in the whole batch
+             (fasgd_model_ws_columns), here the mean over the run's batches
+             and over the validation chunks. The ratio to this bound is the
+             share of time the simulation spends multiplying.
+
+    For each round it times, on one thread: both bounds; the simulation
+    with the asgd rule; both bounds again; the simulation with the fasgd
+    rule; both bounds a third time. Then the same on every core, with the
+    bounds measured as that many threads running the replica at once (what
+    the machine's cores really give to concurrent sgemm). Each
+    simulation's ratio is taken against the mean of the bounds measured
+    just before and just after it, so that other jobs coming and going on a
+    shared machine hit both sides of a ratio alike. Medians over rounds: of
+    the rates, of all the bounds, and of the ratios.
 
     Both sides are also timed in CPU seconds (the replica threads' own, the
     whole process's for the simulation), which other jobs on a shared
     machine disturb less than the wall clock: a process that waits for a
-    core loses wall time, not CPU time. The CPU ratio compares work per
-    CPU second; it does not show threads that wait for each other.
+    core loses wall time, not CPU time. The CPU ratio (against the full
+    bound) compares work per CPU second; it does not show threads that
+    wait for each other.
 
     Usage: bench-sim [--data DIR] [--iterations N] [--clients L] [--batch MU]
                      [--rounds R] [--threads T]  */
@@ -40,10 +52,20 @@
 #define S_MAX_ROUNDS 15
 #define S_MAX_THREADS 64
 
+#define S_EVAL_EVERY 100
+
+/*  The first layer's inner dimension in a gradient and in a validation
+    chunk.  */
+typedef struct {
+    int columns, eval_columns;
+} s_shape_t;
+
 typedef struct {
     const fasgd_model_t *model;
     int mu;
-    const float *x;
+    s_shape_t shape;
+    const float *x, *valid_x;
+    int eval_chunks, eval_rest;     /* validation: full chunks, and the last one's size */
     const float *theta;
     long reps;
     double seconds, cpu;
@@ -63,39 +85,58 @@ typedef struct {
     double wall, cpu;
 } s_rate_t;
 
+/*  reps iterations' products: a gradient each, and the validation's
+    forward products every S_EVAL_EVERY.  */
 static void *
 s_replica_thread (void *arg)
 {
     s_replica_job_t *job = arg;
     size_t n = fasgd_model_nparams (job->model);
     float *grad = malloc (n * sizeof (float));
-    fasgd_sgemm_replica_t *rep = grad ? fasgd_sgemm_replica_new (job->model, job->mu, job->x,
-                                                                 job->theta, grad) : NULL;
-    if (!rep) {
+    fasgd_sgemm_replica_t *rep = NULL, *eval = NULL, *rest = NULL;
+    if (grad) {
+        rep = fasgd_sgemm_replica_new (job->model, job->mu, job->shape.columns, job->x,
+                                       job->theta, grad);
+        eval = fasgd_sgemm_replica_new (job->model, FASGD_SIM_EVAL_CHUNK, job->shape.eval_columns,
+                                        job->valid_x, job->theta, NULL);
+        if (job->eval_rest)
+            rest = fasgd_sgemm_replica_new (job->model, job->eval_rest, job->shape.eval_columns,
+                                            job->valid_x, job->theta, NULL);
+    }
+    if (!rep || !eval || (job->eval_rest && !rest)) {
         fprintf (stderr, "bench-sim: out of memory\n");
         exit (1);
     }
     fasgd_sgemm_replica_run (rep);          /* warm */
+    fasgd_sgemm_replica_forward (eval);
     double t0 = fasgd_bench_now (), c0 = s_cpu_now (CLOCK_THREAD_CPUTIME_ID);
-    for (long r = 0; r < job->reps; r++)
+    for (long r = 0; r < job->reps; r++) {
         fasgd_sgemm_replica_run (rep);
+        if ((r + 1) % S_EVAL_EVERY == 0) {
+            for (int c = 0; c < job->eval_chunks; c++)
+                fasgd_sgemm_replica_forward (eval);
+            if (rest)
+                fasgd_sgemm_replica_forward (rest);
+        }
+    }
     job->seconds = fasgd_bench_now () - t0;
     job->cpu = s_cpu_now (CLOCK_THREAD_CPUTIME_ID) - c0;
     fasgd_sgemm_replica_destroy (&rep);
+    fasgd_sgemm_replica_destroy (&eval);
+    fasgd_sgemm_replica_destroy (&rest);
     free (grad);
     return NULL;
 }
 
-/*  Gradients/s of `threads` replicas running at once, and gradients per
+/*  Iterations/s of `threads` replicas running at once, and iterations per
     CPU second of one replica thread.  */
 static s_rate_t
-s_bound (const fasgd_model_t *model, int mu, const float *x, const float *theta, int threads,
-         long reps)
+s_bound (const s_replica_job_t *proto, int threads)
 {
     pthread_t tid [S_MAX_THREADS];
     s_replica_job_t jobs [S_MAX_THREADS];
     for (int i = 0; i < threads; i++) {
-        jobs [i] = (s_replica_job_t) { .model = model, .mu = mu, .x = x, .theta = theta, .reps = reps };
+        jobs [i] = *proto;
         pthread_create (&tid [i], NULL, s_replica_thread, &jobs [i]);
     }
     double slowest = 0, cpu = 0;
@@ -105,7 +146,39 @@ s_bound (const fasgd_model_t *model, int mu, const float *x, const float *theta,
             slowest = jobs [i].seconds;
         cpu += jobs [i].cpu;
     }
-    return (s_rate_t) { (double) reps * threads / slowest, (double) reps * threads / cpu };
+    return (s_rate_t) { (double) proto->reps * threads / slowest,
+                        (double) proto->reps * threads / cpu };
+}
+
+/*  The shape the simulation runs: the mean of fasgd_model_ws_columns over
+    the batches of its iterations (iteration i takes batch i mod batches)
+    and over the validation chunks.  */
+static s_shape_t
+s_run_shape (const fasgd_model_t *model, int mu, long iterations, const fasgd_dataset_t *train,
+             const fasgd_dataset_t *valid, const float *theta)
+{
+    const size_t dim = train->dim;
+    fasgd_model_ws_t *ws = fasgd_model_ws_new (model, mu > FASGD_SIM_EVAL_CHUNK ? mu : FASGD_SIM_EVAL_CHUNK);
+    if (!ws)
+        exit (1);
+    long nbatches = (long) (train->n / (size_t) mu);
+    double sum = 0;
+    for (long b = 0; b < nbatches; b++) {
+        fasgd_model_loss (model, ws, theta, train->x + (size_t) b * mu * dim,
+                          train->y + (size_t) b * mu, mu, NULL);
+        /*  Batch b serves iterations b, b + nbatches, ...  */
+        long uses = iterations / nbatches + (b < iterations % nbatches);
+        sum += (double) fasgd_model_ws_columns (ws) * (double) uses;
+    }
+    double eval_sum = 0;
+    for (size_t start = 0; start < valid->n; start += FASGD_SIM_EVAL_CHUNK) {
+        size_t len = valid->n - start < FASGD_SIM_EVAL_CHUNK ? valid->n - start : FASGD_SIM_EVAL_CHUNK;
+        fasgd_model_loss (model, ws, theta, valid->x + start * dim, valid->y + start, (int) len, NULL);
+        eval_sum += (double) fasgd_model_ws_columns (ws) * (double) len;
+    }
+    fasgd_model_ws_destroy (&ws);
+    return (s_shape_t) { (int) (sum / (double) iterations + 0.5),
+                         (int) (eval_sum / (double) valid->n + 0.5) };
 }
 
 static s_rate_t
@@ -178,7 +251,7 @@ main (int argc, char **argv)
     cfg.iterations = (uint64_t) iterations;
     cfg.clients = (int) clients;
     cfg.batch = (int) batch;
-    cfg.eval_every = 100;
+    cfg.eval_every = S_EVAL_EVERY;
     cfg.progress = 0;
 
     fasgd_model_spec_t spec;
@@ -195,49 +268,68 @@ main (int argc, char **argv)
     fasgd_rng_seed (&rng, 1, 0);
     fasgd_model_init_params (model, theta, &rng);
     long reps = 2000;
+    const int dim = (int) train->dim;
+    s_replica_job_t full = {
+        .model = model, .mu = (int) batch, .shape = { dim, dim }, .x = train->x,
+        .valid_x = valid->x, .eval_chunks = (int) (valid->n / FASGD_SIM_EVAL_CHUNK),
+        .eval_rest = (int) (valid->n % FASGD_SIM_EVAL_CHUNK), .theta = theta, .reps = reps
+    };
+    s_replica_job_t run = full;
+    run.shape = s_run_shape (model, (int) batch, iterations, train, valid, theta);
 
     printf ("# bench-sim: 784-100-10, batch %ld, %ld clients, %ld iterations per run, validation "
-            "every 100 timestamps on %u examples, %ld rounds (medians)\n",
-            batch, clients, iterations, valid->n, rounds);
+            "every %d timestamps on %u examples, %ld rounds (medians)\n",
+            batch, clients, iterations, S_EVAL_EVERY, valid->n, rounds);
+    printf ("# bounds: an iteration's products, full (%d input columns) and as run (mean %d "
+            "columns a batch, %d a validation chunk)\n",
+            dim, run.shape.columns, run.shape.eval_columns);
     printf ("# machine: %ld cores; OpenBLAS %s\n", cores, openblas_get_config ());
     const char *rules [2] = { "asgd", "fasgd" }, *lrs [2] = { "0.05", "0.005" };
     long tcounts [2] = { 1, threads };
     int ncounts = threads > 1 ? 2 : 1;
     double rate1 [2] = { 0, 0 };
-    printf ("%-6s %7s %12s %14s %7s %10s %12s %12s %9s\n", "rule", "threads", "iter/s",
-            "sgemm bound/s", "ratio", "vs 1 thread", "iter/cpu-s", "bound/cpu-s", "cpu ratio");
+    printf ("%-6s %7s %9s %12s %7s %12s %7s %10s %11s %11s %9s\n", "rule", "threads", "iter/s",
+            "full bound/s", "ratio", "run bound/s", "ratio", "vs 1 thread", "iter/cpu-s",
+            "full/cpu-s", "cpu ratio");
     for (int c = 0; c < ncounts; c++) {
         int t = (int) tcounts [c], nb = 0;
-        double bound [3 * S_MAX_ROUNDS], bound_cpu [3 * S_MAX_ROUNDS];
+        double bound [3 * S_MAX_ROUNDS], bound_cpu [3 * S_MAX_ROUNDS], bound_run [3 * S_MAX_ROUNDS];
         double sim [2][S_MAX_ROUNDS], sim_cpu [2][S_MAX_ROUNDS];
-        double ratio [2][S_MAX_ROUNDS], ratio_cpu [2][S_MAX_ROUNDS];
+        double ratio [2][S_MAX_ROUNDS], ratio_cpu [2][S_MAX_ROUNDS], ratio_run [2][S_MAX_ROUNDS];
         for (int r = 0; r < rounds; r++) {
-            s_rate_t before = s_bound (model, (int) batch, train->x, theta, t, reps);
+            s_rate_t before = s_bound (&full, t), before_run = s_bound (&run, t);
             bound [nb] = before.wall;
-            bound_cpu [nb++] = before.cpu;
+            bound_cpu [nb] = before.cpu;
+            bound_run [nb++] = before_run.wall;
             for (int k = 0; k < 2; k++) {
                 s_rate_t sr = s_sim_rate (&cfg, rules [k], lrs [k], t, train, valid);
-                s_rate_t after = s_bound (model, (int) batch, train->x, theta, t, reps);
+                s_rate_t after = s_bound (&full, t), after_run = s_bound (&run, t);
                 bound [nb] = after.wall;
-                bound_cpu [nb++] = after.cpu;
+                bound_cpu [nb] = after.cpu;
+                bound_run [nb++] = after_run.wall;
                 sim [k][r] = sr.wall;
                 sim_cpu [k][r] = sr.cpu;
                 ratio [k][r] = sr.wall / (0.5 * (before.wall + after.wall));
                 ratio_cpu [k][r] = sr.cpu / (0.5 * (before.cpu + after.cpu));
+                ratio_run [k][r] = sr.wall / (0.5 * (before_run.wall + after_run.wall));
                 before = after;
+                before_run = after_run;
             }
         }
-        double b = fasgd_bench_median (bound, nb);
+        double bf = fasgd_bench_median (bound, nb);
         double bc = fasgd_bench_median (bound_cpu, nb);
+        double br = fasgd_bench_median (bound_run, nb);
         for (int k = 0; k < 2; k++) {
             double s = fasgd_bench_median (sim [k], (int) rounds);
             double sc = fasgd_bench_median (sim_cpu [k], (int) rounds);
             double q = fasgd_bench_median (ratio [k], (int) rounds);
             double qc = fasgd_bench_median (ratio_cpu [k], (int) rounds);
+            double qr = fasgd_bench_median (ratio_run [k], (int) rounds);
             if (c == 0)
                 rate1 [k] = s;
-            printf ("%-6s %7ld %12.0f %14.0f %6.1f%% %9.2fx %12.0f %12.0f %8.1f%%\n", rules [k],
-                    tcounts [c], s, b, 100.0 * q, s / rate1 [k], sc, bc, 100.0 * qc);
+            printf ("%-6s %7ld %9.0f %12.0f %6.1f%% %12.0f %6.1f%% %9.2fx %11.0f %11.0f %8.1f%%\n",
+                    rules [k], tcounts [c], s, bf, 100.0 * q, br, 100.0 * qr, s / rate1 [k], sc, bc,
+                    100.0 * qc);
             fflush (stdout);
         }
     }

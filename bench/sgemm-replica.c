@@ -7,7 +7,7 @@
 
 struct fasgd_sgemm_replica_t {
     const fasgd_model_t *model;
-    int mu;
+    int mu, columns;
     const float *x, *theta;
     float *grad;
     float *act [FASGD_MODEL_MAX_LAYERS + 1];    /* act [l] is mu x sizes [l] */
@@ -16,8 +16,8 @@ struct fasgd_sgemm_replica_t {
 };
 
 fasgd_sgemm_replica_t *
-fasgd_sgemm_replica_new (const fasgd_model_t *model, int mu, const float *x, const float *theta,
-                         float *grad)
+fasgd_sgemm_replica_new (const fasgd_model_t *model, int mu, int columns, const float *x,
+                         const float *theta, float *grad)
 {
     fasgd_sgemm_replica_t *self = calloc (1, sizeof *self);
     if (!self)
@@ -25,6 +25,7 @@ fasgd_sgemm_replica_new (const fasgd_model_t *model, int mu, const float *x, con
     const fasgd_model_spec_t *spec = fasgd_model_spec (model);
     self->model = model;
     self->mu = mu;
+    self->columns = columns;
     self->x = x;
     self->theta = theta;
     self->grad = grad;
@@ -40,6 +41,19 @@ fasgd_sgemm_replica_new (const fasgd_model_t *model, int mu, const float *x, con
     return self;
 }
 
+/*  The forward products accumulate into act (beta = 1, as the gradient's
+    bias trick does) and the backward ones feed on them, so values grow
+    with every run; a clear every 256 runs (well under 0.1% of the time)
+    keeps them far from overflow.  */
+static void
+s_clear_now_and_then (fasgd_sgemm_replica_t *self)
+{
+    const fasgd_model_spec_t *spec = fasgd_model_spec (self->model);
+    if ((++self->runs & 255) == 0)
+        for (int l = 1; l < spec->nsizes; l++)
+            memset (self->act [l], 0, (size_t) self->mu * spec->sizes [l] * sizeof (float));
+}
+
 void
 fasgd_sgemm_replica_destroy (fasgd_sgemm_replica_t **self_p)
 {
@@ -53,20 +67,42 @@ fasgd_sgemm_replica_destroy (fasgd_sgemm_replica_t **self_p)
     *self_p = NULL;
 }
 
+/*  The first layer's inner dimension is `columns`.  */
+static int
+s_fan_in (const fasgd_sgemm_replica_t *self, const fasgd_model_spec_t *spec, int l)
+{
+    return l == 1 ? self->columns : spec->sizes [l - 1];
+}
+
+void
+fasgd_sgemm_replica_forward (fasgd_sgemm_replica_t *self)
+{
+    const fasgd_model_spec_t *spec = fasgd_model_spec (self->model);
+    const int L = spec->nsizes - 1, n = self->mu;
+    for (int l = 1; l <= L; l++) {
+        const int fan_in = s_fan_in (self, spec, l), fan_out = spec->sizes [l];
+        const float *in = l > 1 ? self->act [l - 1] : self->x;
+        const float *w = self->theta + fasgd_model_tensor (self->model, 2 * (l - 1))->offset;
+        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, n, fan_out, fan_in,
+                     1.0f, in, fan_in, w, fan_out, 1.0f, self->act [l], fan_out);
+    }
+    s_clear_now_and_then (self);
+}
+
 void
 fasgd_sgemm_replica_run (fasgd_sgemm_replica_t *self)
 {
     const fasgd_model_spec_t *spec = fasgd_model_spec (self->model);
     const int L = spec->nsizes - 1, n = self->mu;
     for (int l = 1; l <= L; l++) {
-        const int fan_in = spec->sizes [l - 1], fan_out = spec->sizes [l];
+        const int fan_in = s_fan_in (self, spec, l), fan_out = spec->sizes [l];
         const float *in = l > 1 ? self->act [l - 1] : self->x;
         const float *w = self->theta + fasgd_model_tensor (self->model, 2 * (l - 1))->offset;
         cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, n, fan_out, fan_in,
                      1.0f, in, fan_in, w, fan_out, 1.0f, self->act [l], fan_out);
     }
     for (int l = L; l >= 1; l--) {
-        const int fan_in = spec->sizes [l - 1], fan_out = spec->sizes [l];
+        const int fan_in = s_fan_in (self, spec, l), fan_out = spec->sizes [l];
         const float *in = l > 1 ? self->act [l - 1] : self->x;
         const float *w = self->theta + fasgd_model_tensor (self->model, 2 * (l - 1))->offset;
         float *dw = self->grad + fasgd_model_tensor (self->model, 2 * (l - 1))->offset;
@@ -76,11 +112,5 @@ fasgd_sgemm_replica_run (fasgd_sgemm_replica_t *self)
             cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, n, fan_in, fan_out,
                          1.0f, self->act [l], fan_out, w, fan_out, 0.0f, self->delta, fan_in);
     }
-    /*  The forward products accumulate into act (beta = 1, as the
-        gradient's bias trick does) and the backward ones feed on them, so
-        values grow with every run; a clear every 256 runs (well under 0.1%
-        of the time) keeps them far from overflow.  */
-    if ((++self->runs & 255) == 0)
-        for (int l = 1; l <= L; l++)
-            memset (self->act [l], 0, (size_t) n * spec->sizes [l] * sizeof (float));
+    s_clear_now_and_then (self);
 }

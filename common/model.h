@@ -116,8 +116,8 @@ int fasgd_model_ws_max_batch (const fasgd_model_ws_t *self);
 /*  Input columns that the last forward pass through this workspace
     multiplied. Columns that are ±0 in every example of a batch add nothing
     to the first layer, so when at least an eighth of them are (but not
-    all), and the first layer is at least 16 wide, its products run on the
-    others alone (on MNIST at a batch of 128, about 527 of 784 pixels);
+    all), the first layer is at least 16 wide and the batch holds at least
+    8 examples, its products run on the others alone (on MNIST at a batch of 128, about 527 of 784 pixels);
     the result is the same up to rounding. input_dim otherwise, and 0
     before any pass.  */
 int fasgd_model_ws_columns (const fasgd_model_ws_t *self);

@@ -607,14 +607,19 @@ START_TEST (test_blank_columns)
         float *theta = s_floats (np, 0);
         for (size_t i = 0; i < np; i++)
             theta [i] = (float) (0.3 * fasgd_rng_normal (&rng));
-        float x [7 * 40];
-        uint8_t y [7];
-        s_blank_batch (&rng, 7, blank, x, y);
-        fasgd_model_ws_t *ws = fasgd_model_ws_new (model, 8);
+        float x [9 * 40];
+        uint8_t y [9];
+        s_blank_batch (&rng, 9, blank, x, y);
+        fasgd_model_ws_t *ws = fasgd_model_ws_new (model, 10);
         ck_assert_int_eq (fasgd_model_ws_columns (ws), 0);
         float *grad = s_floats (np, NAN);
         int nerrors = -1;
-        double loss = fasgd_model_gradient (model, ws, theta, x, y, 7, grad, &nerrors);
+        double loss = fasgd_model_gradient (model, ws, theta, x, y, 9, grad, &nerrors);
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), 40 - 14);
+        /*  Its first 7 examples alone, fewer than 8: the full product.  */
+        ck_assert (isfinite (fasgd_model_gradient (model, ws, theta, x, y, 7, grad, NULL)));
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), 40);
+        ck_assert (isfinite (fasgd_model_gradient (model, ws, theta, x, y, 9, grad, NULL)));
         ck_assert_int_eq (fasgd_model_ws_columns (ws), 40 - 14);
 
         double *td = malloc (np * sizeof *td);
@@ -622,16 +627,16 @@ START_TEST (test_blank_columns)
         for (size_t i = 0; i < np; i++)
             td [i] = theta [i];
         int ref_errors = -1;
-        double ref = s_ref_loss (&spec, td, x, y, 7, &ref_errors);
+        double ref = s_ref_loss (&spec, td, x, y, 9, &ref_errors);
         ck_assert_double_eq_tol (loss, ref, 1e-5 * (1 + fabs (ref)));
         ck_assert_int_eq (nerrors, ref_errors);
         const double h = 1e-6;
         for (size_t p = 0; p < np; p++) {
             double keep = td [p];
             td [p] = keep + h;
-            double up = s_ref_loss (&spec, td, x, y, 7, NULL);
+            double up = s_ref_loss (&spec, td, x, y, 9, NULL);
             td [p] = keep - h;
-            double down = s_ref_loss (&spec, td, x, y, 7, NULL);
+            double down = s_ref_loss (&spec, td, x, y, 9, NULL);
             td [p] = keep;
             double fd = (up - down) / (2 * h);
             ck_assert_msg (fabs (fd - grad [p]) <= 2e-5 + 1e-3 * fabs (fd),
@@ -647,43 +652,43 @@ START_TEST (test_blank_columns)
                 }
 
         /*  Forward only, and one row at a time: the same losses.  */
-        ck_assert_double_eq_tol (fasgd_model_loss (model, ws, theta, x, y, 7, NULL), loss, 1e-6);
+        ck_assert_double_eq_tol (fasgd_model_loss (model, ws, theta, x, y, 9, NULL), loss, 1e-6);
         double rows = 0;
-        for (int i = 0; i < 7; i++)
-            rows += fasgd_model_loss (model, ws, theta, x + i * 40, y + i, 1, NULL) / 7;
+        for (int i = 0; i < 9; i++)
+            rows += fasgd_model_loss (model, ws, theta, x + i * 40, y + i, 1, NULL) / 9;
         ck_assert_double_eq_tol (rows, loss, 1e-5);
 
         /*  A weight of a blank column that is NaN or infinite still reaches
             the loss (0 · w), as the full product would take it there.  */
         theta [10 * 20 + 7] = INFINITY;
-        ck_assert (isnan (fasgd_model_loss (model, ws, theta, x, y, 7, NULL)));
+        ck_assert (isnan (fasgd_model_loss (model, ws, theta, x, y, 9, NULL)));
         ck_assert_int_eq (fasgd_model_ws_columns (ws), 40);
         theta [10 * 20 + 7] = NAN;
-        ck_assert (isnan (fasgd_model_gradient (model, ws, theta, x, y, 7, grad, NULL)));
+        ck_assert (isnan (fasgd_model_gradient (model, ws, theta, x, y, 9, grad, NULL)));
         theta [10 * 20 + 7] = 0.5f;
 
         /*  Fewer than an eighth blank (4 of 40): the full product.  */
         char few [40] = { 0 };
         few [0] = few [1] = few [20] = few [39] = 1;
-        s_blank_batch (&rng, 7, few, x, y);
-        ck_assert (isfinite (fasgd_model_gradient (model, ws, theta, x, y, 7, grad, NULL)));
+        s_blank_batch (&rng, 9, few, x, y);
+        ck_assert (isfinite (fasgd_model_gradient (model, ws, theta, x, y, 9, grad, NULL)));
         ck_assert_int_eq (fasgd_model_ws_columns (ws), 40);
         /*  Exactly an eighth (5 of 40): compacted.  */
         few [21] = 1;
-        s_blank_batch (&rng, 7, few, x, y);
-        ck_assert (isfinite (fasgd_model_gradient (model, ws, theta, x, y, 7, grad, NULL)));
+        s_blank_batch (&rng, 9, few, x, y);
+        ck_assert (isfinite (fasgd_model_gradient (model, ws, theta, x, y, 9, grad, NULL)));
         ck_assert_int_eq (fasgd_model_ws_columns (ws), 35);
         /*  A batch with nothing inked at all: the full product.  */
         memset (x, 0, sizeof x);
-        ck_assert (isfinite (fasgd_model_gradient (model, ws, theta, x, y, 7, grad, NULL)));
+        ck_assert (isfinite (fasgd_model_gradient (model, ws, theta, x, y, 9, grad, NULL)));
         ck_assert_int_eq (fasgd_model_ws_columns (ws), 40);
         for (int p = 0; p < 40 * 20; p++)
             ck_assert (grad [p] == 0);
         /*  A NaN input keeps its column, so it reaches the loss.  */
         few [22] = 1;
-        s_blank_batch (&rng, 7, few, x, y);
+        s_blank_batch (&rng, 9, few, x, y);
         x [3 * 40 + 20] = NAN;
-        ck_assert (isnan (fasgd_model_loss (model, ws, theta, x, y, 7, NULL)));
+        ck_assert (isnan (fasgd_model_loss (model, ws, theta, x, y, 9, NULL)));
         ck_assert_int_eq (fasgd_model_ws_columns (ws), 35);
 
         free (td);
@@ -713,13 +718,13 @@ START_TEST (test_prepared_batch)
     fasgd_model_ws_t *ws = fasgd_model_ws_new (model, 8);
     float *g1 = s_floats (np, NAN), *g2 = s_floats (np, NAN);
     for (int round = 0; round < 2; round++) {
-        float x [6 * 40];
-        uint8_t y [6];
-        s_blank_batch (&rng, 6, round == 0 ? blank : none, x, y);
-        fasgd_model_batch_t *batch = fasgd_model_batch_new (model, x, y, 6);
+        float x [8 * 40];
+        uint8_t y [8];
+        s_blank_batch (&rng, 8, round == 0 ? blank : none, x, y);
+        fasgd_model_batch_t *batch = fasgd_model_batch_new (model, x, y, 8);
         ck_assert_ptr_nonnull (batch);
         int e1 = -1, e2 = -2;
-        double l1 = fasgd_model_gradient (model, ws, theta, x, y, 6, g1, &e1);
+        double l1 = fasgd_model_gradient (model, ws, theta, x, y, 8, g1, &e1);
         int columns = fasgd_model_ws_columns (ws);
         ck_assert_int_eq (columns, round == 0 ? 40 - 14 : 40);
         double l2 = fasgd_model_batch_gradient (model, ws, theta, batch, g2, &e2);
@@ -728,7 +733,7 @@ START_TEST (test_prepared_batch)
         ck_assert_int_eq (e1, e2);
         ck_assert_mem_eq (g1, g2, np * sizeof (float));
         ck_assert (fasgd_model_batch_loss (model, ws, theta, batch, &e2)
-                   == fasgd_model_loss (model, ws, theta, x, y, 6, &e1));
+                   == fasgd_model_loss (model, ws, theta, x, y, 8, &e1));
         ck_assert_int_eq (e1, e2);
         theta [0] = NAN;        /* w1 [0][0]: column 0 is blank in round 0 */
         ck_assert (isnan (fasgd_model_batch_loss (model, ws, theta, batch, NULL)));

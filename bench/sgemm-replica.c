@@ -74,8 +74,9 @@ s_fan_in (const fasgd_sgemm_replica_t *self, const fasgd_model_spec_t *spec, int
     return l == 1 ? self->columns : spec->sizes [l - 1];
 }
 
-void
-fasgd_sgemm_replica_forward (fasgd_sgemm_replica_t *self)
+/*  The forward products, into act.  */
+static void
+s_forward_products (fasgd_sgemm_replica_t *self)
 {
     const fasgd_model_spec_t *spec = fasgd_model_spec (self->model);
     const int L = spec->nsizes - 1, n = self->mu;
@@ -86,6 +87,12 @@ fasgd_sgemm_replica_forward (fasgd_sgemm_replica_t *self)
         cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, n, fan_out, fan_in,
                      1.0f, in, fan_in, w, fan_out, 1.0f, self->act [l], fan_out);
     }
+}
+
+void
+fasgd_sgemm_replica_forward (fasgd_sgemm_replica_t *self)
+{
+    s_forward_products (self);
     s_clear_now_and_then (self);
 }
 
@@ -94,13 +101,7 @@ fasgd_sgemm_replica_run (fasgd_sgemm_replica_t *self)
 {
     const fasgd_model_spec_t *spec = fasgd_model_spec (self->model);
     const int L = spec->nsizes - 1, n = self->mu;
-    for (int l = 1; l <= L; l++) {
-        const int fan_in = s_fan_in (self, spec, l), fan_out = spec->sizes [l];
-        const float *in = l > 1 ? self->act [l - 1] : self->x;
-        const float *w = self->theta + fasgd_model_tensor (self->model, 2 * (l - 1))->offset;
-        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, n, fan_out, fan_in,
-                     1.0f, in, fan_in, w, fan_out, 1.0f, self->act [l], fan_out);
-    }
+    s_forward_products (self);
     for (int l = L; l >= 1; l--) {
         const int fan_in = s_fan_in (self, spec, l), fan_out = spec->sizes [l];
         const float *in = l > 1 ? self->act [l - 1] : self->x;

@@ -565,6 +565,12 @@ s_set_text (s_ctx_t *ctx, const s_flat_t *f, void *obj, const char *text)
         }
         else if (!root)
             s_error (ctx, NULL, "%s needs a value", f->name);
+        else if (f->key->type == FASGD_CFG_STRING && root->type != YAML_SCALAR_NODE)
+            /*  A lone -, or a value starting with [ or {, is YAML for a
+                list or a mapping.  */
+            s_error (ctx, NULL, "%s must be a string, not %s; quote a value that YAML reads "
+                     "as something else: --set '%s=\"%s\"'", f->name, s_node_kind (root),
+                     f->name, text);
         else
             rc = s_set_node (ctx, f, obj, &doc, root);
         yaml_document_delete (&doc);

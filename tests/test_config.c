@@ -279,6 +279,9 @@ START_TEST (test_set_overrides)
     ck_assert_int_eq (fasgd_config_set (s_keys, &c, "data.path=", errs), 0);
     ck_assert_str_eq (c.path, "");
     ck_assert_int_eq (fasgd_config_set (s_keys, &c, "workers=", errs), 1);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "data.path=-", errs), 1);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "data.path=\"-\"", errs), 0);
+    ck_assert_str_eq (c.path, "-");
     fclose (errs);
     ck_assert_double_eq (c.lr, 0.25);
     ck_assert_double_eq (c.sub.gamma, 0.25);
@@ -290,6 +293,9 @@ START_TEST (test_set_overrides)
     ck_assert_ptr_nonnull (strstr (buf, "--set rule.lrr: error: unknown key 'rule.lrr' (did you mean 'rule.lr'?)"));
     ck_assert_ptr_nonnull (strstr (buf, "--set: error: 'noequals' is not of the form key=value"));
     ck_assert_ptr_nonnull (strstr (buf, "--set rule: error: unknown key 'rule'"));
+    ck_assert_ptr_nonnull (strstr (buf, "--set data.path: error: data.path must be a string, "
+                                        "not a list; quote a value that YAML reads as something "
+                                        "else: --set 'data.path=\"-\"'"));
     free (buf);
 }
 END_TEST

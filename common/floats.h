@@ -1,6 +1,7 @@
-/*  floats: initial parameter values from a file, for models the server
-    does not know (external models). Two formats: NumPy's .npy (float32,
-    little-endian, C order, any shape) and raw little-endian float32.  */
+/*  floats: float arrays. Initial parameter values from a file, for models
+    the server does not know (external models), in two formats: NumPy's
+    .npy (float32, little-endian, C order, any shape) and raw little-endian
+    float32. And a scan for NaN and infinities.  */
 #ifndef FASGD_FLOATS_H_INCLUDED
 #define FASGD_FLOATS_H_INCLUDED
 
@@ -12,5 +13,8 @@
     little-endian float32. Every value must be finite. Returns 0, or -1
     with the reason (naming the file) in err; out is then unspecified.  */
 int fasgd_floats_load (const char *path, float *out, size_t n, char *err, size_t errlen);
+
+/*  1 when any of the n floats is a NaN or an infinity, else 0.  */
+int fasgd_floats_any_nonfinite (const float *v, size_t n);
 
 #endif

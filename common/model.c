@@ -7,6 +7,7 @@
     hold dZ_l, the gradient of the mean NLL with respect to layer l's
     pre-activation, once A_l's values are no longer needed.  */
 #include "model.h"
+#include "floats.h"
 #include "log.h"
 
 #include <assert.h>
@@ -552,29 +553,6 @@ s_count_inked (const uint32_t *inked, int len)
     return count;
 }
 
-/*  1 when any of the len floats is a NaN or an infinity.  */
-static int
-s_any_nonfinite (const float *w, size_t len)
-{
-    uint32_t bad [S_BLOCK] = { 0 };
-    size_t k = 0;
-    for (; k + S_BLOCK <= len; k += S_BLOCK)
-        for (int j = 0; j < S_BLOCK; j++) {
-            uint32_t bits;
-            memcpy (&bits, w + k + j, sizeof bits);
-            bad [j] |= (bits & 0x7f800000u) == 0x7f800000u;
-        }
-    for (; k < len; k++) {
-        uint32_t bits;
-        memcpy (&bits, w + k, sizeof bits);
-        bad [0] |= (bits & 0x7f800000u) == 0x7f800000u;
-    }
-    uint32_t any = 0;
-    for (int j = 0; j < S_BLOCK; j++)
-        any |= bad [j];
-    return any != 0;
-}
-
 /*  dst [0..len) = src [0..len), inline: the runs of a digit's inked pixels
     are a few dozen floats, too short to be worth a call to memcpy.  */
 static inline void
@@ -653,7 +631,7 @@ s_gather_w1 (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *theta
     int next = 0;                   /* the first row not yet looked at */
     for (int r = 0; r <= cols->nruns; r++) {
         int first = r < cols->nruns ? cols->runs [2 * r] : fan_in;
-        if (s_any_nonfinite (w + (size_t) next * row, (size_t) (first - next) * row))
+        if (fasgd_floats_any_nonfinite (w + (size_t) next * row, (size_t) (first - next) * row))
             return 0;
         if (r < cols->nruns)
             next = first + cols->runs [2 * r + 1];

@@ -7,7 +7,9 @@
     the same code. The loops have no data-dependent branches except
     gap-aware's (see s_gap_span).  */
 #include "rules.h"
+#include "floats.h"
 #include "log.h"
+#include "multiversion.h"
 
 #include <assert.h>
 #include <float.h>
@@ -40,11 +42,7 @@
     and the loader picks the widest the processor has. Every instruction
     involved (add, multiply, divide, square root, no fused multiply-add) is
     correctly rounded in each, so all three give the same bits.  */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__gnu_linux__)
-#   define S_MULTIVERSION __attribute__ ((target_clones ("avx512f", "avx2", "default")))
-#else
-#   define S_MULTIVERSION
-#endif
+#define S_MULTIVERSION FASGD_MULTIVERSION
 
 /*  "FRST" and the blob layout version.  */
 #define S_STATE_MAGIC   0x46525354u
@@ -275,33 +273,6 @@ s_sqrt_lanes (float *x)
     for (int k = 0; k < S_LANES; k++)
         x [k] = sqrtf (x [k]);
 #endif
-}
-
-/*  Marks, per lane, whether a float is NaN or ±Inf (all exponent bits
-    set), in integer arithmetic so the loop vectorises.  */
-static inline void
-s_nonfinite_span (const float *restrict g, uint32_t *restrict acc, size_t len)
-{
-    for (size_t k = 0; k < len; k++) {
-        uint32_t bits;
-        memcpy (&bits, g + k, sizeof bits);
-        acc [k] |= (bits & 0x7f800000u) == 0x7f800000u;
-    }
-}
-
-/*  1 when g holds a NaN or an infinity.  */
-S_MULTIVERSION static int
-s_any_nonfinite (const float *g, size_t n)
-{
-    uint32_t acc [S_LANES] = { 0 };
-    size_t i = 0;
-    for (; i + S_LANES <= n; i += S_LANES)
-        s_nonfinite_span (g + i, acc, S_LANES);
-    s_nonfinite_span (g + i, acc, n - i);
-    uint32_t bad = 0;
-    for (int k = 0; k < S_LANES; k++)
-        bad |= acc [k];
-    return bad != 0;
 }
 
 /*  ---- kernels: one span of len ≤ S_LANES parameters ------------------
@@ -688,7 +659,7 @@ s_apply (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint
     assert (tout == tin || !s_overlap (tout, tin, n));
 
     /*  A first pass so that a bad gradient (a peer's NaN) touches nothing.  */
-    if (s_any_nonfinite (g, n))
+    if (fasgd_floats_any_nonfinite (g, n))
         return -1;
 
     switch (self->p.kind) {

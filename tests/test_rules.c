@@ -2,6 +2,7 @@
     rounding edge cases of fasgd and its flush to zero, rejection of
     non-finite gradients, applying into another buffer, parameter
     validation and checkpoint state.  */
+#include "floats.h"
 #include "rules.h"
 #include "testutil.h"
 
@@ -800,6 +801,28 @@ s_fill (float *g, float *used, const float *theta, size_t n, int s)
     }
 }
 
+/*  The scan behind the refusal: any position of any length, in the
+    vector loop and in the tail; the extremes of the finite floats pass.  */
+START_TEST (test_any_nonfinite)
+{
+    const float bad [] = { NAN, -NAN, INFINITY, -INFINITY };
+    float v [41] = { 0 };
+    for (size_t n = 0; n <= 41; n++) {
+        for (size_t i = 0; i < n; i++)
+            v [i] = i % 4 == 0 ? FLT_MAX : i % 4 == 1 ? -FLT_TRUE_MIN : i % 4 == 2 ? -0.0f : 1.5f;
+        ck_assert_int_eq (fasgd_floats_any_nonfinite (v, n), 0);
+        for (size_t i = 0; i < n; i++)
+            for (int b = 0; b < 4; b++) {
+                float keep = v [i];
+                v [i] = bad [b];
+                ck_assert_msg (fasgd_floats_any_nonfinite (v, n) == 1, "length %zu, position %zu", n, i);
+                ck_assert_int_eq (fasgd_floats_any_nonfinite (v, i), 0);
+                v [i] = keep;
+            }
+    }
+}
+END_TEST
+
 START_TEST (test_nonfinite_rejected)
 {
     const float bad [] = { NAN, INFINITY, -INFINITY };
@@ -1101,6 +1124,7 @@ rules_suite (void)
 
     tc = tcase_create ("all-rules");
     tcase_set_timeout (tc, 60);
+    tcase_add_test (tc, test_any_nonfinite);
     tcase_add_test (tc, test_nonfinite_rejected);
     tcase_add_test (tc, test_needs_theta_used);
     tcase_add_test (tc, test_span_equals_tail);

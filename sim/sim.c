@@ -206,11 +206,25 @@ s_compute_gradient (fasgd_sim_t *self, fasgd_model_ws_t *ws, const s_client_t *c
                                 self->batches [iter % self->nbatches], grad, NULL);
 }
 
+/*  Examples in validation chunk k.  */
+static size_t
+s_chunk_len (const fasgd_sim_t *self, int k)
+{
+    size_t start = (size_t) k * S_EVAL_CHUNK;
+    return self->valid->n - start < S_EVAL_CHUNK ? self->valid->n - start : S_EVAL_CHUNK;
+}
+
+/*  len examples of `set` from `start`, made ready for many passes.  */
+static fasgd_model_batch_t *
+s_batch_new (const fasgd_sim_t *self, const fasgd_dataset_t *set, size_t start, size_t len)
+{
+    return fasgd_model_batch_new (self->model, set->x + start * set->dim, set->y + start, (int) len);
+}
+
 static void
 s_eval_chunk (fasgd_sim_t *self, fasgd_model_ws_t *ws, int k)
 {
-    size_t start = (size_t) k * S_EVAL_CHUNK;
-    size_t len = self->valid->n - start < S_EVAL_CHUNK ? self->valid->n - start : S_EVAL_CHUNK;
+    size_t len = s_chunk_len (self, k);
     int nerr = 0;
     double nll = fasgd_model_batch_loss (self->model, ws, self->current->theta,
                                          self->batches [self->nbatches + (uint64_t) k], &nerr);
@@ -1010,23 +1024,20 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         goto fail;
     }
     /*  Minibatch b is number b of the training set, in order; validation
-        chunk k starts at example k · S_EVAL_CHUNK.  */
-    size_t nready = (size_t) self->nbatches + (size_t) self->nchunks;
-    if (!(self->batches = calloc (nready, sizeof *self->batches))) {
+        chunk k follows them.  */
+    if (!(self->batches = calloc ((size_t) self->nbatches + (size_t) self->nchunks,
+                                  sizeof *self->batches))) {
         fasgd_log_error ("sim: out of memory");
         goto fail;
     }
-    for (size_t i = 0; i < nready; i++) {
-        const fasgd_dataset_t *set = i < self->nbatches ? train : valid;
-        size_t start = i < self->nbatches ? i * (size_t) cfg->batch
-                                          : (i - self->nbatches) * S_EVAL_CHUNK;
-        size_t len = i < self->nbatches ? (size_t) cfg->batch
-                   : set->n - start < S_EVAL_CHUNK ? set->n - start : S_EVAL_CHUNK;
-        self->batches [i] = fasgd_model_batch_new (self->model, set->x + start * set->dim,
-                                                   set->y + start, (int) len);
-        if (!self->batches [i])
+    for (uint64_t b = 0; b < self->nbatches; b++)
+        if (!(self->batches [b] = s_batch_new (self, train, b * (size_t) cfg->batch,
+                                               (size_t) cfg->batch)))
             goto fail;
-    }
+    for (int k = 0; k < self->nchunks; k++)
+        if (!(self->batches [self->nbatches + (uint64_t) k]
+              = s_batch_new (self, valid, (size_t) k * S_EVAL_CHUNK, s_chunk_len (self, k))))
+            goto fail;
     int max_batch = cfg->batch > S_EVAL_CHUNK ? cfg->batch : S_EVAL_CHUNK;
     for (int i = 0; i < nthreads; i++) {
         self->workers [i].sim = self;

@@ -935,16 +935,15 @@ double
 fasgd_model_batch_gradient (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *theta,
                             const fasgd_model_batch_t *batch, float *grad, int *nerrors)
 {
-    return s_gradient (self, ws, theta, batch->x, batch->y, batch->n,
-                       ws->xc ? &batch->cols : NULL, grad, nerrors);
+    return s_gradient (self, ws, theta, batch->x, batch->y, batch->n, &batch->cols, grad,
+                       nerrors);
 }
 
 double
 fasgd_model_batch_loss (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *theta,
                         const fasgd_model_batch_t *batch, int *nerrors)
 {
-    return s_loss (self, ws, theta, batch->x, batch->y, batch->n,
-                   ws->xc ? &batch->cols : NULL, nerrors);
+    return s_loss (self, ws, theta, batch->x, batch->y, batch->n, &batch->cols, nerrors);
 }
 
 void

@@ -32,8 +32,15 @@
     bound) compares work per CPU second; it does not show threads that
     wait for each other.
 
+    With --numpy SCRIPT (bench/numpy-sim.py) each simulation run is
+    followed by the same setting in a vectorised numpy simulator, with
+    OpenBLAS on as many threads, and a second table gives the two rates
+    and the median of the rounds' ratios: the yardstick "twice the numpy
+    simulator's rate", measured in the same run rather than taken from
+    elsewhere.
+
     Usage: bench-sim [--data DIR] [--iterations N] [--clients L] [--batch MU]
-                     [--rounds R] [--threads T]  */
+                     [--rounds R] [--threads T] [--numpy SCRIPT]  */
 #include "bench-util.h"
 #include "log.h"
 #include "sgemm-replica.h"
@@ -46,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -203,6 +211,69 @@ s_sim_rate (const fasgd_sim_cfg_t *base, const char *rule, const char *lr, int t
     return (s_rate_t) { its / secs, its / cpu };
 }
 
+/*  Iterations/s of the numpy simulator SCRIPT in the same setting: the
+    rate on its last line, "numpy-sim: ... in S s: R it/s, ...".  */
+static double
+s_numpy_rate (const char *script, const char *data, const char *rule, long iterations,
+              long clients, long batch, int threads)
+{
+    char its [24], lam [24], mu [24], thr [24];
+    snprintf (its, sizeof its, "%ld", iterations);
+    snprintf (lam, sizeof lam, "%ld", clients);
+    snprintf (mu, sizeof mu, "%ld", batch);
+    snprintf (thr, sizeof thr, "%d", threads);
+    char *const args [] = { (char *) script, "--data", (char *) data, "--rule", (char *) rule,
+                            "--iterations", its, "--clients", lam, "--batch", mu, "--threads",
+                            thr, NULL };
+    int fd [2];
+    if (pipe (fd) != 0) {
+        perror ("bench-sim: pipe");
+        exit (1);
+    }
+    fflush (stdout);
+    pid_t pid = fork ();
+    if (pid < 0) {
+        perror ("bench-sim: fork");
+        exit (1);
+    }
+    if (pid == 0) {
+        dup2 (fd [1], STDOUT_FILENO);
+        close (fd [0]);
+        close (fd [1]);
+        execv (script, args);
+        fprintf (stderr, "bench-sim: cannot run %s: %s\n", script, strerror (errno));
+        _exit (127);
+    }
+    close (fd [1]);
+    char out [4096];
+    size_t len = 0;
+    ssize_t got;
+    while ((got = read (fd [0], out + len, sizeof out - 1 - len)) != 0) {
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            break;
+        len += (size_t) got;
+        if (len == sizeof out - 1) {        /* keep the tail: the rate is on the last line */
+            memmove (out, out + len - 1024, 1024);
+            len = 1024;
+        }
+    }
+    out [len] = '\0';
+    close (fd [0]);
+    int status;
+    while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    const char *line = strstr (out, "numpy-sim: ");
+    const char *rate = line ? strstr (line, " s: ") : NULL;
+    double r = rate ? strtod (rate + 4, NULL) : 0;
+    if (!WIFEXITED (status) || WEXITSTATUS (status) != 0 || !(r > 0)) {
+        fprintf (stderr, "bench-sim: %s --rule %s gave no rate (output: '%s')\n", script, rule, out);
+        exit (1);
+    }
+    return r;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -213,10 +284,11 @@ main (int argc, char **argv)
         { "batch", required_argument, NULL, 'b' },
         { "rounds", required_argument, NULL, 'r' },
         { "threads", required_argument, NULL, 't' },
+        { "numpy", required_argument, NULL, 'n' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
-    const char *data = "data/mnist";
+    const char *data = "data/mnist", *numpy = NULL;
     long iterations = 5000, clients = 1000, batch = 128, rounds = 3;
     long cores = sysconf (_SC_NPROCESSORS_ONLN);
     long threads = cores > 0 ? (cores > S_MAX_THREADS ? S_MAX_THREADS : cores) : 1;
@@ -224,6 +296,7 @@ main (int argc, char **argv)
     while ((opt = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
             case 'd': data = optarg; break;
+            case 'n': numpy = optarg; break;
             case 'i': iterations = fasgd_bench_int_arg ("bench-sim", "--iterations", optarg, 100, 100000000); break;
             case 'l': clients = fasgd_bench_int_arg ("bench-sim", "--clients", optarg, 1, 1000000); break;
             case 'b': batch = fasgd_bench_int_arg ("bench-sim", "--batch", optarg, 1, 100000); break;
@@ -231,9 +304,10 @@ main (int argc, char **argv)
             case 't': threads = fasgd_bench_int_arg ("bench-sim", "--threads", optarg, 1, S_MAX_THREADS); break;
             case 'h':
                 puts ("usage: bench-sim [--data DIR] [--iterations N] [--clients L] [--batch MU]\n"
-                      "                 [--rounds R] [--threads T]\n"
+                      "                 [--rounds R] [--threads T] [--numpy SCRIPT]\n"
                       "Defaults: data/mnist, 5000 iterations, 1000 clients, batch 128, 3 rounds,\n"
-                      "T = every core. Prints simulated iterations/s next to the sgemm bound.");
+                      "T = every core. Prints simulated iterations/s next to the sgemm bound;\n"
+                      "with --numpy bench/numpy-sim.py, also next to a numpy simulator's rate.");
                 return 0;
             default:
                 return 2;
@@ -288,12 +362,13 @@ main (int argc, char **argv)
     long tcounts [2] = { 1, threads };
     int ncounts = threads > 1 ? 2 : 1;
     double rate1 [2] = { 0, 0 };
+    double np_sim [2][2][S_MAX_ROUNDS], np_rate [2][2][S_MAX_ROUNDS], np_ratio [2][2][S_MAX_ROUNDS];
     printf ("%-6s %7s %9s %12s %7s %12s %7s %10s %11s %11s %9s\n", "rule", "threads", "iter/s",
             "full bound/s", "ratio", "run bound/s", "ratio", "vs 1 thread", "iter/cpu-s",
             "full/cpu-s", "cpu ratio");
     for (int c = 0; c < ncounts; c++) {
         int t = (int) tcounts [c], nb = 0;
-        double bound [3 * S_MAX_ROUNDS], bound_cpu [3 * S_MAX_ROUNDS], bound_run [3 * S_MAX_ROUNDS];
+        double bound [5 * S_MAX_ROUNDS], bound_cpu [5 * S_MAX_ROUNDS], bound_run [5 * S_MAX_ROUNDS];
         double sim [2][S_MAX_ROUNDS], sim_cpu [2][S_MAX_ROUNDS];
         double ratio [2][S_MAX_ROUNDS], ratio_cpu [2][S_MAX_ROUNDS], ratio_run [2][S_MAX_ROUNDS];
         for (int r = 0; r < rounds; r++) {
@@ -314,6 +389,18 @@ main (int argc, char **argv)
                 ratio_run [k][r] = sr.wall / (0.5 * (before_run.wall + after_run.wall));
                 before = after;
                 before_run = after_run;
+                if (numpy) {
+                    double nr = s_numpy_rate (numpy, data, rules [k], iterations, clients, batch, t);
+                    np_sim [c][k][r] = sr.wall;
+                    np_rate [c][k][r] = nr;
+                    np_ratio [c][k][r] = sr.wall / nr;
+                    /*  The next simulation's bound before it, after numpy's run.  */
+                    before = s_bound (&full, t);
+                    before_run = s_bound (&run, t);
+                    bound [nb] = before.wall;
+                    bound_cpu [nb] = before.cpu;
+                    bound_run [nb++] = before_run.wall;
+                }
             }
         }
         double bf = fasgd_bench_median (bound, nb);
@@ -332,6 +419,17 @@ main (int argc, char **argv)
                     100.0 * qc);
             fflush (stdout);
         }
+    }
+    if (numpy) {
+        printf ("# against %s, the same setting in numpy, run after each simulation with OpenBLAS "
+                "on as many threads\n", numpy);
+        printf ("%-6s %7s %9s %9s %7s\n", "rule", "threads", "iter/s", "numpy/s", "ratio");
+        for (int c = 0; c < ncounts; c++)
+            for (int k = 0; k < 2; k++)
+                printf ("%-6s %7ld %9.0f %9.0f %6.2fx\n", rules [k], tcounts [c],
+                        fasgd_bench_median (np_sim [c][k], (int) rounds),
+                        fasgd_bench_median (np_rate [c][k], (int) rounds),
+                        fasgd_bench_median (np_ratio [c][k], (int) rounds));
     }
     free (theta);
     fasgd_model_destroy (&model);

@@ -122,6 +122,13 @@ int fasgd_model_ws_max_batch (const fasgd_model_ws_t *self);
     before any pass.  */
 int fasgd_model_ws_columns (const fasgd_model_ws_t *self);
 
+/*  1 if the last forward pass through this workspace ran its first layer
+    on the nonzero inputs alone: a prepared batch (fasgd_model_batch_new)
+    whose kept columns are at most 40% nonzero, on a processor with
+    AVX-512, with no NaN or infinity in W_1 (docs/ALGORITHMS.md, "Sparse
+    first layer"); the result is the same up to rounding. 0 otherwise.  */
+int fasgd_model_ws_sparse (const fasgd_model_ws_t *self);
+
 /*  Mean negative log likelihood of the batch (x: n rows of input_dim
     floats, y: n labels) under softmax, computed in double; grad (nparams
     floats) is overwritten with the gradient of that mean. *nerrors (may be
@@ -143,7 +150,9 @@ double fasgd_model_loss (const fasgd_model_t *self, fasgd_model_ws_t *ws,
     done once here rather than at every pass. Borrows x (n rows of
     input_dim) and y (n labels), which must outlive it unchanged. NULL (and
     a logged error) if n < 1 or memory runs out. The passes give the same
-    results as fasgd_model_gradient and fasgd_model_loss on x and y.  */
+    results as fasgd_model_gradient and fasgd_model_loss on x and y, up to
+    rounding when the batch is sparse enough for fasgd_model_ws_sparse;
+    either way the same bits every time.  */
 typedef struct fasgd_model_batch_t fasgd_model_batch_t;
 fasgd_model_batch_t *fasgd_model_batch_new (const fasgd_model_t *self, const float *x,
                                             const uint8_t *y, int n);

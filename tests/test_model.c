@@ -753,6 +753,165 @@ START_TEST (test_prepared_batch)
 }
 END_TEST
 
+/*  Whether this processor runs the sparse first layer (AVX-512).  */
+static int
+s_sparse_expected (void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports ("avx512f") != 0;
+#else
+    return 0;
+#endif
+}
+
+/*  A batch of n digit-like rows of 40: columns 0-5 and 33-39 blank, and
+    in the others about one entry in `every` inked, the rest ±0.  */
+static void
+s_sparse_batch (fasgd_rng_t *rng, int n, int every, float *x, uint8_t *y)
+{
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 40; k++) {
+            int inked = k > 5 && k < 33 && fasgd_rng_below (rng, (uint32_t) every) == 0;
+            x [i * 40 + k] = inked ? (float) fasgd_rng_uniform (rng) + 0.01f
+                                   : (i + k) % 2 ? -0.0f : 0.0f;
+        }
+        /*  Column 6 inked in every example, 7 in example 0 alone.  */
+        x [i * 40 + 6] = 0.5f;
+        x [i * 40 + 7] = i == 0 ? 0.75f : 0.0f;
+        y [i] = (uint8_t) fasgd_rng_below (rng, 3);
+    }
+}
+
+/*  A prepared batch of mostly zero inputs: its first layer runs on the
+    nonzeros alone (where the processor has AVX-512), at every width the
+    vector code handles in its own way (one vector, a partial one, seven
+    and a part, eight, more than eight). Against the plain calls' product
+    on the kept columns: the same loss and gradient up to rounding, the
+    same error count; against the double-precision oracle's finite
+    differences at one width; the same bits at every call; exact zero rows
+    of dW_1 for blank columns; and a NaN or infinity anywhere in W_1 or x
+    reaches the loss and every example, as through the full product.  */
+START_TEST (test_sparse_batch)
+{
+    const int widths [] = { 16, 20, 100, 128, 130, 300 };
+    for (size_t t = 0; t < sizeof widths / sizeof widths [0]; t++) {
+        const int sizes [] = { 40, widths [t], 3 };
+        fasgd_model_spec_t spec = s_spec (FASGD_ACT_RELU, FASGD_INIT_HE, 3, sizes);
+        fasgd_model_t *model = s_model (FASGD_ACT_RELU, FASGD_INIT_HE, 3, sizes);
+        const size_t np = fasgd_model_nparams (model);
+        fasgd_rng_t rng;
+        fasgd_rng_seed (&rng, 53 + t, 0);
+        float *theta = s_floats (np, 0);
+        for (size_t i = 0; i < np; i++)
+            theta [i] = (float) (0.3 * fasgd_rng_normal (&rng));
+        float x [12 * 40];
+        uint8_t y [12];
+        s_sparse_batch (&rng, 12, 5, x, y);
+        fasgd_model_ws_t *ws = fasgd_model_ws_new (model, 12);
+        fasgd_model_batch_t *batch = fasgd_model_batch_new (model, x, y, 12);
+        ck_assert_ptr_nonnull (batch);
+        float *g1 = s_floats (np, NAN), *g2 = s_floats (np, NAN), *g3 = s_floats (np, NAN);
+        int e1 = -1, e2 = -2, e3 = -3;
+        int inked = 0;
+        for (int k = 0; k < 40; k++) {
+            int any = 0;
+            for (int i = 0; i < 12; i++)
+                any |= x [i * 40 + k] != 0;
+            inked += any;
+        }
+        double l1 = fasgd_model_gradient (model, ws, theta, x, y, 12, g1, &e1);
+        ck_assert_int_eq (fasgd_model_ws_sparse (ws), 0);
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), inked);
+        double l2 = fasgd_model_batch_gradient (model, ws, theta, batch, g2, &e2);
+        ck_assert_int_eq (fasgd_model_ws_sparse (ws), s_sparse_expected ());
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), inked);
+        ck_assert_double_eq_tol (l2, l1, 1e-6 * (1 + fabs (l1)));
+        ck_assert_int_eq (e2, e1);
+        for (size_t p = 0; p < np; p++)
+            ck_assert_msg (fabsf (g2 [p] - g1 [p]) <= 1e-5f * (1 + fabsf (g1 [p])),
+                           "width %d param %zu: %.9g sparse, %.9g dense", widths [t], p,
+                           g2 [p], g1 [p]);
+        for (int k = 0; k < 40; k++)
+            if (k <= 5 || k >= 33)
+                for (int j = 0; j < widths [t]; j++) {
+                    uint32_t bits;
+                    memcpy (&bits, &g2 [(size_t) k * widths [t] + j], sizeof bits);
+                    ck_assert_uint_eq (bits, 0);
+                }
+        /*  The same bits every time, gradient and loss.  */
+        ck_assert (fasgd_model_batch_gradient (model, ws, theta, batch, g3, &e3) == l2);
+        ck_assert_mem_eq (g3, g2, np * sizeof (float));
+        ck_assert (fasgd_model_batch_loss (model, ws, theta, batch, &e3) == l2);
+        ck_assert_int_eq (e3, e2);
+
+        if (widths [t] == 20) {
+            double *td = malloc (np * sizeof *td);
+            ck_assert_ptr_nonnull (td);
+            for (size_t i = 0; i < np; i++)
+                td [i] = theta [i];
+            ck_assert_double_eq_tol (l2, s_ref_loss (&spec, td, x, y, 12, NULL), 1e-5 * (1 + fabs (l2)));
+            const double h = 1e-6;
+            for (size_t p = 0; p < np; p++) {
+                double keep = td [p];
+                td [p] = keep + h;
+                double up = s_ref_loss (&spec, td, x, y, 12, NULL);
+                td [p] = keep - h;
+                double down = s_ref_loss (&spec, td, x, y, 12, NULL);
+                td [p] = keep;
+                double fd = (up - down) / (2 * h);
+                ck_assert_msg (fabs (fd - g2 [p]) <= 2e-5 + 1e-3 * fabs (fd),
+                               "param %zu: analytic %.8g, finite difference %.8g", p, g2 [p], fd);
+            }
+            free (td);
+        }
+
+        /*  W_1 [7][j] is multiplied by example 0's input alone: a NaN or
+            infinity there reaches the loss and, as through the full
+            product (0 · inf is NaN), every example's logits: every
+            example then counts as an error, in the plain call and the
+            prepared batch alike.  */
+        for (int bad = 0; bad < 2; bad++) {
+            theta [7 * widths [t] + widths [t] - 1] = bad ? INFINITY : NAN;
+            ck_assert (isnan (fasgd_model_batch_loss (model, ws, theta, batch, &e2)));
+            ck_assert_int_eq (fasgd_model_ws_sparse (ws), 0);
+            ck_assert (isnan (fasgd_model_loss (model, ws, theta, x, y, 12, &e1)));
+            ck_assert_int_eq (e2, e1);
+            ck_assert (isnan (fasgd_model_batch_gradient (model, ws, theta, batch, g2, NULL)));
+        }
+        theta [7 * widths [t] + widths [t] - 1] = 0.5f;
+        /*  And in a blank column's weights.  */
+        theta [2 * widths [t]] = NAN;
+        ck_assert (isnan (fasgd_model_batch_loss (model, ws, theta, batch, NULL)));
+        ck_assert_int_eq (fasgd_model_ws_sparse (ws), 0);
+        theta [2 * widths [t]] = 0.5f;
+        ck_assert (isfinite (fasgd_model_batch_loss (model, ws, theta, batch, NULL)));
+        ck_assert_int_eq (fasgd_model_ws_sparse (ws), s_sparse_expected ());
+        fasgd_model_batch_destroy (&batch);
+
+        /*  An infinite input.  */
+        x [3 * 40 + 20] = INFINITY;
+        batch = fasgd_model_batch_new (model, x, y, 12);
+        ck_assert_ptr_nonnull (batch);
+        ck_assert (isnan (fasgd_model_batch_loss (model, ws, theta, batch, NULL)));
+        fasgd_model_batch_destroy (&batch);
+
+        /*  Denser than 40% in the kept columns: sgemm on them.  */
+        s_sparse_batch (&rng, 12, 1, x, y);
+        batch = fasgd_model_batch_new (model, x, y, 12);
+        ck_assert (isfinite (fasgd_model_batch_gradient (model, ws, theta, batch, g2, NULL)));
+        ck_assert_int_eq (fasgd_model_ws_sparse (ws), 0);
+        ck_assert_int_eq (fasgd_model_ws_columns (ws), 27);
+        fasgd_model_batch_destroy (&batch);
+        free (g1);
+        free (g2);
+        free (g3);
+        free (theta);
+        fasgd_model_ws_destroy (&ws);
+        fasgd_model_destroy (&model);
+    }
+}
+END_TEST
+
 /*  A first layer narrower than 16 never compacts: the copies would cost
     more than the multiplies they save.  */
 START_TEST (test_blank_columns_narrow)
@@ -1035,6 +1194,7 @@ model_suite (void)
     tcase_add_test (tc, test_blank_columns);
     tcase_add_test (tc, test_blank_columns_narrow);
     tcase_add_test (tc, test_prepared_batch);
+    tcase_add_test (tc, test_sparse_batch);
     suite_add_tcase (s, tc);
 
     tc = tcase_create ("init");

@@ -9,11 +9,15 @@
 
       full   the model's products as written, 784 input columns: the bound
              the simulation is held to;
-      run    the products the simulation actually runs: fasgd_model_gradient
-             leaves out input columns that are blank in the whole batch
-             (fasgd_model_ws_columns), here the mean over the run's batches
-             and over the validation chunks. The ratio to this bound is the
-             share of time the simulation spends multiplying.
+      kept   sgemm on the input columns that are inked somewhere in the
+             batch (fasgd_model_ws_columns), the mean over the run's batches
+             and over the validation chunks: what the model's products on
+             kept columns alone would allow. The simulation's minibatches
+             and validation chunks are prepared batches sparse enough for
+             the model's sparse first layer (fasgd_model_ws_sparse, on
+             processors with AVX-512), which multiplies the nonzero inputs
+             alone, so on such processors it can run faster than either
+             bound.
 
     For each round it times, on one thread: both bounds; the simulation
     with the asgd rule; both bounds again; the simulation with the fasgd
@@ -66,6 +70,8 @@
     chunk.  */
 typedef struct {
     int columns, eval_columns;
+    int batches, sparse_batches;    /* minibatches, and those the sparse layer takes */
+    int chunks, sparse_chunks;      /* validation chunks, likewise */
 } s_shape_t;
 
 typedef struct {
@@ -158,35 +164,58 @@ s_bound (const s_replica_job_t *proto, int threads)
                         (double) proto->reps * threads / cpu };
 }
 
-/*  The shape the simulation runs: the mean of fasgd_model_ws_columns over
+/*  1 if a prepared batch of these n examples takes the sparse first
+    layer.  */
+static int
+s_takes_sparse (const fasgd_model_t *model, fasgd_model_ws_t *ws, const float *theta,
+                const float *x, const uint8_t *y, int n)
+{
+    fasgd_model_batch_t *batch = fasgd_model_batch_new (model, x, y, n);
+    if (!batch)
+        exit (1);
+    fasgd_model_batch_loss (model, ws, theta, batch, NULL);
+    fasgd_model_batch_destroy (&batch);
+    return fasgd_model_ws_sparse (ws);
+}
+
+/*  The kept shape: the mean of fasgd_model_ws_columns over
     the batches of its iterations (iteration i takes batch i mod batches)
-    and over the validation chunks.  */
+    and over the validation chunks; and how many of each, prepared as the
+    simulation prepares them, take the sparse first layer.  */
 static s_shape_t
-s_run_shape (const fasgd_model_t *model, int mu, long iterations, const fasgd_dataset_t *train,
+s_kept_shape (const fasgd_model_t *model, int mu, long iterations, const fasgd_dataset_t *train,
              const fasgd_dataset_t *valid, const float *theta)
 {
     const size_t dim = train->dim;
     fasgd_model_ws_t *ws = fasgd_model_ws_new (model, mu > FASGD_SIM_EVAL_CHUNK ? mu : FASGD_SIM_EVAL_CHUNK);
     if (!ws)
         exit (1);
+    s_shape_t shape = { 0 };
     long nbatches = (long) (train->n / (size_t) mu);
     double sum = 0;
     for (long b = 0; b < nbatches; b++) {
-        fasgd_model_loss (model, ws, theta, train->x + (size_t) b * mu * dim,
-                          train->y + (size_t) b * mu, mu, NULL);
+        const float *x = train->x + (size_t) b * mu * dim;
+        const uint8_t *y = train->y + (size_t) b * mu;
+        fasgd_model_loss (model, ws, theta, x, y, mu, NULL);
         /*  Batch b serves iterations b, b + nbatches, ...  */
         long uses = iterations / nbatches + (b < iterations % nbatches);
         sum += (double) fasgd_model_ws_columns (ws) * (double) uses;
+        shape.batches++;
+        shape.sparse_batches += s_takes_sparse (model, ws, theta, x, y, mu);
     }
     double eval_sum = 0;
     for (size_t start = 0; start < valid->n; start += FASGD_SIM_EVAL_CHUNK) {
         size_t len = valid->n - start < FASGD_SIM_EVAL_CHUNK ? valid->n - start : FASGD_SIM_EVAL_CHUNK;
-        fasgd_model_loss (model, ws, theta, valid->x + start * dim, valid->y + start, (int) len, NULL);
+        const float *x = valid->x + start * dim;
+        fasgd_model_loss (model, ws, theta, x, valid->y + start, (int) len, NULL);
         eval_sum += (double) fasgd_model_ws_columns (ws) * (double) len;
+        shape.chunks++;
+        shape.sparse_chunks += s_takes_sparse (model, ws, theta, x, valid->y + start, (int) len);
     }
     fasgd_model_ws_destroy (&ws);
-    return (s_shape_t) { (int) (sum / (double) iterations + 0.5),
-                         (int) (eval_sum / (double) valid->n + 0.5) };
+    shape.columns = (int) (sum / (double) iterations + 0.5);
+    shape.eval_columns = (int) (eval_sum / (double) valid->n + 0.5);
+    return shape;
 }
 
 static s_rate_t
@@ -348,15 +377,18 @@ main (int argc, char **argv)
         .valid_x = valid->x, .eval_chunks = (int) (valid->n / FASGD_SIM_EVAL_CHUNK),
         .eval_rest = (int) (valid->n % FASGD_SIM_EVAL_CHUNK), .theta = theta, .reps = reps
     };
-    s_replica_job_t run = full;
-    run.shape = s_run_shape (model, (int) batch, iterations, train, valid, theta);
+    s_replica_job_t kept = full;
+    kept.shape = s_kept_shape (model, (int) batch, iterations, train, valid, theta);
 
     printf ("# bench-sim: 784-100-10, batch %ld, %ld clients, %ld iterations per run, validation "
             "every %d timestamps on %u examples, %ld rounds (medians)\n",
             batch, clients, iterations, S_EVAL_EVERY, valid->n, rounds);
-    printf ("# bounds: an iteration's products, full (%d input columns) and as run (mean %d "
+    printf ("# bounds: an iteration's products in sgemm, full (%d input columns) and kept (mean %d "
             "columns a batch, %d a validation chunk)\n",
-            dim, run.shape.columns, run.shape.eval_columns);
+            dim, kept.shape.columns, kept.shape.eval_columns);
+    printf ("# first layer: sparse (nonzero inputs alone) on %d of %d minibatches and %d of %d "
+            "validation chunks\n", kept.shape.sparse_batches, kept.shape.batches,
+            kept.shape.sparse_chunks, kept.shape.chunks);
     printf ("# machine: %ld cores; OpenBLAS %s\n", cores, openblas_get_config ());
     const char *rules [2] = { "asgd", "fasgd" }, *lrs [2] = { "0.05", "0.005" };
     long tcounts [2] = { 1, threads };
@@ -364,31 +396,31 @@ main (int argc, char **argv)
     double rate1 [2] = { 0, 0 };
     double np_sim [2][2][S_MAX_ROUNDS], np_rate [2][2][S_MAX_ROUNDS], np_ratio [2][2][S_MAX_ROUNDS];
     printf ("%-6s %7s %9s %12s %7s %12s %7s %10s %11s %11s %9s\n", "rule", "threads", "iter/s",
-            "full bound/s", "ratio", "run bound/s", "ratio", "vs 1 thread", "iter/cpu-s",
+            "full bound/s", "ratio", "kept bound/s", "ratio", "vs 1 thread", "iter/cpu-s",
             "full/cpu-s", "cpu ratio");
     for (int c = 0; c < ncounts; c++) {
         int t = (int) tcounts [c], nb = 0;
-        double bound [5 * S_MAX_ROUNDS], bound_cpu [5 * S_MAX_ROUNDS], bound_run [5 * S_MAX_ROUNDS];
+        double bound [5 * S_MAX_ROUNDS], bound_cpu [5 * S_MAX_ROUNDS], bound_kept [5 * S_MAX_ROUNDS];
         double sim [2][S_MAX_ROUNDS], sim_cpu [2][S_MAX_ROUNDS];
-        double ratio [2][S_MAX_ROUNDS], ratio_cpu [2][S_MAX_ROUNDS], ratio_run [2][S_MAX_ROUNDS];
+        double ratio [2][S_MAX_ROUNDS], ratio_cpu [2][S_MAX_ROUNDS], ratio_kept [2][S_MAX_ROUNDS];
         for (int r = 0; r < rounds; r++) {
-            s_rate_t before = s_bound (&full, t), before_run = s_bound (&run, t);
+            s_rate_t before = s_bound (&full, t), before_kept = s_bound (&kept, t);
             bound [nb] = before.wall;
             bound_cpu [nb] = before.cpu;
-            bound_run [nb++] = before_run.wall;
+            bound_kept [nb++] = before_kept.wall;
             for (int k = 0; k < 2; k++) {
                 s_rate_t sr = s_sim_rate (&cfg, rules [k], lrs [k], t, train, valid);
-                s_rate_t after = s_bound (&full, t), after_run = s_bound (&run, t);
+                s_rate_t after = s_bound (&full, t), after_kept = s_bound (&kept, t);
                 bound [nb] = after.wall;
                 bound_cpu [nb] = after.cpu;
-                bound_run [nb++] = after_run.wall;
+                bound_kept [nb++] = after_kept.wall;
                 sim [k][r] = sr.wall;
                 sim_cpu [k][r] = sr.cpu;
                 ratio [k][r] = sr.wall / (0.5 * (before.wall + after.wall));
                 ratio_cpu [k][r] = sr.cpu / (0.5 * (before.cpu + after.cpu));
-                ratio_run [k][r] = sr.wall / (0.5 * (before_run.wall + after_run.wall));
+                ratio_kept [k][r] = sr.wall / (0.5 * (before_kept.wall + after_kept.wall));
                 before = after;
-                before_run = after_run;
+                before_kept = after_kept;
                 if (numpy) {
                     double nr = s_numpy_rate (numpy, data, rules [k], iterations, clients, batch, t);
                     np_sim [c][k][r] = sr.wall;
@@ -396,22 +428,22 @@ main (int argc, char **argv)
                     np_ratio [c][k][r] = sr.wall / nr;
                     /*  The next simulation's bound before it, after numpy's run.  */
                     before = s_bound (&full, t);
-                    before_run = s_bound (&run, t);
+                    before_kept = s_bound (&kept, t);
                     bound [nb] = before.wall;
                     bound_cpu [nb] = before.cpu;
-                    bound_run [nb++] = before_run.wall;
+                    bound_kept [nb++] = before_kept.wall;
                 }
             }
         }
         double bf = fasgd_bench_median (bound, nb);
         double bc = fasgd_bench_median (bound_cpu, nb);
-        double br = fasgd_bench_median (bound_run, nb);
+        double br = fasgd_bench_median (bound_kept, nb);
         for (int k = 0; k < 2; k++) {
             double s = fasgd_bench_median (sim [k], (int) rounds);
             double sc = fasgd_bench_median (sim_cpu [k], (int) rounds);
             double q = fasgd_bench_median (ratio [k], (int) rounds);
             double qc = fasgd_bench_median (ratio_cpu [k], (int) rounds);
-            double qr = fasgd_bench_median (ratio_run [k], (int) rounds);
+            double qr = fasgd_bench_median (ratio_kept [k], (int) rounds);
             if (c == 0)
                 rate1 [k] = s;
             printf ("%-6s %7ld %9.0f %12.0f %6.1f%% %12.0f %6.1f%% %9.2fx %11.0f %11.0f %8.1f%%\n",

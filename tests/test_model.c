@@ -586,6 +586,26 @@ s_blank_batch (fasgd_rng_t *rng, int n, const char *blank, float *x, uint8_t *y)
                 x [i * 40 + k] = i % 2 ? -0.0f : 0.0f;
 }
 
+/*  grad (np floats) against central finite differences of the
+    double-precision oracle at td, on n examples; td is restored.  */
+static void
+s_check_fd (const fasgd_model_spec_t *spec, double *td, size_t np, const float *x,
+            const uint8_t *y, int n, const float *grad)
+{
+    const double h = 1e-6;
+    for (size_t p = 0; p < np; p++) {
+        double keep = td [p];
+        td [p] = keep + h;
+        double up = s_ref_loss (spec, td, x, y, n, NULL);
+        td [p] = keep - h;
+        double down = s_ref_loss (spec, td, x, y, n, NULL);
+        td [p] = keep;
+        double fd = (up - down) / (2 * h);
+        ck_assert_msg (fabs (fd - grad [p]) <= 2e-5 + 1e-3 * fabs (fd),
+                       "param %zu: analytic %.8g, finite difference %.8g", p, grad [p], fd);
+    }
+}
+
 /*  The first layer on the inked columns alone: the same loss as the
     double-precision oracle, the same gradient as its finite differences,
     and dW_1's rows of blank columns written as exact zeros.  */
@@ -630,18 +650,7 @@ START_TEST (test_blank_columns)
         double ref = s_ref_loss (&spec, td, x, y, 9, &ref_errors);
         ck_assert_double_eq_tol (loss, ref, 1e-5 * (1 + fabs (ref)));
         ck_assert_int_eq (nerrors, ref_errors);
-        const double h = 1e-6;
-        for (size_t p = 0; p < np; p++) {
-            double keep = td [p];
-            td [p] = keep + h;
-            double up = s_ref_loss (&spec, td, x, y, 9, NULL);
-            td [p] = keep - h;
-            double down = s_ref_loss (&spec, td, x, y, 9, NULL);
-            td [p] = keep;
-            double fd = (up - down) / (2 * h);
-            ck_assert_msg (fabs (fd - grad [p]) <= 2e-5 + 1e-3 * fabs (fd),
-                           "param %zu: analytic %.8g, finite difference %.8g", p, grad [p], fd);
-        }
+        s_check_fd (&spec, td, np, x, y, 9, grad);
         for (int k = 0; k < 40; k++)
             for (int j = 0; j < 20; j++)
                 if (blank [k]) {
@@ -850,18 +859,7 @@ START_TEST (test_sparse_batch)
             for (size_t i = 0; i < np; i++)
                 td [i] = theta [i];
             ck_assert_double_eq_tol (l2, s_ref_loss (&spec, td, x, y, 12, NULL), 1e-5 * (1 + fabs (l2)));
-            const double h = 1e-6;
-            for (size_t p = 0; p < np; p++) {
-                double keep = td [p];
-                td [p] = keep + h;
-                double up = s_ref_loss (&spec, td, x, y, 12, NULL);
-                td [p] = keep - h;
-                double down = s_ref_loss (&spec, td, x, y, 12, NULL);
-                td [p] = keep;
-                double fd = (up - down) / (2 * h);
-                ck_assert_msg (fabs (fd - g2 [p]) <= 2e-5 + 1e-3 * fabs (fd),
-                               "param %zu: analytic %.8g, finite difference %.8g", p, g2 [p], fd);
-            }
+            s_check_fd (&spec, td, np, x, y, 12, g2);
             free (td);
         }
 

@@ -740,6 +740,27 @@ s_find_columns (const fasgd_model_t *self, const float *x, int n, uint32_t *inke
     return (s_cols_t) { .x = xc, .runs = runs, .nruns = nruns, .kept = kept };
 }
 
+/*  The blank columns before run r of cols (r = nruns: after the last
+    run): [*first, the return value).  */
+static int
+s_blank_gap (const s_cols_t *cols, int r, int fan_in, int *first)
+{
+    *first = r > 0 ? cols->runs [2 * r - 2] + cols->runs [2 * r - 1] : 0;
+    return r < cols->nruns ? cols->runs [2 * r] : fan_in;
+}
+
+/*  dW_1's rows of the blank columns of cols: 0.  */
+static void
+s_zero_blank_rows (const fasgd_model_t *self, const s_cols_t *cols, float *dw)
+{
+    const int fan_in = self->spec.sizes [0];
+    const size_t row = (size_t) self->spec.sizes [1];
+    for (int r = 0; r <= cols->nruns; r++) {
+        int first, end = s_blank_gap (cols, r, fan_in, &first);
+        memset (dw + (size_t) first * row, 0, (size_t) (end - first) * row * sizeof (float));
+    }
+}
+
 /*  Copies W_1's kept rows to ws->wc: one after another, or for the sparse
     layer in rows of s_padded floats, the padding 0. Returns 0, copying
     nothing, when a blank column's weights hold a NaN or an infinity:
@@ -752,13 +773,10 @@ s_gather_w1 (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *theta
     const int fan_in = self->spec.sizes [0];
     const size_t row = (size_t) self->spec.sizes [1];
     const float *w = theta + self->tensors [0].offset;
-    int next = 0;                   /* the first row not yet looked at */
     for (int r = 0; r <= cols->nruns; r++) {
-        int first = r < cols->nruns ? cols->runs [2 * r] : fan_in;
-        if (fasgd_floats_any_nonfinite (w + (size_t) next * row, (size_t) (first - next) * row))
+        int first, end = s_blank_gap (cols, r, fan_in, &first);
+        if (fasgd_floats_any_nonfinite (w + (size_t) first * row, (size_t) (end - first) * row))
             return 0;
-        if (r < cols->nruns)
-            next = first + cols->runs [2 * r + 1];
     }
     float *wc = ws->wc;
     if (cols->sparse) {
@@ -785,18 +803,14 @@ s_gather_w1 (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *theta
 static void
 s_expand_dw (const fasgd_model_t *self, const fasgd_model_ws_t *ws, float *dw)
 {
-    const int fan_in = self->spec.sizes [0];
     const size_t row = (size_t) self->spec.sizes [1];
     const float *src = ws->wc;
-    int next = 0;                   /* the first row not yet written */
+    s_zero_blank_rows (self, &ws->cols, dw);
     for (int r = 0; r < ws->cols.nruns; r++) {
         int first = ws->cols.runs [2 * r], count = ws->cols.runs [2 * r + 1];
-        memset (dw + (size_t) next * row, 0, (size_t) (first - next) * row * sizeof (float));
         memcpy (dw + (size_t) first * row, src, (size_t) count * row * sizeof (float));
         src += (size_t) count * row;
-        next = first + count;
     }
-    memset (dw + (size_t) next * row, 0, (size_t) (fan_in - next) * row * sizeof (float));
 }
 
 /*  dW_1 on the sparse layer: dZ_1 (n rows of fan_out) is copied to rows
@@ -805,7 +819,7 @@ s_expand_dw (const fasgd_model_t *self, const fasgd_model_ws_t *ws, float *dw)
 static void
 s_sparse_dw (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *dz, int n, float *dw)
 {
-    const int fan_in = self->spec.sizes [0], fan_out = self->spec.sizes [1];
+    const int fan_out = self->spec.sizes [1];
     const int ld = s_padded (fan_out);
     const size_t row = (size_t) fan_out;
     for (int i = 0; i < n; i++) {
@@ -813,16 +827,14 @@ s_sparse_dw (const fasgd_model_t *self, fasgd_model_ws_t *ws, const float *dz, i
         memset (ws->dzp + (size_t) i * ld + row, 0, (size_t) (ld - fan_out) * sizeof (float));
     }
     const s_sparse_t *sp = ws->cols.sparse;
-    int next = 0, c = 0;            /* the first row not yet written; its kept-column index */
+    s_zero_blank_rows (self, &ws->cols, dw);
+    int c = 0;                      /* the run's first kept-column index */
     for (int r = 0; r < ws->cols.nruns; r++) {
         int first = ws->cols.runs [2 * r], count = ws->cols.runs [2 * r + 1];
-        memset (dw + (size_t) next * row, 0, (size_t) (first - next) * row * sizeof (float));
         s_sparse_rows (count, sp->col_ptr + c, sp->col_row, sp->col_val, ws->dzp, ld, fan_out,
                        NULL, dw + (size_t) first * row, fan_out);
         c += count;
-        next = first + count;
     }
-    memset (dw + (size_t) next * row, 0, (size_t) (fan_in - next) * row * sizeof (float));
 }
 
 /*  A_l = act (A_{l-1} · W_l + b_l) for every layer; A_L holds the logits.

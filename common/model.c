@@ -1074,14 +1074,16 @@ fasgd_model_loss (const fasgd_model_t *self, fasgd_model_ws_t *ws,
     return s_loss (self, ws, theta, x, y, n, NULL, nerrors);
 }
 
-/*  Lists the nonzeros of a batch's kept columns (batch->xc) when they are
-    few enough for the sparse layer to pay. Returns -1 when out of memory,
-    else 0 (with or without the lists).  */
+/*  Lists the nonzeros of a batch's kept columns (batch->xc; kept > 0,
+    so the model compacts and its first layer is at least
+    S_COMPACT_MIN_OUT wide) when they are few enough for the sparse layer
+    to pay. Returns -1 when out of memory, else 0 (with or without the
+    lists).  */
 static int
-s_sparse_new (const fasgd_model_t *self, fasgd_model_batch_t *batch)
+s_sparse_new (fasgd_model_batch_t *batch)
 {
     const int n = batch->n, kept = batch->cols.kept;
-    if (!kept || self->spec.sizes [1] < S_COMPACT_MIN_OUT || !s_sparse_available ())
+    if (!s_sparse_available ())
         return 0;
     const float *xc = batch->xc;
     int64_t nnz = 0;
@@ -1161,16 +1163,14 @@ fasgd_model_batch_new (const fasgd_model_t *self, const float *x, const uint8_t 
     if (inked && batch->runs && batch->xc)
         batch->cols = s_find_columns (self, x, n, inked, batch->runs, batch->xc);
     free (inked);
-    if (!batch->runs || !batch->xc) {
-        fasgd_log_error ("model: out of memory for a batch of %d", n);
-        fasgd_model_batch_destroy (&batch);
-        return NULL;
-    }
-    if (!batch->cols.kept) {
+    int ok = batch->runs && batch->xc;
+    if (ok && !batch->cols.kept) {
         free (batch->xc);
         batch->xc = NULL;
     }
-    else if (s_sparse_new (self, batch) != 0) {
+    else if (ok)
+        ok = s_sparse_new (batch) == 0;
+    if (!ok) {
         fasgd_log_error ("model: out of memory for a batch of %d", n);
         fasgd_model_batch_destroy (&batch);
         return NULL;

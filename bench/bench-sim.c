@@ -164,24 +164,26 @@ s_bound (const s_replica_job_t *proto, int threads)
                         (double) proto->reps * threads / cpu };
 }
 
-/*  1 if a prepared batch of these n examples takes the sparse first
-    layer.  */
+/*  The input columns a forward pass multiplies when these n examples are
+    prepared as the simulation prepares them (fasgd_model_ws_columns);
+    *sparse is 1 if the pass took the sparse first layer.  */
 static int
-s_takes_sparse (const fasgd_model_t *model, fasgd_model_ws_t *ws, const float *theta,
-                const float *x, const uint8_t *y, int n)
+s_prepared_columns (const fasgd_model_t *model, fasgd_model_ws_t *ws, const float *theta,
+                    const float *x, const uint8_t *y, int n, int *sparse)
 {
     fasgd_model_batch_t *batch = fasgd_model_batch_new (model, x, y, n);
     if (!batch)
         exit (1);
     fasgd_model_batch_loss (model, ws, theta, batch, NULL);
     fasgd_model_batch_destroy (&batch);
-    return fasgd_model_ws_sparse (ws);
+    *sparse = fasgd_model_ws_sparse (ws);
+    return fasgd_model_ws_columns (ws);
 }
 
 /*  The kept shape: the mean of fasgd_model_ws_columns over
     the batches of its iterations (iteration i takes batch i mod batches)
-    and over the validation chunks; and how many of each, prepared as the
-    simulation prepares them, take the sparse first layer.  */
+    and over the validation chunks, prepared as the simulation prepares
+    them; and how many of each take the sparse first layer.  */
 static s_shape_t
 s_kept_shape (const fasgd_model_t *model, int mu, long iterations, const fasgd_dataset_t *train,
              const fasgd_dataset_t *valid, const float *theta)
@@ -194,23 +196,24 @@ s_kept_shape (const fasgd_model_t *model, int mu, long iterations, const fasgd_d
     long nbatches = (long) (train->n / (size_t) mu);
     double sum = 0;
     for (long b = 0; b < nbatches; b++) {
-        const float *x = train->x + (size_t) b * mu * dim;
-        const uint8_t *y = train->y + (size_t) b * mu;
-        fasgd_model_loss (model, ws, theta, x, y, mu, NULL);
+        int sparse;
+        int columns = s_prepared_columns (model, ws, theta, train->x + (size_t) b * mu * dim,
+                                          train->y + (size_t) b * mu, mu, &sparse);
         /*  Batch b serves iterations b, b + nbatches, ...  */
         long uses = iterations / nbatches + (b < iterations % nbatches);
-        sum += (double) fasgd_model_ws_columns (ws) * (double) uses;
+        sum += (double) columns * (double) uses;
         shape.batches++;
-        shape.sparse_batches += s_takes_sparse (model, ws, theta, x, y, mu);
+        shape.sparse_batches += sparse;
     }
     double eval_sum = 0;
     for (size_t start = 0; start < valid->n; start += FASGD_SIM_EVAL_CHUNK) {
         size_t len = valid->n - start < FASGD_SIM_EVAL_CHUNK ? valid->n - start : FASGD_SIM_EVAL_CHUNK;
-        const float *x = valid->x + start * dim;
-        fasgd_model_loss (model, ws, theta, x, valid->y + start, (int) len, NULL);
-        eval_sum += (double) fasgd_model_ws_columns (ws) * (double) len;
+        int sparse;
+        int columns = s_prepared_columns (model, ws, theta, valid->x + start * dim,
+                                          valid->y + start, (int) len, &sparse);
+        eval_sum += (double) columns * (double) len;
         shape.chunks++;
-        shape.sparse_chunks += s_takes_sparse (model, ws, theta, x, valid->y + start, (int) len);
+        shape.sparse_chunks += sparse;
     }
     fasgd_model_ws_destroy (&ws);
     shape.columns = (int) (sum / (double) iterations + 0.5);

@@ -1,0 +1,268 @@
+/*  control: the control socket (proto/PROTOCOL.md, "The control
+    protocol"), spoken by fasgd-ctl. It answers STATUS, built from
+    counters the poll loop keeps anyway, so asking costs the updates
+    nothing but its own formatting, and CHECKPOINT. Served from the poll
+    loop after the training traffic of each wake-up, a few at a time.  */
+#include "internal.h"
+
+#include "log.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/*  A growing text buffer for replies. On out of memory it keeps what it
+    has and says so in failed.  */
+typedef struct {
+    char *data;
+    size_t len, cap;
+    int failed;
+} s_text_t;
+
+static void
+s_text_add (s_text_t *t, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static void
+s_text_add (s_text_t *t, const char *fmt, ...)
+{
+    if (t->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start (ap, fmt);
+        int k = t->data ? vsnprintf (t->data + t->len, t->cap - t->len, fmt, ap) : 0;
+        va_end (ap);
+        if (k < 0) {
+            t->failed = 1;
+            return;
+        }
+        if (t->data && t->len + (size_t) k < t->cap) {
+            t->len += (size_t) k;
+            return;
+        }
+        size_t cap = t->cap ? t->cap * 2 : 4096;
+        while (cap < t->len + (size_t) k + 1)
+            cap *= 2;
+        char *grown = realloc (t->data, cap);
+        if (!grown) {
+            t->failed = 1;
+            return;
+        }
+        t->data = grown;
+        t->cap = cap;
+    }
+}
+
+/*  Keeps the counters of now in the window's ring, a sample a second.  */
+void
+fasgd_srv_window_sample (fasgd_server_t *self, int64_t now)
+{
+    fasgd_srv_sample_t *s = &self->window [self->window_next];
+    s->ms = now;
+    s->T = self->T;
+    s->st = self->st;
+    self->window_next = (self->window_next + 1) % FASGD_SRV_WINDOW_SAMPLES;
+    if (self->window_count < FASGD_SRV_WINDOW_SAMPLES)
+        self->window_count++;
+    self->last_sample_ms = now;
+}
+
+static const fasgd_srv_sample_t *
+s_window_oldest (const fasgd_server_t *self)
+{
+    return &self->window [self->window_count < FASGD_SRV_WINDOW_SAMPLES ? 0 : self->window_next];
+}
+
+static double
+s_ratio (uint64_t part, uint64_t whole)
+{
+    return whole ? (double) part / (double) whole : 0.0;
+}
+
+static double
+s_wall_seconds (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/*  The STATUS reply: every key is specified in PROTOCOL.md.  */
+static void
+s_control_status (fasgd_server_t *self, s_text_t *t)
+{
+    int64_t now = fasgd_srv_now_ms ();
+    const fasgd_srv_stats_t *a = &self->st;
+    const fasgd_srv_sample_t *old = s_window_oldest (self);
+    const fasgd_srv_stats_t *b = &old->st;
+    double secs = (double) (now - old->ms) / 1000.0;
+    double per_s = secs > 0 ? 1.0 / secs : 0.0;
+    uint64_t d_push = a->pushes - b->pushes, d_rep = a->repeats - b->repeats;
+    uint64_t d_fetch = a->fetches - b->fetches, d_nm = a->not_modified - b->not_modified;
+    uint64_t d_taus = a->tau_count - b->tau_count;
+    double in_rate = (double) (a->bytes_in - b->bytes_in) * per_s;
+    double out_rate = (double) (a->bytes_out - b->bytes_out) * per_s;
+    s_text_add (t, "status=200\nprotocol=%u\nversion=%s\ntime=%.3f\nuptime_s=%.3f\nT=%llu\nrule=%s\nvbar=%.9g\n",
+                FASGD_PROTO_VERSION, PACKAGE_VERSION, s_wall_seconds (),
+                (double) (now - self->started_ms) / 1000.0, (unsigned long long) self->T,
+                fasgd_rule_kind_name (self->cfg.rule.name), fasgd_rule_vbar (self->rule));
+    s_text_add (t, "clients=%zu\njoins=%llu\nleaves=%llu\nexpired=%llu\nrefused=%llu\n", self->live,
+                (unsigned long long) a->joins, (unsigned long long) a->leaves,
+                (unsigned long long) a->expired,
+                (unsigned long long) (a->malformed + a->unknown + a->conflict + a->nonfinite + a->version
+                                      + a->refused));
+    s_text_add (t, "window_s=%.3f\nupdate_rate=%.3f\npush_rate=%.3f\nrepeat_rate=%.3f\nfetch_rate=%.3f\n"
+                "not_modified_rate=%.3f\n", secs, (double) (self->T - old->T) * per_s,
+                (double) d_push * per_s, (double) d_rep * per_s, (double) d_fetch * per_s,
+                (double) d_nm * per_s);
+    s_text_add (t, "pushes=%llu\nrepeats=%llu\nbuffered=%llu\nfetches=%llu\nnot_modified=%llu\nheartbeats=%llu\n",
+                (unsigned long long) a->pushes, (unsigned long long) a->repeats,
+                (unsigned long long) a->buffered, (unsigned long long) a->fetches,
+                (unsigned long long) a->not_modified, (unsigned long long) a->heartbeats);
+    s_text_add (t, "push_repeat_ratio=%.4f\nfetch_not_modified_ratio=%.4f\n", s_ratio (d_rep, d_push + d_rep),
+                s_ratio (d_nm, d_fetch + d_nm));
+    s_text_add (t, "bytes_in_rate=%.0f\nbytes_out_rate=%.0f\nbytes_in=%llu\nbytes_out=%llu\n", in_rate, out_rate,
+                (unsigned long long) a->bytes_in, (unsigned long long) a->bytes_out);
+    s_text_add (t, "tau_mean=%.3f\ntau_max=%llu\n", d_taus ? (a->tau_sum - b->tau_sum) / (double) d_taus : 0.0,
+                (unsigned long long) a->tau_max);
+    for (int k = 0; k < FASGD_SRV_TAU_BUCKETS; k++) {
+        unsigned long long lo = k ? 1ull << (k - 1) : 0;
+        if (k == 0 || k == 1)
+            s_text_add (t, "tau.%llu=", lo);
+        else if (k == FASGD_SRV_TAU_BUCKETS - 1)
+            s_text_add (t, "tau.%llu+=", lo);
+        else
+            s_text_add (t, "tau.%llu-%llu=", lo, 2 * lo - 1);
+        s_text_add (t, "%llu\n", (unsigned long long) a->tau_hist [k]);
+    }
+    pthread_mutex_lock (&self->eval_lock);
+    int have_eval = self->eval_done;
+    double err = self->last_error, nll = self->last_nll;
+    uint64_t eval_T = self->eval_done_T;
+    int64_t eval_ms = self->eval_done_ms;
+    pthread_mutex_unlock (&self->eval_lock);
+    if (have_eval)
+        s_text_add (t, "val_error=%.6g\nval_nll=%.6g\nval_T=%llu\nval_age_s=%.3f\n", err, nll,
+                    (unsigned long long) eval_T, (double) (now - eval_ms) / 1000.0);
+    if (*self->cfg.checkpoint) {
+        s_text_add (t, "checkpoint_file=%s\n", self->cfg.checkpoint);
+        if (self->ckpt_written)
+            s_text_add (t, "checkpoint_T=%llu\ncheckpoint_age_s=%.3f\n", (unsigned long long) self->last_ckpt_T,
+                        (double) (now - self->last_ckpt_ms) / 1000.0);
+    }
+    if (self->cfg.bandwidth > 0) {
+        double used = in_rate + out_rate;
+        s_text_add (t, "bandwidth_budget=%.0f\nbandwidth_used=%.0f\nbandwidth_used_ratio=%.4f\n",
+                    self->cfg.bandwidth, used, used / self->cfg.bandwidth);
+        if (self->live > 0 && used > 0) {
+            double per_client = used / (double) self->live;
+            double room = used >= self->cfg.bandwidth ? 0.0 : floor ((self->cfg.bandwidth - used) / per_client);
+            s_text_add (t, "bandwidth_per_client=%.0f\nmore_clients=%.0f\n", per_client, room);
+        }
+    }
+    for (uint32_t i = 0; i < self->next_id; i++) {
+        const fasgd_srv_client_t *c = self->clients [i];
+        if (!c)
+            continue;
+        s_text_add (t, "client.%u.name=%s\nclient.%u.connected_s=%.3f\nclient.%u.idle_s=%.3f\n"
+                    "client.%u.pushes=%llu\nclient.%u.repeats=%llu\nclient.%u.fetches=%llu\n"
+                    "client.%u.not_modified=%llu\n",
+                    c->id, c->name, c->id, (double) (now - c->joined_ms) / 1000.0,
+                    c->id, (double) (now - c->last_seen_ms) / 1000.0,
+                    c->id, (unsigned long long) c->pushes, c->id, (unsigned long long) c->repeats,
+                    c->id, (unsigned long long) c->fetches, c->id, (unsigned long long) c->not_modified);
+        if (c->has_pushed)
+            s_text_add (t, "client.%u.last_tau=%llu\n", c->id, (unsigned long long) c->last_tau);
+    }
+}
+
+static void
+s_control_checkpoint (fasgd_server_t *self, s_text_t *t)
+{
+    if (!*self->cfg.checkpoint) {
+        s_text_add (t, "status=409\nerror=checkpoint.file is empty: this server writes no checkpoints\n");
+        return;
+    }
+    char err [FASGD_PATH_LEN + 128];
+    int64_t t0 = fasgd_srv_now_ms ();
+    if (fasgd_srv_checkpoint_write (self, err, sizeof err) != 0) {
+        s_text_add (t, "status=500\nerror=%s\n", err);
+        return;
+    }
+    fasgd_log_notice ("checkpoint written to %s at T=%llu on request", self->cfg.checkpoint,
+                      (unsigned long long) self->T);
+    s_text_add (t, "status=200\nfile=%s\nT=%llu\ntime=%.3f\nseconds=%.3f\n", self->cfg.checkpoint,
+                (unsigned long long) self->T, s_wall_seconds (), (double) (fasgd_srv_now_ms () - t0) / 1000.0);
+}
+
+/*  Reads one control request and answers it. Returns 0, or -1 when there
+    was nothing to read. Whatever arrives gets a reply or is dropped:
+    nothing a peer sends here can stop the server.  */
+int
+fasgd_srv_control_handle (fasgd_server_t *self)
+{
+    void *sock = zsock_resolve (self->control);
+    zmq_msg_t parts [3];
+    int nparts, extra;
+    size_t total;
+    if (fasgd_srv_recv_parts (sock, parts, &nparts, &extra, &total) != 0)
+        return -1;
+    /*  REQ puts an empty delimiter before its request; DEALER need not.
+        A lone empty frame is an empty request, not an envelope.  */
+    int delimited = nparts >= 3 && zmq_msg_size (&parts [1]) == 0;
+    int at = delimited ? 2 : 1;
+    s_text_t t = { NULL, 0, 0, 0 };
+    if (nparts < 1)
+        goto done;
+    if (extra || nparts != at + 1)
+        s_text_add (&t, "status=400\nerror=a request is one frame: STATUS or CHECKPOINT\n");
+    else {
+        const char *cmd = zmq_msg_data (&parts [at]);
+        size_t len = zmq_msg_size (&parts [at]);
+        while (len > 0 && (cmd [len - 1] == '\n' || cmd [len - 1] == '\r' || cmd [len - 1] == ' '
+                           || cmd [len - 1] == '\t'))
+            len--;
+        if (len == 6 && strncasecmp (cmd, "STATUS", 6) == 0)
+            s_control_status (self, &t);
+        else if (len == 10 && strncasecmp (cmd, "CHECKPOINT", 10) == 0)
+            s_control_checkpoint (self, &t);
+        else if (len == 0)
+            s_text_add (&t, "status=400\nerror=empty request: STATUS or CHECKPOINT\n");
+        else {
+            char shown [40];
+            size_t k = 0;
+            for (size_t i = 0; i < len && k < 32; i++)
+                shown [k++] = (cmd [i] >= 32 && cmd [i] < 127) ? cmd [i] : '?';
+            shown [k] = 0;
+            s_text_add (&t, "status=400\nerror=unknown command '%s%s': STATUS or CHECKPOINT\n", shown,
+                        len > k ? "..." : "");
+        }
+    }
+    const char *body = t.data;
+    size_t body_len = t.len;
+    if (t.failed || !body) {
+        body = "status=500\nerror=out of memory\n";
+        body_len = strlen (body);
+    }
+    zmq_msg_t id, delim, reply;
+    zmq_msg_init (&id);
+    zmq_msg_copy (&id, &parts [0]);
+    zmq_msg_init (&delim);
+    zmq_msg_init_size (&reply, body_len);
+    memcpy (zmq_msg_data (&reply), body, body_len);
+    if (zmq_msg_send (&id, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || (delimited && zmq_msg_send (&delim, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+        || zmq_msg_send (&reply, sock, ZMQ_DONTWAIT) < 0)
+        fasgd_log_debug ("control: reply dropped: %s", zmq_strerror (zmq_errno ()));
+    zmq_msg_close (&id);
+    zmq_msg_close (&delim);
+    zmq_msg_close (&reply);
+done:
+    free (t.data);
+    for (int i = 0; i < nparts; i++)
+        zmq_msg_close (&parts [i]);
+    return 0;
+}
+

@@ -1,0 +1,433 @@
+/*  dispatch: the data sockets (proto/PROTOCOL.md). Every request on the
+    push and fetch sockets is read here, checked, and answered: PUSH and
+    PUSH_REPEAT apply a gradient with the rule (common/rules.c, the same
+    code the simulator runs), FETCH is answered from a shared immutable
+    snapshot of θ, one per timestamp, reference-counted and recycled
+    (ZeroMQ's I/O thread drops its reference when the frame has gone), so
+    a fetch costs no copy beyond the first at each timestamp and never
+    faults in fresh pages.  */
+#include "internal.h"
+
+#include "floats.h"
+#include "log.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/*  Snapshots                                                           */
+
+/*  The snapshot of θ at T, with a reference for the caller; NULL out of
+    memory.  */
+fasgd_snapshot_t *
+fasgd_srv_snapshot_take (fasgd_server_t *self)
+{
+#if FASGD_SRV_SHARED_THETA
+    return fasgd_snapshot_ref (self->current);
+#else
+    if (self->current && self->current->ts == self->T)
+        return fasgd_snapshot_ref (self->current);
+    fasgd_snapshot_t *snap = fasgd_snapshot_new (self->snaps);
+    if (!snap)
+        return NULL;
+    fasgd_proto_floats_encode (self->theta, self->n, snap->theta);
+    snap->ts = self->T;
+    fasgd_snapshot_t *old = self->current;
+    self->current = fasgd_snapshot_ref (snap);      /* the caller's and current's */
+    fasgd_snapshot_release (old);
+    return snap;
+#endif
+}
+
+/*  Applies g to θ with the rule; returns as fasgd_rule_apply, or -2 out
+    of memory. With shared snapshots, when a reply being sent, the
+    evaluator or a client's θ_used still holds the current buffer, the
+    rule writes the new θ into a fresh one, which becomes current only if
+    the rule updated θ; otherwise θ is updated in place.  */
+static int
+s_theta_update (fasgd_server_t *self, const float *g, uint64_t tau, const float *used)
+{
+#if FASGD_SRV_SHARED_THETA
+    int rc = fasgd_snapshot_apply (&self->current, self->rule, g, tau, used);
+    self->theta = self->current->theta;
+    return rc;
+#else
+    return fasgd_rule_apply (self->rule, self->theta, g, tau, used);
+#endif
+}
+
+static void
+s_snap_zmq_free (void *data, void *hint)
+{
+    (void) data;
+    fasgd_snapshot_release (hint);
+}
+
+
+/* ------------------------------------------------------------------ */
+/*  Replies                                                             */
+
+/*  Sends [identity][header][body]; body_snap, when given, is sent without
+    a copy and released once ZeroMQ is done with it.  */
+void
+fasgd_srv_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *h,
+                 const void *body, size_t body_len, fasgd_snapshot_t *body_snap)
+{
+    uint8_t head [FASGD_PROTO_HEADER_SIZE];
+    fasgd_proto_header_encode (h, head);
+    zmq_msg_t id, hm;
+    zmq_msg_init (&id);
+    zmq_msg_copy (&id, identity);
+    int more = body || body_snap ? ZMQ_SNDMORE : 0;
+    zmq_msg_init_size (&hm, sizeof head);
+    memcpy (zmq_msg_data (&hm), head, sizeof head);
+    if (zmq_msg_send (&id, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || zmq_msg_send (&hm, sock, more | ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close (&id);
+        zmq_msg_close (&hm);
+        fasgd_snapshot_release (body_snap);
+        return;                         /* the peer is gone or too slow: drop */
+    }
+    self->st.bytes_out += sizeof head;
+    if (!more)
+        return;
+    zmq_msg_t bm;
+    if (body_snap)
+        zmq_msg_init_data (&bm, body_snap->theta, body_len, s_snap_zmq_free, body_snap);
+    else {
+        zmq_msg_init_size (&bm, body_len);
+        memcpy (zmq_msg_data (&bm), body, body_len);
+    }
+    if (zmq_msg_send (&bm, sock, ZMQ_DONTWAIT) < 0)
+        zmq_msg_close (&bm);            /* releases the snapshot */
+    else
+        self->st.bytes_out += body_len;
+}
+
+/*  A reply's header: its type and status, the request's client id and
+    seq (0 without a request), and the server's T and v̄.  */
+fasgd_header_t
+fasgd_srv_reply_header (fasgd_server_t *self, const fasgd_header_t *req, int type, int status)
+{
+    fasgd_header_t h = {
+        .version = FASGD_PROTO_VERSION, .type = (uint8_t) type, .status = (uint16_t) status,
+        .client_id = req ? req->client_id : 0, .seq = req ? req->seq : 0, .timestamp = self->T,
+        .vbar = fasgd_rule_vbar (self->rule)
+    };
+    return h;
+}
+
+void
+fasgd_srv_reply_error (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+                       int status, const char *fmt, ...)
+{
+    char reason [FASGD_PROTO_TEXT_MAX + 1];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (reason, sizeof reason, fmt, ap);
+    va_end (ap);
+    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_ERROR, status);
+    fasgd_log_info ("refused %s from client %u: %d %s", req ? fasgd_proto_type_name (req->type) : "?",
+                    h.client_id, status, reason);
+    fasgd_srv_reply (self, sock, identity, &h, reason, strlen (reason), NULL);
+}
+
+void
+fasgd_srv_reply_ack (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+                     int status)
+{
+    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_ACK, status);
+    fasgd_srv_reply (self, sock, identity, &h, NULL, 0, NULL);
+}
+
+/*  The histogram bucket of τ: 0 for 0, k for 2^(k-1) ≤ τ < 2^k, the
+    last for everything from 1024 on.  */
+static int
+s_tau_bucket (uint64_t tau)
+{
+    int k = tau ? 64 - __builtin_clzll (tau) : 0;
+    return k < FASGD_SRV_TAU_BUCKETS - 1 ? k : FASGD_SRV_TAU_BUCKETS - 1;
+}
+
+
+/*  PARAMS with θ at T, sent from the shared snapshot without a copy:
+    the answer to a FETCH (status 200), or to a PUSH or PUSH_REPEAT with
+    THEN_FETCH (the push's status: 200, or 202 when softsync buffered it).
+    Counted as a fetch.  */
+static void
+s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+                fasgd_srv_client_t *c, int status)
+{
+    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_PARAMS, status);
+    /*  With a shared θ (little-endian hosts) this cannot fail; elsewhere
+        a PUSH with THEN_FETCH may have been applied already, and the
+        reason says so.  */
+    fasgd_snapshot_t *snap = fasgd_srv_snapshot_take (self);
+    if (!snap) {
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory%s",
+                               req->type == FASGD_MSG_FETCH ? "" : " for the parameters (the push was applied)");
+        return;
+    }
+    if (self->needs_used) {
+        fasgd_snapshot_release (c->snap);
+        c->snap = fasgd_snapshot_ref (snap);
+    }
+    c->fetches++;
+    self->st.fetches++;
+    fasgd_srv_reply (self, sock, identity, &h, NULL, self->n * sizeof (float), snap);
+}
+
+/*  Applies g from client c computed at timestamp j; replies. Returns 0
+    when the rule took it, -1 when it was refused. A repeat (resend-last)
+    re-applies the cached gradient: for the rules that need θ_used, that
+    is the client's current copy, as in the simulator (ALGORITHMS.md,
+    "Notes from the implementation").  */
+static int
+s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+         fasgd_srv_client_t *c, const float *g, uint64_t j, int repeat)
+{
+    const float *used = NULL;
+    if (self->needs_used) {
+        if (!c->snap || (!repeat && c->snap->ts != j)) {
+            self->st.conflict++;
+            fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_CONFLICT,
+                                   "rule %s needs the parameters of timestamp %llu, which this server no longer holds",
+                                   fasgd_rule_kind_name (self->cfg.rule.name), (unsigned long long) j);
+            return -1;
+        }
+        used = c->snap->theta;
+    }
+    uint64_t tau = self->T - j;
+    int rc = s_theta_update (self, g, tau, used);
+    if (rc == -2) {
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
+        return -1;
+    }
+    if (rc < 0) {
+        self->st.nonfinite++;
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_NONFINITE, "the gradient holds NaN or Inf");
+        return -1;
+    }
+    c->last_tau = tau;
+    self->st.tau_sum += (double) tau;
+    self->st.tau_count++;
+    if (tau > self->st.tau_max)
+        self->st.tau_max = tau;
+    if (tau > self->iv_tau_max)
+        self->iv_tau_max = tau;
+    self->st.tau_hist [s_tau_bucket (tau)]++;
+    if (rc == 1) {
+        self->T++;
+#if FASGD_SRV_SHARED_THETA
+        self->current->ts = self->T;
+#endif
+        if (self->T % (uint64_t) self->cfg.eval_every == 0)
+            fasgd_srv_eval_maybe (self);
+        if (self->cfg.checkpoint_updates && self->T - self->last_ckpt_T >= self->cfg.checkpoint_updates)
+            fasgd_srv_checkpoint (self);
+    }
+    else
+        self->st.buffered++;
+    int status = rc == 1 ? FASGD_STATUS_OK : FASGD_STATUS_BUFFERED;
+    if (req->flags & FASGD_PROTO_FLAG_THEN_FETCH)
+        s_reply_params (self, sock, identity, req, c, status);
+    else
+        fasgd_srv_reply_ack (self, sock, identity, req, status);
+    return 0;
+}
+
+static void
+s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+           fasgd_srv_client_t *c, zmq_msg_t *body)
+{
+    const size_t bytes = self->n * sizeof (float);
+    if (req->timestamp > self->T) {
+        self->st.conflict++;
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_CONFLICT,
+                               "timestamp %llu is from the future (the server is at %llu)",
+                               (unsigned long long) req->timestamp, (unsigned long long) self->T);
+        return;
+    }
+    /*  Non-finite values are refused by the rule itself, in its first,
+        vectorised pass, before anything is touched.  */
+    const void *data = zmq_msg_data (body);
+    /*  On a little-endian host an aligned body is used in place.  */
+    const float *g;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (((uintptr_t) data & (sizeof (float) - 1)) == 0)
+        g = data;
+    else
+#endif
+    {
+        fasgd_proto_floats_decode (data, self->n, self->grad);
+        g = self->grad;
+    }
+    if (self->cache_last && !c->last) {
+        if (!(c->last = malloc (bytes))) {
+            fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
+            return;
+        }
+        self->cache_bytes += bytes;
+    }
+    if (s_apply (self, sock, identity, req, c, g, req->timestamp, 0) != 0)
+        return;
+    c->pushes++;
+    c->has_pushed = 1;
+    self->st.pushes++;
+    /*  Only an accepted gradient is worth repeating.  */
+    if (self->cache_last) {
+        memcpy (c->last, g, bytes);
+        c->last_ts = req->timestamp;
+    }
+}
+
+static void
+s_on_fetch (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+            fasgd_srv_client_t *c)
+{
+    if ((req->flags & FASGD_PROTO_FLAG_IF_NEWER) && req->timestamp == self->T) {
+        fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_PARAMS, FASGD_STATUS_NOT_MODIFIED);
+        self->st.not_modified++;
+        c->not_modified++;
+        fasgd_srv_reply (self, sock, identity, &h, NULL, 0, NULL);
+        return;
+    }
+    s_reply_params (self, sock, identity, req, c, FASGD_STATUS_OK);
+}
+
+/*  Receives one message of any number of frames without waiting for its
+    first: the first three frames into parts (the caller closes them),
+    *extra set when there were more (closed here), *total the bytes of
+    all. Returns -1 when no message was waiting.  */
+int
+fasgd_srv_recv_parts (void *sock, zmq_msg_t parts [3], int *nparts, int *extra, size_t *total)
+{
+    int more = 1;
+    *nparts = *extra = 0;
+    *total = 0;
+    while (more) {
+        zmq_msg_t m;
+        zmq_msg_init (&m);
+        if (zmq_msg_recv (&m, sock, *nparts == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+            zmq_msg_close (&m);
+            if (*nparts == 0)
+                return -1;
+            break;
+        }
+        more = zmq_msg_more (&m);
+        *total += zmq_msg_size (&m);
+        if (*nparts < 3)
+            parts [(*nparts)++] = m;
+        else {
+            zmq_msg_close (&m);
+            *extra = 1;
+        }
+    }
+    return 0;
+}
+
+/*  Reads one request from sock (its frames into parts) and answers it.
+    Returns 0, or -1 when there was nothing to read.  */
+int
+fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch)
+{
+    zmq_msg_t parts [3];
+    int nparts, extra;
+    size_t total;
+    if (fasgd_srv_recv_parts (sock, parts, &nparts, &extra, &total) != 0)
+        return -1;
+    self->st.bytes_in += total;
+    fasgd_header_t req;
+    memset (&req, 0, sizeof req);
+    if (nparts < 2 || extra) {
+        self->st.malformed++;
+        if (nparts >= 1)
+            fasgd_srv_reply_error (self, sock, &parts [0], NULL, FASGD_STATUS_MALFORMED,
+                                   "a message is a header frame and at most one body frame");
+        goto done;
+    }
+    int rc = fasgd_proto_header_decode (zmq_msg_data (&parts [1]), zmq_msg_size (&parts [1]), &req);
+    if (rc == FASGD_PROTO_VERSION_MISMATCH) {
+        self->st.version++;
+        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_VERSION,
+                               "this server speaks protocol version %u", FASGD_PROTO_VERSION);
+        goto done;
+    }
+    size_t body_len = nparts == 3 ? zmq_msg_size (&parts [2]) : 0;
+    if (rc != FASGD_PROTO_OK || fasgd_proto_body_check (&req, body_len, self->n) != FASGD_PROTO_OK) {
+        self->st.malformed++;
+        fasgd_srv_reply_error (self, sock, &parts [0], rc == FASGD_PROTO_OK ? &req : NULL, FASGD_STATUS_MALFORMED,
+                               "malformed %s (%zu-byte header, %zu-byte body)",
+                               rc == FASGD_PROTO_OK ? fasgd_proto_type_name (req.type) : "message",
+                               zmq_msg_size (&parts [1]), body_len);
+        goto done;
+    }
+    int fetch_type = req.type == FASGD_MSG_FETCH;
+    if (fetch_type != is_fetch) {
+        self->st.malformed++;
+        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_MALFORMED,
+                               "%s belongs on the %s socket", fasgd_proto_type_name (req.type),
+                               fetch_type ? "fetch" : "push");
+        goto done;
+    }
+    if (req.type == FASGD_MSG_JOIN) {
+        fasgd_srv_join (self, sock, &parts [0], &req, body_len ? zmq_msg_data (&parts [2]) : "", body_len);
+        goto done;
+    }
+    fasgd_srv_client_t *c = fasgd_srv_client (self, req.client_id);
+    if (!c) {
+        self->st.unknown++;
+        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNKNOWN_CLIENT,
+                               "unknown client %u: join first", req.client_id);
+        goto done;
+    }
+    if (self->stopping) {
+        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNAVAILABLE, "shutting down");
+        goto done;
+    }
+    c->last_seen_ms = fasgd_srv_now_ms ();
+    switch (req.type) {
+        case FASGD_MSG_PUSH:
+            s_on_push (self, sock, &parts [0], &req, c, &parts [2]);
+            break;
+        case FASGD_MSG_PUSH_REPEAT:
+            if (!c->last) {
+                self->st.conflict++;
+                fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_CONFLICT,
+                                       "no gradient cached: push one first%s",
+                                       self->cache_last ? "" : " (the push gate is always: nothing is cached)");
+                break;
+            }
+            c->repeats++;
+            self->st.repeats++;
+            s_apply (self, sock, &parts [0], &req, c, c->last, c->last_ts, 1);
+            break;
+        case FASGD_MSG_FETCH:
+            s_on_fetch (self, sock, &parts [0], &req, c);
+            break;
+        case FASGD_MSG_HEARTBEAT:
+            self->st.heartbeats++;
+            fasgd_srv_reply_ack (self, sock, &parts [0], &req, FASGD_STATUS_OK);
+            break;
+        case FASGD_MSG_LEAVE:
+            fasgd_log_notice ("client %u (%s) left after %llu pushes; %zu connected", c->id, c->name,
+                              (unsigned long long) c->pushes, self->live - 1);
+            self->st.leaves++;
+            fasgd_srv_reply_ack (self, sock, &parts [0], &req, FASGD_STATUS_OK);
+            fasgd_srv_client_free (self, c);
+            break;
+        case FASGD_MSG_EVAL:
+            fasgd_srv_eval_report (self, c, body_len ? zmq_msg_data (&parts [2]) : "", body_len);
+            fasgd_srv_reply_ack (self, sock, &parts [0], &req, FASGD_STATUS_OK);
+            break;
+        default:
+            self->st.malformed++;
+            fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_MALFORMED,
+                                   "%s is a reply, not a request", fasgd_proto_type_name (req.type));
+            break;
+    }
+done:
+    for (int i = 0; i < nparts; i++)
+        zmq_msg_close (&parts [i]);
+    return 0;
+}
+

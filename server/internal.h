@@ -1,0 +1,204 @@
+/*  internal: what the files of fasgd-server share, and nothing else
+    includes. The engine is one struct, fasgd_server_t, owned by the
+    thread that runs the poll loop (server.c); each concern works on it
+    from a file of its own:
+
+        server.c      life cycle: build, bind, the poll loop, tear down
+        dispatch.c    the data sockets: requests, replies, applying pushes
+        registry.c    clients: join, lookup, expiry
+        eval.c        the evaluation thread and the validation CSV
+        checkpoint.c  writing and resuming checkpoints
+        control.c     the control socket: STATUS, CHECKPOINT
+
+    Functions here are named fasgd_srv_*; file-local ones s_*.  */
+#ifndef FASGD_SERVER_INTERNAL_H_INCLUDED
+#define FASGD_SERVER_INTERNAL_H_INCLUDED
+
+#include "server.h"
+
+#include "affinity.h"
+#include "codec.h"
+#include "snapshot.h"
+
+#include <czmq.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#define FASGD_SRV_TAU_BUCKETS 12        /* 0, 1, 2-3, 4-7, ..., 512-1023, 1024+ */
+#define FASGD_SRV_WINDOW_SAMPLES 11     /* a sample a second: rates over the last 10 s */
+
+/*  An immutable image of θ at one timestamp, in wire byte order. On a
+    little-endian host θ is its own wire image, so the current snapshot is
+    θ's own buffer, shared by every fetch of its timestamp and updated in
+    place when nobody else holds it (copy on write: s_theta_update);
+    elsewhere a snapshot is an encoded copy made at the first fetch.
+    Snapshots come from common/snapshot.h, as the simulator's do.  */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FASGD_SRV_SHARED_THETA 1
+#else
+#define FASGD_SRV_SHARED_THETA 0
+#endif
+
+typedef struct {
+    uint32_t id;
+    char name [64];
+    int64_t joined_ms, last_seen_ms;
+    uint64_t pushes, repeats, fetches, not_modified;
+    uint64_t last_tau;
+    int has_pushed;
+    float *last;                        /* resend-last cache */
+    uint64_t last_ts;
+    fasgd_snapshot_t *snap;                     /* θ_used, for the rules that need it */
+} fasgd_srv_client_t;
+
+typedef struct {
+    uint64_t pushes, buffered, repeats, fetches, not_modified, joins, leaves, expired, heartbeats, evals;
+    uint64_t malformed, unknown, conflict, nonfinite, version, refused;
+    uint64_t bytes_in, bytes_out;
+    double tau_sum;
+    uint64_t tau_count, tau_max;
+    uint64_t tau_hist [FASGD_SRV_TAU_BUCKETS];  /* applied gradients by τ, bucket k ≥ 1: 2^(k-1) ≤ τ < 2^k */
+} fasgd_srv_stats_t;
+
+/*  The counters at one moment, for rates over a recent window.  */
+typedef struct {
+    int64_t ms;
+    uint64_t T;
+    fasgd_srv_stats_t st;
+} fasgd_srv_sample_t;
+
+struct fasgd_server_t {
+    fasgd_server_cfg_t cfg;
+    zsock_t *push, *fetch, *control;   /* control: NULL when disabled */
+    char push_ep [256], fetch_ep [256], control_ep [256];
+    fasgd_model_t *model;               /* NULL for an external model */
+    fasgd_proto_tensor_t ext_tensors [FASGD_PROTO_MAX_TENSORS];
+    int ext_ntensors;
+    fasgd_rule_t *rule;
+    size_t n;
+    float *theta;
+    float *grad;                        /* receive buffer for non-aligned bodies */
+    uint64_t T;
+    int needs_used, cache_last;
+    fasgd_dataset_t *valid;
+    char desc [FASGD_PROTO_DESC_MAX];
+    int desc_len;
+
+    fasgd_srv_client_t **clients;               /* by id - 1 */
+    uint32_t next_id;
+    size_t live;
+    uint64_t cache_bytes;
+
+    fasgd_snapshot_t *current;
+    fasgd_snapshot_pool_t *snaps;
+
+    fasgd_srv_stats_t st, st_last;              /* st_last: at the last status line */
+    int64_t started_ms, last_status_ms, last_ckpt_ms, last_expiry_ms;
+    uint64_t last_ckpt_T;
+    int ckpt_written;                   /* one written by this process */
+    fasgd_srv_sample_t window [FASGD_SRV_WINDOW_SAMPLES];   /* a ring, oldest at window_next once full */
+    int window_next, window_count;
+    int64_t last_sample_ms;
+    volatile sig_atomic_t stopping;
+
+    /*  The evaluator.  */
+    pthread_t eval_thread;
+    int eval_running;
+    pthread_mutex_t eval_lock;
+    pthread_cond_t eval_wake;
+    fasgd_snapshot_t *eval_snap;                /* handed over, not yet taken */
+    fasgd_cpus_t eval_cpus;             /* where it runs when cpu pins the rest */
+    fasgd_srv_stats_t eval_st;
+    size_t eval_clients;
+    /*  The CSV's staleness columns cover the gradients applied between two
+        rows: the largest τ since the last hand-off (the main thread's,
+        then the handed-over one's), and the counters of the last row.  */
+    uint64_t iv_tau_max, eval_tau_max;
+    fasgd_srv_stats_t csv_prev;
+    int eval_quit;
+    double last_error, last_nll;
+    int eval_done;                      /* last_error and last_nll hold a result */
+    uint64_t eval_done_T;               /* the timestamp of the parameters evaluated */
+    int64_t eval_done_ms;
+    FILE *csv;
+};
+
+
+static inline int64_t
+fasgd_srv_now_ms (void)
+{
+    return zclock_mono ();
+}
+
+/*  dispatch.c  */
+
+/*  Reads one request from sock (a data socket; is_fetch for the fetch
+    socket) and answers it. Returns 0, or -1 when there was nothing to
+    read.  */
+int fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch);
+/*  Receives one message of any number of frames without waiting for its
+    first: the first three frames into parts (the caller closes them),
+    *extra set when there were more (closed here), *total the bytes of
+    all. Returns -1 when no message was waiting.  */
+int fasgd_srv_recv_parts (void *sock, zmq_msg_t parts [3], int *nparts, int *extra, size_t *total);
+/*  The snapshot of θ at T, with a reference for the caller; NULL out of
+    memory.  */
+fasgd_snapshot_t *fasgd_srv_snapshot_take (fasgd_server_t *self);
+/*  Sends [identity][header][body]; body_snap, when given, is sent without
+    a copy and released once ZeroMQ is done with it.  */
+void fasgd_srv_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *h,
+                      const void *body, size_t body_len, fasgd_snapshot_t *body_snap);
+/*  A reply's header: its type and status, the request's client id and
+    seq (0 without a request), and the server's T and v̄.  */
+fasgd_header_t fasgd_srv_reply_header (fasgd_server_t *self, const fasgd_header_t *req, int type, int status);
+/*  An ERROR reply with a one-line reason, logged.  */
+void fasgd_srv_reply_error (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+                            int status, const char *fmt, ...) __attribute__ ((format (printf, 6, 7)));
+void fasgd_srv_reply_ack (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+                          int status);
+
+/*  registry.c  */
+
+/*  The client with this id; NULL when unknown (never joined, left,
+    expired). Borrowed.  */
+fasgd_srv_client_t *fasgd_srv_client (fasgd_server_t *self, uint32_t id);
+void fasgd_srv_client_free (fasgd_server_t *self, fasgd_srv_client_t *c);
+/*  Expires every client silent for longer than expiry_ms.  */
+void fasgd_srv_expire (fasgd_server_t *self, int64_t now);
+/*  Answers a JOIN: registers a client named by body, replies WELCOME.  */
+void fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+                     const char *body, size_t len);
+
+/*  eval.c  */
+
+void *fasgd_srv_eval_main (void *arg);
+/*  Hands θ at T to the evaluator unless it is still busy with the last.  */
+void fasgd_srv_eval_maybe (fasgd_server_t *self);
+/*  Blocks until the evaluator has finished what it was handed.  */
+void fasgd_srv_eval_wait (fasgd_server_t *self);
+/*  An EVAL request's body from client c: logged, and for an external
+    model, the validation row.  */
+void fasgd_srv_eval_report (fasgd_server_t *self, const fasgd_srv_client_t *c, const char *body, size_t len);
+
+/*  checkpoint.c  */
+
+/*  Writes θ, T and the rule's state: to a temporary file, fsync, rename,
+    so a crash leaves the previous checkpoint whole. On failure returns -1
+    with the cause in err (when given), after logging it.  */
+int fasgd_srv_checkpoint_write (fasgd_server_t *self, char *err, size_t errlen);
+/*  A checkpoint when checkpoint.file names one; 0 when it names none.  */
+int fasgd_srv_checkpoint (fasgd_server_t *self);
+/*  Loads θ, T and the rule's state from checkpoint.file; -1 logged.  */
+int fasgd_srv_resume (fasgd_server_t *self);
+
+/*  control.c  */
+
+/*  Keeps the counters of now in the window's ring, a sample a second.  */
+void fasgd_srv_window_sample (fasgd_server_t *self, int64_t now);
+/*  Reads one control request and answers it. Returns 0, or -1 when there
+    was nothing to read.  */
+int fasgd_srv_control_handle (fasgd_server_t *self);
+
+#endif

@@ -1,0 +1,87 @@
+/*  registry: the clients the server knows. Ids come from JOIN and are
+    never reused; a client is forgotten when it leaves or has been silent
+    for heartbeat.expiry_ms.  */
+#include "internal.h"
+
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+fasgd_srv_client_t *
+fasgd_srv_client (fasgd_server_t *self, uint32_t id)
+{
+    if (id == 0 || id > self->next_id)
+        return NULL;
+    return self->clients [id - 1];
+}
+
+void
+fasgd_srv_client_free (fasgd_server_t *self, fasgd_srv_client_t *c)
+{
+    self->clients [c->id - 1] = NULL;
+    self->live--;
+    if (c->last)
+        self->cache_bytes -= self->n * sizeof (float);
+    free (c->last);
+    fasgd_snapshot_release (c->snap);
+    free (c);
+}
+
+void
+fasgd_srv_expire (fasgd_server_t *self, int64_t now)
+{
+    for (uint32_t i = 0; i < self->next_id; i++) {
+        fasgd_srv_client_t *c = self->clients [i];
+        if (c && now - c->last_seen_ms > self->cfg.expiry_ms) {
+            fasgd_log_notice ("client %u (%s) expired after %d ms of silence", c->id, c->name,
+                              self->cfg.expiry_ms);
+            self->st.expired++;
+            fasgd_srv_client_free (self, c);
+        }
+    }
+}
+
+
+void
+fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+                const char *body, size_t len)
+{
+    if (self->cache_last && self->cache_bytes + self->n * sizeof (float) > self->cfg.max_cache_bytes) {
+        self->st.refused++;
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE,
+                               "resend-last caches are at limits.cache_bytes (%llu bytes)",
+                               (unsigned long long) self->cfg.max_cache_bytes);
+        return;
+    }
+    fasgd_srv_client_t *c = calloc (1, sizeof *c);
+    if (c && self->next_id % 1024 == 0) {
+        /*  Ids are never reused, so the table only grows, 1024 at a time.  */
+        fasgd_srv_client_t **grown = realloc (self->clients, (self->next_id + 1024) * sizeof *grown);
+        if (grown)
+            self->clients = grown;
+        else {
+            free (c);
+            c = NULL;
+        }
+    }
+    if (!c || self->next_id == UINT32_MAX) {
+        free (c);
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
+        return;
+    }
+    c->id = ++self->next_id;
+    self->clients [c->id - 1] = c;
+    self->live++;
+    size_t k = 0;
+    for (size_t i = 0; i < len && k < sizeof c->name - 1; i++)
+        c->name [k++] = (body [i] >= 32 && body [i] < 127) ? body [i] : '?';
+    c->name [k] = 0;
+    c->joined_ms = c->last_seen_ms = fasgd_srv_now_ms ();
+    self->st.joins++;
+    fasgd_log_notice ("client %u (%s) joined; %zu connected", c->id, *c->name ? c->name : "-", self->live);
+    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_WELCOME, FASGD_STATUS_OK);
+    h.client_id = c->id;
+    fasgd_srv_reply (self, sock, identity, &h, self->desc, (size_t) self->desc_len, NULL);
+}
+

@@ -33,6 +33,12 @@
     ps-lite's pull handler copies it), so that what the stack itself allows
     on this machine is measured in the same run: vs-bare.
 
+    A rule named with "+curve" (asgd+curve) runs the same server with
+    CURVE on (security.curve.allow_any, a server key made for the run) and
+    clients that speak CURVE with keys of their own: its vs-asgd column is
+    then what encrypting every byte costs, next to plain asgd in the same
+    run.
+
     Usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST]
                      [--clients LIST] [--trips LIST] [--seconds S]
                      [--warmup S] [--rounds R] [--fresh-pages]
@@ -40,6 +46,7 @@
 #include "affinity.h"
 #include "bench-util.h"
 #include "codec.h"
+#include "curve.h"
 #include "heap.h"
 
 #include <arpa/inet.h>
@@ -159,11 +166,17 @@ typedef struct {
     char dir [64];
     char cfg [128], ports [128], log [128];
     char push [256], fetch [256];
+    char server_key [FASGD_CURVE_KEY_LEN + 1];  /* CURVE: the server's public key; "" off */
 } s_server_t;
 
 static void
 s_server_cleanup (const s_server_t *s)
 {
+    char path [128];
+    snprintf (path, sizeof path, "%s/server.key", s->dir);
+    unlink (path);
+    snprintf (path, sizeof path, "%s/server.key_secret", s->dir);
+    unlink (path);
     unlink (s->cfg);
     unlink (s->ports);
     unlink (s->log);
@@ -355,9 +368,26 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
            "log: {status_seconds: 0}\n", f);
     if (s_server_cpu >= 0)
         fprintf (f, "cpu: %d\n", s_server_cpu);
+    /*  asgd+curve: the rule asgd, CURVE on.  */
+    char name [64];
+    snprintf (name, sizeof name, "%s", rule);
+    char *plus = strstr (name, "+curve");
+    if (plus) {
+        *plus = 0;
+        char key [128], err [256];
+        snprintf (key, sizeof key, "%s/server.key", s->dir);
+        if (fasgd_curve_keygen (key, err, sizeof err) != 0
+            || fasgd_curve_public_key_load (key, s->server_key, err, sizeof err) != 0) {
+            fprintf (stderr, "bench-net: %s\n", err);
+            fclose (f);
+            s_server_cleanup (s);
+            return -1;
+        }
+        fprintf (f, "security: {curve: {server_cert: %s_secret, allow_any: true}}\n", key);
+    }
     fclose (f);
-    char set [64];
-    snprintf (set, sizeof set, "rule.name=%s", rule);
+    char set [80];
+    snprintf (set, sizeof set, "rule.name=%s", name);
     char dbuf [32], cbuf [16];
     snprintf (dbuf, sizeof dbuf, "%zu", size->d);
     snprintf (cbuf, sizeof cbuf, "%d", s_server_cpu);
@@ -446,6 +476,7 @@ s_server_stop (s_server_t *s)
 
 typedef struct {
     const char *push_ep, *fetch_ep;
+    const char *server_key;         /* CURVE: the server's public key; "" off */
     size_t n;
     const float *grad;                  /* shared and read-only: sent without a copy */
     int one_trip;                       /* PUSH with THEN_FETCH, no FETCH */
@@ -493,14 +524,22 @@ s_recv_reply (void *sock, fasgd_header_t *h, size_t *body_len)
     return rc == FASGD_PROTO_OK ? 0 : -1;
 }
 
+/*  A DEALER connected to endpoint; with server_key, speaking CURVE with
+    cert's keys.  */
 static zsock_t *
-s_dealer (const char *endpoint)
+s_dealer (const char *endpoint, const char *server_key, zcert_t *cert)
 {
-    zsock_t *sock = zsock_new_dealer (endpoint);
-    if (sock) {
-        zsock_set_rcvtimeo (sock, S_REPLY_TIMEOUT_MS);
-        zsock_set_linger (sock, 0);
+    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    if (!sock)
+        return NULL;
+    zsock_set_rcvtimeo (sock, S_REPLY_TIMEOUT_MS);
+    zsock_set_linger (sock, 0);
+    if (*server_key) {
+        zcert_apply (cert, sock);
+        zsock_set_curve_serverkey (sock, server_key);
     }
+    if (zsock_connect (sock, "%s", endpoint) != 0)
+        zsock_destroy (&sock);
     return sock;
 }
 
@@ -508,7 +547,10 @@ static void *
 s_client_main (void *arg)
 {
     s_client_t *c = arg;
-    zsock_t *push = s_dealer (c->push_ep), *fetch = s_dealer (c->fetch_ep);
+    zcert_t *cert = zcert_new ();
+    zsock_t *push = cert ? s_dealer (c->push_ep, c->server_key, cert) : NULL;
+    zsock_t *fetch = cert ? s_dealer (c->fetch_ep, c->server_key, cert) : NULL;
+    zcert_destroy (&cert);
     const size_t bytes = c->n * sizeof (float);
     fasgd_header_t h, r;
     size_t len;
@@ -646,8 +688,8 @@ s_measure (const s_server_t *srv, size_t n, const float *grad, int one_trip, int
     if (!cs)
         return -1;
     for (int i = 0; i < clients; i++) {
-        cs [i] = (s_client_t) { .push_ep = srv->push, .fetch_ep = srv->fetch, .n = n, .grad = grad,
-                                .one_trip = one_trip, .stop = &stop };
+        cs [i] = (s_client_t) { .push_ep = srv->push, .fetch_ep = srv->fetch, .server_key = srv->server_key,
+                                .n = n, .grad = grad, .one_trip = one_trip, .stop = &stop };
         if (pthread_create (&cs [i].tid, NULL, s_client_main, &cs [i]) != 0) {
             fprintf (stderr, "bench-net: cannot start client thread %d\n", i);
             rc = -1;
@@ -863,7 +905,8 @@ s_usage (FILE *out)
            "                   widths such as 784-100-10; default 80k,1m,10m\n"
            "  --rules LIST     server rules (rule.name), and bare: the reference server (the\n"
            "                   same sockets and messages, only theta -= lr*g behind them);\n"
-           "                   default bare,asgd,fasgd\n"
+           "                   default bare,asgd,fasgd; RULE+curve (e.g. asgd+curve): the\n"
+           "                   same with CURVE on, its vs-asgd the price of encryption\n"
            "  --clients LIST   concurrent clients; default 1,4,16\n"
            "  --trips LIST     round trips a step: 2 (PUSH then FETCH, as ps-lite's push\n"
            "                   then pull) and 1 (PUSH with THEN_FETCH); default 2,1\n"
@@ -1035,7 +1078,7 @@ main (int argc, char **argv)
             "# tcp-bound: steps/s if every step's 8*D bytes crossed that one connection in turn\n"
             "# goals: asgd >= %.1fx ps-lite; fasgd >= %.2fx fasgd-server's own asgd\n",
             S_GOAL_VS_PEER, S_GOAL_VS_ASGD);
-    printf ("%-9s %-6s %5s %7s %10s %7s %6s %8s %8s %9s %8s %8s %8s %8s %5s\n", "D", "rule", "trips", "clients",
+    printf ("%-9s %-10s %5s %7s %10s %7s %6s %8s %8s %9s %8s %8s %8s %8s %5s\n", "D", "rule", "trips", "clients",
             "steps/s", "spread", "GB/s", "srv-ms", "cli-ms", "tcp-bound", "ps-lite", "x-pslite", "vs-bare", "vs-asgd",
             "goal");
     fflush (stdout);
@@ -1096,9 +1139,11 @@ main (int argc, char **argv)
                     goal = rate >= S_GOAL_VS_PEER * peer ? "met" : "MISS";
                 if (!is_asgd && !is_bare && asgd_rate [one][k] > 0) {
                     snprintf (vbuf, sizeof vbuf, "%.2fx", rate / asgd_rate [one][k]);
-                    goal = rate >= S_GOAL_VS_ASGD * asgd_rate [one][k] ? "met" : "MISS";
+                    /*  A +curve row's ratio is CURVE's price, with no goal.  */
+                    if (!strstr (rules [u], "+curve"))
+                        goal = rate >= S_GOAL_VS_ASGD * asgd_rate [one][k] ? "met" : "MISS";
                 }
-                printf ("%-9zu %-6s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %9.1f %8s %8s %8s %8s %5s\n", n, rules [u],
+                printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %9.1f %8s %8s %8s %8s %5s\n", n, rules [u],
                         trips [t], counts [k], rate, rate > 0 ? 100.0 * (hi - lo) / rate : 0.0,
                         2.0 * 4.0 * (double) n * rate / 1e9, sbuf, cbuf, tcp_bps / (8.0 * (double) n), pbuf, xbuf,
                         bbuf, vbuf, goal);

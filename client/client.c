@@ -22,6 +22,7 @@
     reply that does not fit what was asked is FASGD_CLIENT_EPROTO.  */
 #include "client.h"
 #include "codec.h"
+#include "curve.h"
 
 #include "gates.h"
 #include "log.h"
@@ -46,6 +47,10 @@
 #define S_PUSH_GATE_STREAM   0x70757368u    /* "push" */
 /*  The largest reply frame that is not θ: a WELCOME body.  */
 #define S_CONTROL_MAXMSG     ((int64_t) FASGD_PROTO_DESC_MAX)
+/*  What a frame may hold beyond its payload on the wire: ZeroMQ applies
+    ZMQ_MAXMSGSIZE to the frame as it arrives, which CURVE makes 33 bytes
+    longer (command name, nonce, MAC).  */
+#define S_FRAME_SLACK        64
 /*  Bounds D so that 4·D bytes and two float copies stay addressable.  */
 #define S_MAX_PARAMS         ((uint64_t) SIZE_MAX / 16)
 
@@ -54,11 +59,22 @@ typedef enum { S_SKIP_RESEND_LAST = 0, S_SKIP_ACCUMULATE } s_push_skip_t;
 /*  s_request's verdict on a reply that answers an earlier request.  */
 #define S_STALE 1
 
+/*  CURVE, when set: the server's public key and this client's
+    certificate (both halves).  */
+typedef struct {
+    char server_key [41];           /* Z85; "" when CURVE is off */
+    zcert_t *cert;
+} s_curve_t;
+
 /*  One DEALER connection that is closed after a timeout or a malformed
-    reply and reopened on the next request.  */
+    reply and reopened on the next request. Its monitor reports failed
+    handshakes, so that a CURVE mismatch fails fast with its reason
+    instead of a timeout.  */
 typedef struct {
     const char *endpoint;           /* borrowed from the client */
+    const s_curve_t *curve;         /* borrowed from the client */
     zsock_t *sock;                  /* NULL when closed */
+    zsock_t *monitor;               /* PAIR: the socket's handshake events */
     zpoller_t *poller;
     int64_t maxmsgsize;             /* bytes of the largest frame accepted */
 } s_channel_t;
@@ -66,6 +82,7 @@ typedef struct {
 /*  What the heartbeat actor needs; lives in the client, outlives the actor.  */
 typedef struct {
     const char *endpoint;
+    const s_curve_t *curve;
     uint32_t client_id;
     int interval_ms;
     atomic_int_least64_t last_sent;     /* zclock_mono () of the caller's last request */
@@ -73,6 +90,7 @@ typedef struct {
 
 struct fasgd_client_t {
     char *push_endpoint, *fetch_endpoint;
+    s_curve_t curve;
     s_channel_t push, fetch;
     int timeout_ms;
     uint64_t seed;
@@ -123,7 +141,18 @@ static void
 s_channel_close (s_channel_t *ch)
 {
     zpoller_destroy (&ch->poller);
+    fasgd_curve_monitor_stop (ch->sock, &ch->monitor);
     zsock_destroy (&ch->sock);
+}
+
+/*  Makes sock (not yet connected) a CURVE client when curve is set.  */
+static void
+s_curve_apply (const s_curve_t *curve, zsock_t *sock)
+{
+    if (!*curve->server_key)
+        return;
+    zcert_apply (curve->cert, sock);
+    zsock_set_curve_serverkey (sock, curve->server_key);
 }
 
 static int
@@ -140,13 +169,20 @@ s_channel_open (s_channel_t *ch)
     zsock_set_linger (ch->sock, 0);
     /*  ZeroMQ drops (and reconnects) a peer that sends a larger frame, so
         a server cannot make the client allocate more than θ.  */
-    zmq_setsockopt (zsock_resolve (ch->sock), ZMQ_MAXMSGSIZE, &ch->maxmsgsize, sizeof ch->maxmsgsize);
+    int64_t limit = ch->maxmsgsize + S_FRAME_SLACK;
+    zmq_setsockopt (zsock_resolve (ch->sock), ZMQ_MAXMSGSIZE, &limit, sizeof limit);
+    s_curve_apply (ch->curve, ch->sock);
+    if (fasgd_curve_monitor (ch->sock, 1, &ch->monitor) != 0) {
+        fasgd_log_error ("client: cannot watch the connection to %s: %s", ch->endpoint, zmq_strerror (errno));
+        s_channel_close (ch);
+        return -1;
+    }
     if (zsock_connect (ch->sock, "%s", ch->endpoint) != 0) {
         fasgd_log_error ("client: cannot connect to %s: %s", ch->endpoint, zmq_strerror (errno));
         s_channel_close (ch);
         return -1;
     }
-    ch->poller = zpoller_new (ch->sock, NULL);
+    ch->poller = zpoller_new (ch->sock, ch->monitor, NULL);
     if (!ch->poller) {
         s_channel_close (ch);
         return -1;
@@ -186,10 +222,11 @@ s_heartbeat_actor (zsock_t *pipe, void *args)
     zsock_t *sock = s_dealer_new ();
     if (sock) {
         zsock_set_linger (sock, 0);
-        zsock_set_maxmsgsize (sock, FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX);
+        zsock_set_maxmsgsize (sock, FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX + S_FRAME_SLACK);
         /*  Heartbeats are interchangeable: while the server is away a few
             queued ones are plenty.  */
         zsock_set_sndhwm (sock, 4);
+        s_curve_apply (hb->curve, sock);
         if (zsock_connect (sock, "%s", hb->endpoint) != 0)
             zsock_destroy (&sock);
     }
@@ -279,6 +316,7 @@ s_heartbeat_start (fasgd_client_t *self)
     if (ms > INT32_MAX)
         ms = INT32_MAX;
     self->hb.endpoint = self->push_endpoint;
+    self->hb.curve = &self->curve;
     self->hb.client_id = self->id;
     self->hb.interval_ms = (int) ms;
     atomic_store (&self->hb.last_sent, zclock_mono ());
@@ -390,6 +428,32 @@ s_reply_check (fasgd_client_t *self, uint32_t seq, int expect, int nframes,
     return 0;
 }
 
+/*  Reads one event of ch's monitor. A failed handshake that cannot
+    succeed on retrying (the server refused the key, or the two sides
+    disagree on CURVE) returns -1 with the reason in last_reason; so do
+    three connections in a row closed mid-handshake with CURVE on (the
+    server could not decrypt: the wrong server key).  */
+static int
+s_handshake_check (fasgd_client_t *self, s_channel_t *ch, int *drops)
+{
+    int event;
+    uint32_t value;
+    if (fasgd_curve_event_recv (ch->monitor, &event, &value) != 0)
+        return 0;
+    int curve = *self->curve.server_key != 0;
+    const char *why = fasgd_curve_why (event, value, 1, curve);
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+        *drops = 0;
+    else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && curve && ++*drops >= FASGD_CURVE_DROPS)
+        why = FASGD_CURVE_DROPS_WHY;
+    if (!why)
+        return 0;
+    self->last_status = 0;
+    snprintf (self->last_reason, sizeof self->last_reason, "%s: %s", ch->endpoint, why);
+    fasgd_log_debug ("client: %s", self->last_reason);
+    return -1;
+}
+
 /*  Sends req (and the body frame, whose ownership it takes) on ch, waits
     up to the timeout for the reply with the same seq, and checks it. On
     0, *rep holds the reply's header and *reply_body_p (when not NULL) the
@@ -431,11 +495,20 @@ s_request (fasgd_client_t *self, s_channel_t *ch, fasgd_header_t *req, zframe_t 
     atomic_store (&self->hb.last_sent, zclock_mono ());
 
     int64_t deadline = zclock_mono () + self->timeout_ms;
+    int handshake_drops = 0;
     for (;;) {
         int64_t left = deadline - zclock_mono ();
         if (left <= 0)
             break;
-        if (zpoller_wait (ch->poller, left > INT32_MAX ? INT32_MAX : (int) left) != ch->sock) {
+        void *which = zpoller_wait (ch->poller, left > INT32_MAX ? INT32_MAX : (int) left);
+        if (which && which == ch->monitor) {
+            if (s_handshake_check (self, ch, &handshake_drops) != 0) {
+                s_channel_close (ch);
+                return FASGD_CLIENT_ESECURITY;
+            }
+            continue;
+        }
+        if (which != ch->sock) {
             if (zpoller_terminated (ch->poller) && errno != EINTR) {
                 s_channel_close (ch);
                 return FASGD_CLIENT_ESOCKET;
@@ -549,6 +622,7 @@ fasgd_client_new (const char *push_endpoint, const char *fetch_endpoint)
     }
     self->timeout_ms = S_DEFAULT_TIMEOUT_MS;
     self->push.endpoint = self->push_endpoint;
+    self->push.curve = self->fetch.curve = &self->curve;
     self->push.maxmsgsize = S_CONTROL_MAXMSG;
     self->fetch.endpoint = self->fetch_endpoint;
     self->fetch.maxmsgsize = S_CONTROL_MAXMSG;
@@ -569,10 +643,55 @@ fasgd_client_destroy (fasgd_client_t **self_p)
         return;
     fasgd_client_t *self = *self_p;
     s_session_end (self);
+    zcert_destroy (&self->curve.cert);
     free (self->push_endpoint);
     free (self->fetch_endpoint);
     free (self);
     *self_p = NULL;
+}
+
+int
+fasgd_client_set_curve (fasgd_client_t *self, const char *server_key, const char *cert_file)
+{
+    if (!self)
+        return FASGD_CLIENT_EINVAL;
+    self->last_status = 0;
+    if (self->joined) {
+        fasgd_errbuf (self->last_reason, sizeof self->last_reason, "CURVE is set before joining, not after");
+        return FASGD_CLIENT_EINVAL;
+    }
+    char key [41] = "";
+    zcert_t *cert = NULL;
+    if (!server_key || !*server_key) {
+        if (cert_file && *cert_file) {
+            fasgd_errbuf (self->last_reason, sizeof self->last_reason,
+                          "a client certificate needs the server's key too");
+            return FASGD_CLIENT_EINVAL;
+        }
+    }
+    else if (fasgd_curve_public_key_load (server_key, key, self->last_reason, sizeof self->last_reason) != 0)
+        return FASGD_CLIENT_EINVAL;
+    else if (cert_file && *cert_file) {
+        if (!(cert = fasgd_curve_secret_cert_load (cert_file, self->last_reason, sizeof self->last_reason)))
+            return FASGD_CLIENT_EINVAL;
+    }
+    /*  No certificate: a key of this process's own, for servers that
+        allow any.  */
+    else if (!(cert = zcert_new ()))
+        return FASGD_CLIENT_ENOMEM;
+    zcert_destroy (&self->curve.cert);
+    self->curve.cert = cert;
+    memcpy (self->curve.server_key, key, sizeof key);
+    /*  The next requests go out on sockets made the new way.  */
+    s_channel_close (&self->push);
+    s_channel_close (&self->fetch);
+    return 0;
+}
+
+const char *
+fasgd_client_public_key (const fasgd_client_t *self)
+{
+    return self && self->curve.cert ? zcert_public_txt (self->curve.cert) : "";
 }
 
 void
@@ -1080,6 +1199,7 @@ fasgd_client_strerror (int err)
         case FASGD_CLIENT_ENOMEM:       return "out of memory";
         case FASGD_CLIENT_ESOCKET:      return "cannot create or connect a socket";
         case FASGD_CLIENT_EVERSION:     return "the server speaks another protocol version";
+        case FASGD_CLIENT_ESECURITY:    return "the secure handshake with the server failed";
         default:                        return "unknown error";
     }
 }

@@ -44,6 +44,7 @@ s_on_signal (int sig)
 
 typedef struct {
     const char *push_ep, *fetch_ep, *data, *name;
+    const char *server_key, *cert;  /* CURVE: --server-key, --cert */
     uint64_t batch, steps, seed, threads, delay_ms, timeout_ms, cpu;
     int seed_set, cpu_set, quiet;
 } s_opts_t;
@@ -91,6 +92,11 @@ s_usage (FILE *out)
         "      --cpu N            run on CPU N, with ZeroMQ's I/O thread (default: anywhere)\n"
         "      --name NAME        the name the server logs (default hostname:pid)\n"
         "      --timeout-ms MS    wait for each reply (default 5000)\n"
+        "      --server-key FILE  speak CURVE (encrypted, authenticated) to a server whose\n"
+        "                         public certificate is FILE (fasgd-ctl keygen's NAME.key)\n"
+        "      --cert FILE        this client's secret certificate (NAME.key_secret), as\n"
+        "                         allowed by the server (default with --server-key: a key\n"
+        "                         of this process's own, for servers that allow any)\n"
         "      --log-level LEVEL  error, warn, notice (default), info or debug\n"
         "  -q, --quiet            no progress line\n"
         "  -h, --help             this help\n"
@@ -274,8 +280,10 @@ static void
 s_log_failure (const s_run_t *r, const char *what, int rc)
 {
     int status = fasgd_client_last_status (r->client);
-    if (rc == FASGD_CLIENT_EREFUSED || rc == FASGD_CLIENT_ENOTJOINED || rc == FASGD_CLIENT_EVERSION
-        || rc == FASGD_CLIENT_EPROTO)
+    if (rc == FASGD_CLIENT_ESECURITY)
+        fasgd_log_warn ("%s: %s (%s)", what, fasgd_client_strerror (rc), fasgd_client_last_reason (r->client));
+    else if (rc == FASGD_CLIENT_EREFUSED || rc == FASGD_CLIENT_ENOTJOINED || rc == FASGD_CLIENT_EVERSION
+             || rc == FASGD_CLIENT_EPROTO)
         fasgd_log_warn ("%s: %s (%d %s)", what, fasgd_client_strerror (rc), status,
                         fasgd_client_last_reason (r->client));
     else
@@ -444,7 +452,8 @@ s_join_first (s_run_t *r)
         int retry = rc == FASGD_CLIENT_ETIMEOUT
                  || (rc == FASGD_CLIENT_EREFUSED && status == FASGD_STATUS_UNAVAILABLE);
         if (!retry) {
-            if (rc == FASGD_CLIENT_EREFUSED || rc == FASGD_CLIENT_EPROTO || rc == FASGD_CLIENT_EVERSION)
+            if (rc == FASGD_CLIENT_EREFUSED || rc == FASGD_CLIENT_EPROTO || rc == FASGD_CLIENT_EVERSION
+                || rc == FASGD_CLIENT_ESECURITY)
                 fasgd_log_error ("%s: cannot join: %s (%s)", r->o->push_ep, fasgd_client_strerror (rc),
                                  fasgd_client_last_reason (r->client));
             else
@@ -493,6 +502,8 @@ main (int argc, char **argv)
         { "cpu", required_argument, NULL, 'C' },
         { "name", required_argument, NULL, 'N' },
         { "timeout-ms", required_argument, NULL, 'T' },
+        { "server-key", required_argument, NULL, 'K' },
+        { "cert", required_argument, NULL, 'c' },
         { "log-level", required_argument, NULL, 'L' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -507,6 +518,8 @@ main (int argc, char **argv)
         switch (opt) {
             case 's': o.push_ep = optarg; break;
             case 'f': o.fetch_ep = optarg; break;
+            case 'K': o.server_key = optarg; break;
+            case 'c': o.cert = optarg; break;
             case 'd': o.data = optarg; break;
             case 'b': bad = s_parse_u64 ("--batch", optarg, 1, FASGD_MODEL_MAX_WIDTH, &o.batch); break;
             case 'n': bad = s_parse_u64 ("--steps", optarg, 0, UINT64_MAX, &o.steps); break;
@@ -578,6 +591,11 @@ main (int argc, char **argv)
     if (!r.client) {
         fprintf (stderr, "fasgd-client: cannot connect to '%s' and '%s': not ZeroMQ endpoints "
                  "such as tcp://host:5555\n", o.push_ep, o.fetch_ep);
+        return S_EXIT_USAGE;
+    }
+    if ((o.server_key || o.cert) && fasgd_client_set_curve (r.client, o.server_key, o.cert) != 0) {
+        fprintf (stderr, "fasgd-client: %s\n", fasgd_client_last_reason (r.client));
+        s_run_free (&r);
         return S_EXIT_USAGE;
     }
     fasgd_client_set_timeout (r.client, (int) o.timeout_ms);

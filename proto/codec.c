@@ -151,6 +151,7 @@ fasgd_proto_status_text (int status)
         case FASGD_STATUS_NOT_MODIFIED:   return "not modified";
         case FASGD_STATUS_MALFORMED:      return "malformed";
         case FASGD_STATUS_UNKNOWN_CLIENT: return "unknown client id";
+        case FASGD_STATUS_FORBIDDEN:      return "key not allowed";
         case FASGD_STATUS_CONFLICT:       return "conflict";
         case FASGD_STATUS_TOO_LARGE:      return "too large";
         case FASGD_STATUS_NONFINITE:      return "gradient holds NaN or Inf";

@@ -50,6 +50,14 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_DOUBLE ("limits.bandwidth", fasgd_server_cfg_t, bandwidth, 0, 1e15, 0, "0",
         "bytes/s the server's link may carry, in and out together: STATUS estimates how many more "
         "clients fit (0: no budget)"),
+    FASGD_CFG_KEY_STRING ("security.curve.server_cert", fasgd_server_cfg_t, curve_cert, 0, "",
+        "the server's secret CURVE certificate (fasgd-ctl keygen's NAME.key_secret): encrypts and "
+        "authenticates the push, fetch and control sockets (empty: no CURVE)"),
+    FASGD_CFG_KEY_STRING ("security.curve.clients", fasgd_server_cfg_t, curve_clients, 0, "",
+        "a directory of the client certificates allowed to connect (public NAME.key files), "
+        "re-read by fasgd-ctl reload"),
+    FASGD_CFG_KEY_BOOL ("security.curve.allow_any", fasgd_server_cfg_t, curve_allow_any, "false",
+        "CURVE encryption for any client key, without an allowlist"),
     FASGD_CFG_KEY_INT ("cpu", fasgd_server_cfg_t, cpu, -1, FASGD_CPU_MAX, "-1",
         "pin the update loop and ZeroMQ's I/O thread to this CPU, so that handing a message between "
         "them wakes no other CPU (-1: no pinning); validation still runs on every CPU allowed"),

@@ -112,7 +112,15 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 (unsigned long long) a->joins, (unsigned long long) a->leaves,
                 (unsigned long long) a->expired,
                 (unsigned long long) (a->malformed + a->unknown + a->conflict + a->nonfinite + a->version
-                                      + a->refused));
+                                      + a->refused + a->forbidden));
+    s_text_add (t, "security=%s\n", self->cert ? "curve" : "off");
+    if (self->cert) {
+        if (self->allowed)
+            s_text_add (t, "allowed_keys=%zu\n", fasgd_srv_security_nkeys (self));
+        s_text_add (t, "auth_refused=%llu\nhandshake_failed=%llu\nforbidden=%llu\nrevoked=%llu\n",
+                    (unsigned long long) a->auth_refused, (unsigned long long) a->handshake_failed,
+                    (unsigned long long) a->forbidden, (unsigned long long) a->revoked);
+    }
     s_text_add (t, "window_s=%.3f\nupdate_rate=%.3f\npush_rate=%.3f\nrepeat_rate=%.3f\nfetch_rate=%.3f\n"
                 "not_modified_rate=%.3f\n", secs, (double) (self->T - old->T) * per_s,
                 (double) d_push * per_s, (double) d_rep * per_s, (double) d_fetch * per_s,
@@ -175,7 +183,23 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                     c->id, (unsigned long long) c->fetches, c->id, (unsigned long long) c->not_modified);
         if (c->has_pushed)
             s_text_add (t, "client.%u.last_tau=%llu\n", c->id, (unsigned long long) c->last_tau);
+        if (*c->key)
+            s_text_add (t, "client.%u.key=%s\nclient.%u.key_name=%s\n", c->id, c->key, c->id, c->key_name);
     }
+}
+
+/*  RELOAD: the allowlist read again; clients whose key left it are
+    forgotten.  */
+static void
+s_control_reload (fasgd_server_t *self, s_text_t *t)
+{
+    char err [FASGD_PATH_LEN + 128];
+    size_t revoked;
+    int rc = fasgd_srv_security_reload (self, &revoked, err, sizeof err);
+    if (rc != 0)
+        s_text_add (t, "status=%d\nerror=%s\n", rc > 0 ? 409 : 500, err);
+    else
+        s_text_add (t, "status=200\nallowed_keys=%zu\nrevoked=%zu\n", fasgd_srv_security_nkeys (self), revoked);
 }
 
 static void
@@ -216,8 +240,15 @@ fasgd_srv_control_handle (fasgd_server_t *self)
     s_text_t t = { NULL, 0, 0, 0 };
     if (nparts < 1)
         goto done;
-    if (extra || nparts != at + 1)
-        s_text_add (&t, "status=400\nerror=a request is one frame: STATUS or CHECKPOINT\n");
+    /*  A key revoked since its handshake keeps its connection, not its
+        say.  */
+    const char *key = nparts >= 2 ? fasgd_srv_security_key (self, &parts [1]) : NULL;
+    if (self->cert && !fasgd_srv_security_allowed (self, key)) {
+        self->st.forbidden++;
+        s_text_add (&t, "status=403\nerror=this CURVE key is no longer allowed\n");
+    }
+    else if (extra || nparts != at + 1)
+        s_text_add (&t, "status=400\nerror=a request is one frame: STATUS, CHECKPOINT or RELOAD\n");
     else {
         const char *cmd = zmq_msg_data (&parts [at]);
         size_t len = zmq_msg_size (&parts [at]);
@@ -228,15 +259,17 @@ fasgd_srv_control_handle (fasgd_server_t *self)
             s_control_status (self, &t);
         else if (len == 10 && strncasecmp (cmd, "CHECKPOINT", 10) == 0)
             s_control_checkpoint (self, &t);
+        else if (len == 6 && strncasecmp (cmd, "RELOAD", 6) == 0)
+            s_control_reload (self, &t);
         else if (len == 0)
-            s_text_add (&t, "status=400\nerror=empty request: STATUS or CHECKPOINT\n");
+            s_text_add (&t, "status=400\nerror=empty request: STATUS, CHECKPOINT or RELOAD\n");
         else {
             char shown [40];
             size_t k = 0;
             for (size_t i = 0; i < len && k < 32; i++)
                 shown [k++] = (cmd [i] >= 32 && cmd [i] < 127) ? cmd [i] : '?';
             shown [k] = 0;
-            s_text_add (&t, "status=400\nerror=unknown command '%s%s': STATUS or CHECKPOINT\n", shown,
+            s_text_add (&t, "status=400\nerror=unknown command '%s%s': STATUS, CHECKPOINT or RELOAD\n", shown,
                         len > k ? "..." : "");
         }
     }

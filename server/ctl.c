@@ -1,13 +1,19 @@
-/*  fasgd-ctl: asks a running fasgd-server how it is doing (STATUS) or for
-    a checkpoint now (CHECKPOINT), on the server's control socket. The
+/*  fasgd-ctl: asks a running fasgd-server how it is doing (STATUS), for
+    a checkpoint now (CHECKPOINT) or to re-read its allowlist of CURVE
+    keys (RELOAD), on the server's control socket; and makes CURVE
+    certificates (keygen), which needs no server. The
     control protocol is specified in proto/PROTOCOL.md: one text frame
     each way, the reply a list of key=value lines headed by status=CODE.
 
     The endpoint comes from -e, from the server's own configuration file
     (-c, read through the same key table the server loads it with), or
     from the control= line of the server's --port-file (-p). Never waits
-    longer than --timeout-ms for an answer.  */
+    longer than --timeout-ms for an answer. A CURVE server is asked with
+    --server-key and --cert, or with the server's own certificate when
+    its configuration names one this user can read.  */
 #include "server.h"
+
+#include "curve.h"
 
 #include <czmq.h>
 #include <errno.h>
@@ -32,13 +38,18 @@ static void
 s_usage (FILE *out)
 {
     fputs (
-        "Usage: fasgd-ctl [-e ENDPOINT | -c SERVER.yaml | -p PORTFILE] [OPTION]... status|checkpoint\n"
-        "Ask a running fasgd-server for its status, or to write a checkpoint now, on its\n"
-        "control socket.\n"
+        "Usage: fasgd-ctl [-e ENDPOINT | -c SERVER.yaml | -p PORTFILE] [OPTION]... status|checkpoint|reload\n"
+        "       fasgd-ctl keygen NAME\n"
+        "Ask a running fasgd-server for its status, to write a checkpoint now or to\n"
+        "re-read its allowlist, on its control socket; or make a CURVE certificate.\n"
         "\n"
         "Commands:\n"
         "  status                 clients, rates, bytes/s, staleness histogram, validation\n"
         "  checkpoint             write checkpoint.file now and report its timestamp\n"
+        "  reload                 re-read security.curve.clients: keys added may join,\n"
+        "                         clients whose key was removed are forgotten at once\n"
+        "  keygen NAME            write a new key pair: NAME.key (public: give it to the\n"
+        "                         other side) and NAME.key_secret (mode 600: keep it)\n"
         "\n"
         "Options:\n"
         "  -e, --endpoint ENDPOINT\n"
@@ -48,6 +59,10 @@ s_usage (FILE *out)
         "  -p, --port-file FILE   take the control= line of the server's --port-file\n"
         "  -s, --set KEY=VALUE    override a key of the server's configuration, as\n"
         "                         fasgd-server --set does (repeatable; not with -e or -p)\n"
+        "  -k, --server-key FILE  the server's public certificate (or its key in Z85), for a\n"
+        "                         server with CURVE (default with -c: its server_cert)\n"
+        "      --cert FILE        this operator's secret certificate, allowed by the\n"
+        "                         server (default with -c: the server's own)\n"
         "  -j, --json             print the reply as one JSON object\n"
         "  -t, --timeout-ms MS    give up after MS milliseconds without an answer\n"
         "                         (default 3000)\n"
@@ -141,7 +156,8 @@ s_endpoint_from_port_file (const char *path, char *out, size_t len)
     (when given) and the overrides, checked exactly as the server checks
     them.  */
 static int
-s_endpoint_from_config (const char *path, const char *const *sets, int nsets, char *out, size_t len)
+s_endpoint_from_config (const char *path, const char *const *sets, int nsets, char *out, size_t len,
+                        char *cert, size_t cert_len)
 {
     fasgd_server_cfg_t *cfg = malloc (sizeof *cfg);
     if (!cfg) {
@@ -165,8 +181,10 @@ s_endpoint_from_config (const char *path, const char *const *sets, int nsets, ch
                  path ? " in " : "", path ? path : "");
     else if (s_connectable (cfg->control_endpoint, out, len, err, sizeof err) != 0)
         fprintf (stderr, "fasgd-ctl: control_endpoint%s%s: %s\n", path ? " in " : "", path ? path : "", err);
-    else
+    else {
+        snprintf (cert, cert_len, "%s", cfg->curve_cert);
         rc = 0;
+    }
     free (cfg);
     return rc;
 }
@@ -174,11 +192,19 @@ s_endpoint_from_config (const char *path, const char *const *sets, int nsets, ch
 /* ------------------------------------------------------------------ */
 /*  Asking                                                              */
 
+/*  CURVE, when server_key is not empty.  */
+typedef struct {
+    char server_key [FASGD_CURVE_KEY_LEN + 1];
+    zcert_t *cert;
+} s_curve_t;
+
 /*  Sends command and waits up to timeout_ms for the reply, returned as a
     NUL-terminated copy in *reply_p (the caller frees it). Returns 0,
-    S_EXIT_TIMEOUT or S_EXIT_SERVER after saying why.  */
+    S_EXIT_TIMEOUT or S_EXIT_SERVER after saying why: a failed CURVE
+    handshake is said at once.  */
 static int
-s_ask (const char *endpoint, const char *command, int timeout_ms, char **reply_p, size_t *len_p)
+s_ask (const char *endpoint, const s_curve_t *curve, const char *command, int timeout_ms, char **reply_p,
+       size_t *len_p)
 {
     *reply_p = NULL;
     zsock_t *sock = zsock_new (ZMQ_DEALER);
@@ -190,9 +216,20 @@ s_ask (const char *endpoint, const char *command, int timeout_ms, char **reply_p
     zsock_set_sndtimeo (sock, timeout_ms);
     if (strchr (endpoint, '['))
         zsock_set_ipv6 (sock, 1);
+    if (*curve->server_key) {
+        zcert_apply (curve->cert, sock);
+        zsock_set_curve_serverkey (sock, curve->server_key);
+    }
+    zsock_t *monitor = NULL;
+    if (fasgd_curve_monitor (sock, 1, &monitor) != 0) {
+        fprintf (stderr, "fasgd-ctl: cannot watch the connection: %s\n", zmq_strerror (zmq_errno ()));
+        zsock_destroy (&sock);
+        return S_EXIT_SERVER;
+    }
     if (zsock_connect (sock, "%s", endpoint) < 0) {
         fprintf (stderr, "fasgd-ctl: cannot connect to '%s': %s (an endpoint looks like tcp://HOST:PORT)\n",
                  endpoint, zmq_strerror (zmq_errno ()));
+        fasgd_curve_monitor_stop (sock, &monitor);
         zsock_destroy (&sock);
         return S_EXIT_USAGE;
     }
@@ -202,22 +239,37 @@ s_ask (const char *endpoint, const char *command, int timeout_ms, char **reply_p
         int e = zmq_errno ();
         fprintf (stderr, "fasgd-ctl: cannot send %s to %s: %s\n", command, endpoint,
                  e == EAGAIN ? "timed out" : zmq_strerror (e));
+        fasgd_curve_monitor_stop (sock, &monitor);
         zsock_destroy (&sock);
         return e == EAGAIN ? S_EXIT_TIMEOUT : S_EXIT_SERVER;
     }
-    zmq_pollitem_t item = { raw, 0, ZMQ_POLLIN, 0 };
-    int ready = 0;
-    for (;;) {
+    zmq_pollitem_t items [2] = { { raw, 0, ZMQ_POLLIN, 0 }, { zsock_resolve (monitor), 0, ZMQ_POLLIN, 0 } };
+    int ready = 0, drops = 0;
+    const char *why = NULL;
+    while (!why) {
         int64_t left = deadline - zclock_mono ();
         if (left <= 0)
             break;
-        int rc = zmq_poll (&item, 1, (long) left);
-        if (rc > 0) {
+        int rc = zmq_poll (items, 2, (long) left);
+        if (rc > 0 && (items [0].revents & ZMQ_POLLIN)) {
             ready = 1;
             break;
         }
+        int event;
+        uint32_t value;
+        while (!why && fasgd_curve_event_recv (monitor, &event, &value) == 0) {
+            why = fasgd_curve_why (event, value, 1, *curve->server_key != 0);
+            if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && *curve->server_key && ++drops >= FASGD_CURVE_DROPS)
+                why = FASGD_CURVE_DROPS_WHY;
+        }
         if (rc < 0 && zmq_errno () != EINTR)
             break;
+    }
+    fasgd_curve_monitor_stop (sock, &monitor);
+    if (why) {
+        fprintf (stderr, "fasgd-ctl: %s: %s\n", endpoint, why);
+        zsock_destroy (&sock);
+        return S_EXIT_SERVER;
     }
     if (!ready) {
         fprintf (stderr, "fasgd-ctl: no answer from %s within %d ms (is fasgd-server running, with "
@@ -449,7 +501,8 @@ s_json_number_ok (const char *s)
 static int
 s_is_text_key (const char *key)
 {
-    static const char *const text [] = { "version", "rule", "name", "error", "file", "checkpoint_file", NULL };
+    static const char *const text [] = { "version", "rule", "name", "error", "file", "checkpoint_file", "security",
+                                         "key", "key_name", NULL };
     for (int i = 0; text [i]; i++)
         if (strcmp (key, text [i]) == 0)
             return 1;
@@ -658,6 +711,16 @@ s_print_status (const s_reply_t *r, const char *endpoint)
     s_row ("clients", "%.0f connected (%.0f joined, %.0f left, %.0f expired since start)", s_num (r, "clients"),
            s_num (r, "joins"), s_num (r, "leaves"), s_num (r, "expired"));
     s_row ("requests refused", "%.0f", s_num (r, "refused"));
+    if (s_get (r, "security") && !strcmp (s_get (r, "security"), "curve")) {
+        if (s_get (r, "allowed_keys"))
+            snprintf (t, sizeof t, "%.0f keys allowed", s_num (r, "allowed_keys"));
+        else
+            snprintf (t, sizeof t, "any key allowed");
+        s_row ("security", "CURVE, %s; refused %.0f keys, %.0f handshakes; %.0f revoked", t,
+               s_num (r, "auth_refused"), s_num (r, "handshake_failed"), s_num (r, "revoked"));
+    }
+    else if (s_get (r, "security"))
+        s_row ("security", "off: no encryption, no authentication");
     printf ("over the last %.1f s:\n", s_num (r, "window_s"));
     s_row ("  updates", "%10.1f /s", s_num (r, "update_rate"));
     s_row ("  pushes", "%10.1f /s   total %.0f", s_num (r, "push_rate"), s_num (r, "pushes"));
@@ -710,7 +773,7 @@ s_print_status (const s_reply_t *r, const char *endpoint)
                     "repeats", "fetches", "304s", "last tau");
             header = 1;
         }
-        const char *name = "", *last_tau = "-";
+        const char *name = "", *last_tau = "-", *key_name = NULL;
         double f [6] = { NAN, NAN, NAN, NAN, NAN, NAN };
         static const char *const fields [6] = { "connected_s", "idle_s", "pushes", "repeats", "fetches",
                                                 "not_modified" };
@@ -722,12 +785,18 @@ s_print_status (const s_reply_t *r, const char *endpoint)
                 name = r->kv [j].value;
             else if (!strcmp (field, "last_tau"))
                 last_tau = r->kv [j].value;
+            else if (!strcmp (field, "key_name"))
+                key_name = r->kv [j].value;
             for (int k = 0; k < 6; k++)
                 if (!strcmp (field, fields [k]))
                     f [k] = strtod (r->kv [j].value, NULL);
         }
+        /*  With CURVE, the name of the key it joined with follows its own.  */
+        char shown [160];
+        snprintf (shown, sizeof shown, "%s%s%s%s", *name ? name : "-", key_name ? " [" : "",
+                  key_name ? key_name : "", key_name ? "]" : "");
         printf ("%6lu  %-24s %9.1f s %7.1f s %9.0f %9.0f %9.0f %9.0f %8s\n", id,
-                *name ? s_safe (name, 24, b1, sizeof b1) : "-", f [0], f [1], f [2], f [3], f [4], f [5],
+                s_safe (shown, 24, b1, sizeof b1), f [0], f [1], f [2], f [3], f [4], f [5],
                 s_safe (last_tau, 8, b2, sizeof b2));
     }
 
@@ -774,17 +843,21 @@ main (int argc, char **argv)
         { "port-file", required_argument, NULL, 'p' },
         { "set", required_argument, NULL, 's' },
         { "json", no_argument, NULL, 'j' },
+        { "server-key", required_argument, NULL, 'k' },
+        { "cert", required_argument, NULL, 'C' },
         { "timeout-ms", required_argument, NULL, 't' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    const char *endpoint = NULL, *config = NULL, *port_file = NULL;
+    const char *endpoint = NULL, *config = NULL, *port_file = NULL, *server_key = NULL, *cert = NULL;
     const char *sets [S_MAX_SETS];
     int nsets = 0, json = 0, timeout_ms = S_DEFAULT_TIMEOUT_MS, opt;
     opterr = 0;
-    while ((opt = getopt_long (argc, argv, ":e:c:p:s:jt:hV", longopts, NULL)) != -1) {
+    while ((opt = getopt_long (argc, argv, ":e:c:p:s:jk:t:hV", longopts, NULL)) != -1) {
         switch (opt) {
+            case 'k': server_key = optarg; break;
+            case 'C': cert = optarg; break;
             case 'e': endpoint = optarg; break;
             case 'c': config = optarg; break;
             case 'p': port_file = optarg; break;
@@ -815,7 +888,26 @@ main (int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return s_usage_error ("a command is required: status or checkpoint");
+        return s_usage_error ("a command is required: status, checkpoint, reload or keygen");
+    if (!strcmp (argv [optind], "keygen")) {
+        if (optind + 2 != argc)
+            return s_usage_error ("keygen takes one NAME: it writes NAME.key and NAME.key_secret");
+        char path [FASGD_PATH_LEN], err [FASGD_PATH_LEN + 128];
+        const char *name = argv [optind + 1];
+        size_t n = strlen (name);
+        if (!n || snprintf (path, sizeof path, "%s%s", name,
+                            n > 4 && !strcmp (name + n - 4, ".key") ? "" : ".key") >= (int) sizeof path)
+            return s_usage_error ("keygen: NAME must be a file name of at most %d bytes", FASGD_PATH_LEN - 12);
+        zsys_handler_set (NULL);
+        int rc = fasgd_curve_keygen (path, err, sizeof err);
+        zsys_shutdown ();
+        if (rc != 0) {
+            fprintf (stderr, "fasgd-ctl: keygen: %s\n", err);
+            return S_EXIT_SERVER;
+        }
+        printf ("wrote %s (public: for the allowlist or the clients) and %s_secret (secret: keep it)\n", path, path);
+        return S_EXIT_OK;
+    }
     if (optind + 1 < argc)
         return s_usage_error ("one command at a time (got '%s' after '%s')", argv [optind + 1], argv [optind]);
     const char *command;
@@ -823,14 +915,18 @@ main (int argc, char **argv)
         command = "STATUS";
     else if (!strcmp (argv [optind], "checkpoint"))
         command = "CHECKPOINT";
+    else if (!strcmp (argv [optind], "reload"))
+        command = "RELOAD";
     else
-        return s_usage_error ("unknown command '%s' (status or checkpoint)", argv [optind]);
+        return s_usage_error ("unknown command '%s' (status, checkpoint, reload or keygen)", argv [optind]);
+    if (cert && !server_key)
+        return s_usage_error ("--cert needs --server-key: the server's public certificate");
     if (!!endpoint + !!config + !!port_file > 1)
         return s_usage_error ("-e, -c and -p each name the endpoint: give one of them");
     if (nsets && (endpoint || port_file))
         return s_usage_error ("--set changes the server's configuration: use it with -c, or alone");
 
-    char ep [1024];
+    char ep [1024], server_cert [FASGD_PATH_LEN] = "";
     if (endpoint) {
         if (!*endpoint)
             return s_usage_error ("-e needs an endpoint such as " S_DEFAULT_ENDPOINT);
@@ -840,14 +936,32 @@ main (int argc, char **argv)
         if (s_endpoint_from_port_file (port_file, ep, sizeof ep) != 0)
             return S_EXIT_USAGE;
     }
-    else if (s_endpoint_from_config (config, sets, nsets, ep, sizeof ep) != 0)
+    else if (s_endpoint_from_config (config, sets, nsets, ep, sizeof ep, server_cert, sizeof server_cert) != 0)
         return S_EXIT_USAGE;
 
     /*  Signals keep their default meaning: czmq must not take SIGINT.  */
     zsys_handler_set (NULL);
+    /*  A CURVE server's own certificate serves its operator on its host.  */
+    if (!server_key && *server_cert)
+        server_key = cert = server_cert;
+    s_curve_t curve = { "", NULL };
+    char err [FASGD_PATH_LEN + 128];
+    if (server_key) {
+        if (fasgd_curve_public_key_load (server_key, curve.server_key, err, sizeof err) != 0) {
+            fprintf (stderr, "fasgd-ctl: --server-key: %s\n", err);
+            return S_EXIT_USAGE;
+        }
+        curve.cert = cert ? fasgd_curve_secret_cert_load (cert, err, sizeof err) : zcert_new ();
+        if (!curve.cert) {
+            fprintf (stderr, "fasgd-ctl: %s: %s%s\n", cert == server_cert ? "the server's certificate" : "--cert",
+                     err, cert == server_cert ? " (give --server-key and --cert)" : "");
+            return S_EXIT_USAGE;
+        }
+    }
     char *text = NULL;
     size_t len = 0;
-    int rc = s_ask (ep, command, timeout_ms, &text, &len);
+    int rc = s_ask (ep, &curve, command, timeout_ms, &text, &len);
+    zcert_destroy (&curve.cert);
     zsys_shutdown ();
     if (rc != 0)
         return rc;
@@ -873,6 +987,9 @@ main (int argc, char **argv)
         }
         else if (!json && !strcmp (command, "STATUS"))
             s_print_status (&r, ep);
+        else if (!json && !strcmp (command, "RELOAD"))
+            printf ("allowlist reloaded: %.0f keys allowed, %.0f clients revoked\n", s_num (&r, "allowed_keys"),
+                    s_num (&r, "revoked"));
         else if (!json) {
             char file [FASGD_PATH_LEN];
             printf ("checkpoint written to %s at T=%.0f in %.3f s\n",

@@ -369,8 +369,10 @@ fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch)
                                fetch_type ? "fetch" : "push");
         goto done;
     }
+    const char *key = fasgd_srv_security_key (self, &parts [1]);
     if (req.type == FASGD_MSG_JOIN) {
-        fasgd_srv_join (self, sock, &parts [0], &req, body_len ? zmq_msg_data (&parts [2]) : "", body_len);
+        fasgd_srv_join (self, sock, &parts [0], &req, body_len ? zmq_msg_data (&parts [2]) : "", body_len,
+                        key);
         goto done;
     }
     fasgd_srv_client_t *c = fasgd_srv_client (self, req.client_id);
@@ -378,6 +380,15 @@ fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch)
         self->st.unknown++;
         fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNKNOWN_CLIENT,
                                "unknown client %u: join first", req.client_id);
+        goto done;
+    }
+    /*  With CURVE an id belongs to the key that joined with it: another
+        key gets the same answer as an id never seen, and changes
+        nothing.  */
+    if (self->cert && (!key || strcmp (key, c->key) != 0)) {
+        self->st.forbidden++;
+        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNKNOWN_CLIENT,
+                               "unknown client %u for this key: join first", req.client_id);
         goto done;
     }
     if (self->stopping) {

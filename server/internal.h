@@ -28,6 +28,7 @@
 
 #define FASGD_SRV_TAU_BUCKETS 12        /* 0, 1, 2-3, 4-7, ..., 512-1023, 1024+ */
 #define FASGD_SRV_WINDOW_SAMPLES 11     /* a sample a second: rates over the last 10 s */
+#define FASGD_SRV_MONITORS 3            /* push, fetch, control: their handshake failures */
 
 /*  An immutable image of θ at one timestamp, in wire byte order. On a
     little-endian host θ is its own wire image, so the current snapshot is
@@ -39,6 +40,38 @@
 #define FASGD_SRV_SHARED_THETA 1
 #else
 #define FASGD_SRV_SHARED_THETA 0
+/*  security.c  */
+
+/*  Loads the server's certificate and the allowlist, and binds the ZAP
+    handler, when security.curve.server_cert is set; 0 and nothing when
+    it is not. -1 with the reason in err.  */
+int fasgd_srv_security_new (fasgd_server_t *self, char *err, size_t errlen);
+/*  Makes sock (not yet bound) a CURVE server; nothing when CURVE is off.  */
+void fasgd_srv_security_apply (fasgd_server_t *self, zsock_t *sock);
+/*  Watches the failed handshakes of sock (bound, and closed only after
+    fasgd_srv_security_destroy); what names it in log lines. -1 with
+    errno set.  */
+int fasgd_srv_security_watch (fasgd_server_t *self, zsock_t *sock, const char *what);
+/*  Before the sockets are closed.  */
+void fasgd_srv_security_destroy (fasgd_server_t *self);
+/*  Warns that endpoint is bound without CURVE where other hosts reach it.  */
+void fasgd_srv_security_warn_plain (fasgd_server_t *self, const char *endpoint);
+/*  Serves one ZAP request, or one event of monitor k; -1 when none waited.  */
+int fasgd_srv_security_zap (fasgd_server_t *self);
+int fasgd_srv_security_monitor (fasgd_server_t *self, int k);
+/*  The CURVE key (Z85) msg's connection was allowed with; NULL when
+    CURVE is off.  */
+const char *fasgd_srv_security_key (fasgd_server_t *self, zmq_msg_t *msg);
+/*  The name under which key is allowed now; NULL when it is not (or
+    CURVE is off). Borrowed.  */
+const char *fasgd_srv_security_allowed (fasgd_server_t *self, const char *key);
+/*  Re-reads the allowlist and forgets the clients whose key left it (their
+    count in *revoked). 0 done; 1 nothing to reload (CURVE off or
+    allow_any) and -1 unreadable, with the reason in err (the old list
+    then stays).  */
+int fasgd_srv_security_reload (fasgd_server_t *self, size_t *revoked, char *err, size_t errlen);
+size_t fasgd_srv_security_nkeys (const fasgd_server_t *self);
+
 #endif
 
 typedef struct {
@@ -51,11 +84,15 @@ typedef struct {
     float *last;                        /* resend-last cache */
     uint64_t last_ts;
     fasgd_snapshot_t *snap;                     /* θ_used, for the rules that need it */
+    char key [41];                      /* CURVE: the public key (Z85) it joined with; "" off */
+    char key_name [64];                 /* that key's name in the allowlist */
 } fasgd_srv_client_t;
 
 typedef struct {
     uint64_t pushes, buffered, repeats, fetches, not_modified, joins, leaves, expired, heartbeats, evals;
     uint64_t malformed, unknown, conflict, nonfinite, version, refused;
+    uint64_t forbidden;                 /* requests from a key other than the client's, or revoked */
+    uint64_t auth_refused, handshake_failed, revoked;   /* CURVE: connections refused, keys revoked */
     uint64_t bytes_in, bytes_out;
     double tau_sum;
     uint64_t tau_count, tau_max;
@@ -123,6 +160,18 @@ struct fasgd_server_t {
     uint64_t eval_done_T;               /* the timestamp of the parameters evaluated */
     int64_t eval_done_ms;
     FILE *csv;
+
+    /*  CURVE (security.c): cert NULL when off.  */
+    zcert_t *cert;
+    zsock_t *zap;                       /* the ZAP handler */
+    zhashx_t *allowed;                  /* public key (Z85) → name; NULL with allow_any */
+    zsock_t *monitors [FASGD_SRV_MONITORS];
+    zsock_t *watched [FASGD_SRV_MONITORS];     /* the sockets they watch */
+    const char *monitor_names [FASGD_SRV_MONITORS];
+    int nmonitors;
+    int64_t sec_log_ms;                 /* refusal log lines: this second's start, */
+    int sec_log_count;                  /* lines in it, */
+    uint64_t sec_log_dropped;           /* and those left out */
 };
 
 
@@ -167,9 +216,11 @@ fasgd_srv_client_t *fasgd_srv_client (fasgd_server_t *self, uint32_t id);
 void fasgd_srv_client_free (fasgd_server_t *self, fasgd_srv_client_t *c);
 /*  Expires every client silent for longer than expiry_ms.  */
 void fasgd_srv_expire (fasgd_server_t *self, int64_t now);
-/*  Answers a JOIN: registers a client named by body, replies WELCOME.  */
+/*  Answers a JOIN: registers a client named by body and bound to the
+    CURVE key its connection brought (NULL without CURVE), replies
+    WELCOME.  */
 void fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-                     const char *body, size_t len);
+                     const char *body, size_t len, const char *key);
 
 /*  eval.c  */
 
@@ -200,5 +251,37 @@ void fasgd_srv_window_sample (fasgd_server_t *self, int64_t now);
 /*  Reads one control request and answers it. Returns 0, or -1 when there
     was nothing to read.  */
 int fasgd_srv_control_handle (fasgd_server_t *self);
+
+/*  security.c  */
+
+/*  Loads the server's certificate and the allowlist, and binds the ZAP
+    handler, when security.curve.server_cert is set; 0 and nothing when
+    it is not. -1 with the reason in err.  */
+int fasgd_srv_security_new (fasgd_server_t *self, char *err, size_t errlen);
+/*  Makes sock (not yet bound) a CURVE server; nothing when CURVE is off.  */
+void fasgd_srv_security_apply (fasgd_server_t *self, zsock_t *sock);
+/*  Watches the failed handshakes of sock (bound, and closed only after
+    fasgd_srv_security_destroy); what names it in log lines. -1 with
+    errno set.  */
+int fasgd_srv_security_watch (fasgd_server_t *self, zsock_t *sock, const char *what);
+/*  Before the sockets are closed.  */
+void fasgd_srv_security_destroy (fasgd_server_t *self);
+/*  Warns that endpoint is bound without CURVE where other hosts reach it.  */
+void fasgd_srv_security_warn_plain (fasgd_server_t *self, const char *endpoint);
+/*  Serves one ZAP request, or one event of monitor k; -1 when none waited.  */
+int fasgd_srv_security_zap (fasgd_server_t *self);
+int fasgd_srv_security_monitor (fasgd_server_t *self, int k);
+/*  The CURVE key (Z85) msg's connection was allowed with; NULL when
+    CURVE is off.  */
+const char *fasgd_srv_security_key (fasgd_server_t *self, zmq_msg_t *msg);
+/*  The name under which key is allowed now; NULL when it is not (or
+    CURVE is off). Borrowed.  */
+const char *fasgd_srv_security_allowed (fasgd_server_t *self, const char *key);
+/*  Re-reads the allowlist and forgets the clients whose key left it (their
+    count in *revoked). 0 done; 1 nothing to reload (CURVE off or
+    allow_any) and -1 unreadable, with the reason in err (the old list
+    then stays).  */
+int fasgd_srv_security_reload (fasgd_server_t *self, size_t *revoked, char *err, size_t errlen);
+size_t fasgd_srv_security_nkeys (const fasgd_server_t *self);
 
 #endif

@@ -42,11 +42,19 @@ fasgd_srv_expire (fasgd_server_t *self, int64_t now)
     }
 }
 
-
 void
 fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-                const char *body, size_t len)
+                const char *body, size_t len, const char *key)
 {
+    /*  With CURVE the handshake let the key in; a key revoked since
+        keeps its connection but cannot join on it.  */
+    const char *key_name = fasgd_srv_security_allowed (self, key);
+    if (self->cert && !key_name) {
+        self->st.forbidden++;
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_FORBIDDEN,
+                               "CURVE key %s is no longer allowed", key ? key : "(none)");
+        return;
+    }
     if (self->cache_last && self->cache_bytes + self->n * sizeof (float) > self->cfg.max_cache_bytes) {
         self->st.refused++;
         fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE,
@@ -77,9 +85,17 @@ fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
     for (size_t i = 0; i < len && k < sizeof c->name - 1; i++)
         c->name [k++] = (body [i] >= 32 && body [i] < 127) ? body [i] : '?';
     c->name [k] = 0;
+    if (key_name) {
+        snprintf (c->key, sizeof c->key, "%s", key);
+        snprintf (c->key_name, sizeof c->key_name, "%s", key_name);
+    }
     c->joined_ms = c->last_seen_ms = fasgd_srv_now_ms ();
     self->st.joins++;
-    fasgd_log_notice ("client %u (%s) joined; %zu connected", c->id, *c->name ? c->name : "-", self->live);
+    if (key_name)
+        fasgd_log_notice ("client %u (%s) joined with key %s (%s); %zu connected", c->id,
+                          *c->name ? c->name : "-", c->key_name, c->key, self->live);
+    else
+        fasgd_log_notice ("client %u (%s) joined; %zu connected", c->id, *c->name ? c->name : "-", self->live);
     fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_WELCOME, FASGD_STATUS_OK);
     h.client_id = c->id;
     fasgd_srv_reply (self, sock, identity, &h, self->desc, (size_t) self->desc_len, NULL);

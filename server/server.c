@@ -96,12 +96,15 @@ s_build_desc (fasgd_server_t *self)
     return self->desc_len < 0 ? -1 : 0;
 }
 
+/*  A ROUTER socket bound to endpoint (CURVE-secured when configured),
+    its bound endpoint in bound; NULL after logging the cause.  */
 static zsock_t *
-s_bind (const char *endpoint, size_t maxmsg, char *bound, size_t len)
+s_bind (fasgd_server_t *self, const char *what, const char *endpoint, size_t maxmsg, char *bound, size_t len)
 {
     zsock_t *sock = zsock_new (ZMQ_ROUTER);
     if (!sock)
         return NULL;
+    fasgd_srv_security_apply (self, sock);
     zsock_set_maxmsgsize (sock, (int) maxmsg);
     zsock_set_linger (sock, 0);
     zsock_set_sndhwm (sock, 10000);
@@ -113,6 +116,12 @@ s_bind (const char *endpoint, size_t maxmsg, char *bound, size_t len)
     }
     const char *ep = zsock_endpoint (sock);
     snprintf (bound, len, "%s", ep ? ep : endpoint);
+    fasgd_srv_security_warn_plain (self, bound);
+    if (fasgd_srv_security_watch (self, sock, what) != 0) {
+        fasgd_log_error ("cannot watch the %s socket's handshakes: %s", what, zmq_strerror (zmq_errno ()));
+        zsock_destroy (&sock);
+        return NULL;
+    }
     return sock;
 }
 
@@ -235,12 +244,17 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
         zsys_thread_affinity_cpu_add (cfg->cpu);
         fasgd_log_info ("pinned to CPU %d", cfg->cpu);
     }
-    if (!(self->push = s_bind (cfg->push_endpoint, maxmsg, self->push_ep, sizeof self->push_ep))
-        || !(self->fetch = s_bind (cfg->fetch_endpoint, 4096, self->fetch_ep, sizeof self->fetch_ep)))
+    if (fasgd_srv_security_new (self, err, sizeof err) != 0) {
+        fasgd_log_error ("%s", err);
+        goto fail;
+    }
+    if (!(self->push = s_bind (self, "push", cfg->push_endpoint, maxmsg, self->push_ep, sizeof self->push_ep))
+        || !(self->fetch = s_bind (self, "fetch", cfg->fetch_endpoint, 4096, self->fetch_ep,
+                                   sizeof self->fetch_ep)))
         goto fail;
     if (*cfg->control_endpoint) {
-        if (!(self->control = s_bind (cfg->control_endpoint, S_CONTROL_MAXMSG, self->control_ep,
-                                      sizeof self->control_ep)))
+        if (!(self->control = s_bind (self, "control", cfg->control_endpoint, S_CONTROL_MAXMSG,
+                                      self->control_ep, sizeof self->control_ep)))
             goto fail;
         /*  A peer that asks and never reads must not pile up replies:
             each STATUS may be large (a line per client).  */
@@ -279,6 +293,7 @@ fasgd_server_destroy (fasgd_server_t **self_p)
         if (self->clients [i])
             fasgd_srv_client_free (self, self->clients [i]);
     free (self->clients);
+    fasgd_srv_security_destroy (self);
     /*  Closing the sockets lets ZeroMQ release the snapshots of unsent replies.  */
     zsock_destroy (&self->push);
     zsock_destroy (&self->fetch);
@@ -328,15 +343,20 @@ int
 fasgd_server_run (fasgd_server_t *self)
 {
     void *push = zsock_resolve (self->push), *fetch = zsock_resolve (self->fetch);
-    zmq_pollitem_t items [3] = {
+    zmq_pollitem_t items [4 + FASGD_SRV_MONITORS] = {
         { push, 0, ZMQ_POLLIN, 0 },
-        { fetch, 0, ZMQ_POLLIN, 0 },
-        { self->control ? zsock_resolve (self->control) : NULL, 0, ZMQ_POLLIN, 0 }
+        { fetch, 0, ZMQ_POLLIN, 0 }
     };
-    int nitems = self->control ? 3 : 2;
-    fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s, control %s", self->n,
+    int nitems = 2;
+    if (self->control)
+        items [nitems++] = (zmq_pollitem_t) { zsock_resolve (self->control), 0, ZMQ_POLLIN, 0 };
+    if (self->zap)
+        items [nitems++] = (zmq_pollitem_t) { zsock_resolve (self->zap), 0, ZMQ_POLLIN, 0 };
+    for (int k = 0; k < self->nmonitors; k++)
+        items [nitems++] = (zmq_pollitem_t) { zsock_resolve (self->monitors [k]), 0, ZMQ_POLLIN, 0 };
+    fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s, control %s%s", self->n,
                       fasgd_rule_kind_name (self->cfg.rule.name), self->push_ep, self->fetch_ep,
-                      self->control ? self->control_ep : "off");
+                      self->control ? self->control_ep : "off", self->cert ? ", CURVE on" : "");
     if (self->valid)
         fasgd_srv_eval_maybe (self);            /* the starting point */
     while (!self->stopping) {
@@ -345,6 +365,12 @@ fasgd_server_run (fasgd_server_t *self)
             fasgd_log_error ("poll: %s", zmq_strerror (zmq_errno ()));
             break;
         }
+        /*  Handshakes first: a connection waits for its ZAP reply.  */
+        for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_security_zap (self) == 0; k++)
+            ;
+        for (int m = 0; m < self->nmonitors; m++)
+            for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_security_monitor (self, m) == 0; k++)
+                ;
         /*  Fetches first: they are cheap and unblock clients.  */
         for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_handle (self, fetch, 1) == 0; k++)
             ;

@@ -36,6 +36,9 @@ typedef struct {
     double status_seconds;          /* a status log line this often; 0 off */
     uint64_t max_cache_bytes;       /* resend-last caches, all clients together */
     double bandwidth;               /* bytes/s the server's link may carry; 0: no budget */
+    char curve_cert [FASGD_PATH_LEN];       /* the server's secret certificate; empty: no CURVE */
+    char curve_clients [FASGD_PATH_LEN];    /* a directory of allowed client certificates */
+    int curve_allow_any;                    /* CURVE without an allowlist */
     int cpu;                        /* pin the update loop and ZeroMQ's I/O thread; -1: no */
     int log_level;
     int log_syslog;

@@ -35,6 +35,7 @@
 #define FASGD_CLIENT_ENOMEM      -6
 #define FASGD_CLIENT_ESOCKET     -7   /* an endpoint could not be connected */
 #define FASGD_CLIENT_EVERSION    -8   /* the server speaks another protocol version */
+#define FASGD_CLIENT_ESECURITY   -9   /* the CURVE handshake failed: fasgd_client_last_reason says why */
 
 typedef struct fasgd_client_t fasgd_client_t;
 
@@ -45,6 +46,16 @@ void fasgd_client_destroy (fasgd_client_t **self_p);
 
 /*  Milliseconds to wait for each reply (default 5000).  */
 void fasgd_client_set_timeout (fasgd_client_t *self, int timeout_ms);
+/*  Speaks CURVE to the server (encrypted and authenticated), before
+    fasgd_client_join: server_key is the server's public certificate file
+    (fasgd-ctl keygen's NAME.key) or its public key in 40 Z85 characters;
+    cert_file this client's secret certificate (NAME.key_secret), or NULL
+    for a key of this process's own (accepted only by servers with
+    security.curve.allow_any). server_key NULL goes back to plain.
+    FASGD_CLIENT_EINVAL with the reason in fasgd_client_last_reason.  */
+int fasgd_client_set_curve (fasgd_client_t *self, const char *server_key, const char *cert_file);
+/*  This client's CURVE public key (Z85), "" without CURVE. Borrowed.  */
+const char *fasgd_client_public_key (const fasgd_client_t *self);
 /*  Seed of the gates' random draws (default: from the client id).  */
 void fasgd_client_set_seed (fasgd_client_t *self, uint64_t seed);
 

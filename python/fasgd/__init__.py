@@ -43,11 +43,11 @@ from . import _lib
 from . import idx            # noqa: F401  (fasgd.idx.load)
 from . import torch_flat     # noqa: F401  (imports torch only when used)
 from ._lib import (ETIMEOUT, EPROTO, EREFUSED, ENOTJOINED, EINVAL,  # noqa: F401
-                   ENOMEM, ESOCKET, EVERSION)
+                   ENOMEM, ESOCKET, EVERSION, ESECURITY)
 
 __all__ = ["Client", "Error", "library_version", "library_path", "set_log_level",
            "ETIMEOUT", "EPROTO", "EREFUSED", "ENOTJOINED", "EINVAL", "ENOMEM",
-           "ESOCKET", "EVERSION", "idx", "torch_flat"]
+           "ESOCKET", "EVERSION", "ESECURITY", "idx", "torch_flat"]
 
 
 def __getattr__(name):
@@ -61,8 +61,21 @@ def __getattr__(name):
     raise AttributeError("module 'fasgd' has no attribute %r" % name)
 
 
+def _path(value, what):
+    """A file name or key for the library: None, str or bytes."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, bytes):
+        return value
+    if hasattr(value, "__fspath__"):
+        return _path(value.__fspath__(), what)
+    raise TypeError("%s must be a path or a key string" % what)
+
+
 # Codes whose last_reason was written by the failing call itself.
-_FRESH_REASON = (ETIMEOUT, EPROTO, EREFUSED, ENOTJOINED, EVERSION)
+_FRESH_REASON = (ETIMEOUT, EPROTO, EREFUSED, ENOTJOINED, EVERSION, ESECURITY)
 
 
 class Error(Exception):
@@ -164,13 +177,20 @@ class Client:
     name         the name the server logs (at most 255 bytes of UTF-8)
     seed         seed of the B-FASGD gates' draws (default: the client id)
     join         join at once (the default); with False, call join()
+    server_key   speak CURVE (encrypted, authenticated) to a server with this
+                 public certificate (fasgd-ctl keygen's NAME.key) or public
+                 key (40 Z85 characters); a handshake that fails gives
+                 fasgd.Error ESECURITY, its reason saying why
+    cert         this client's secret certificate (NAME.key_secret); None
+                 with server_key: a key of this process's own, which only
+                 a server with security.curve.allow_any accepts
 
     A context manager: `with fasgd.Client(...) as c:` leaves and frees the
     connection at the end of the block.
     """
 
     def __init__(self, push="tcp://127.0.0.1:5555", fetch="tcp://127.0.0.1:5556",
-                 timeout_ms=5000, name=None, seed=None, join=True):
+                 timeout_ms=5000, name=None, seed=None, join=True, server_key=None, cert=None):
         lib = _lib.load()
         if not isinstance(push, str) or not isinstance(fetch, str):
             raise TypeError("push and fetch must be endpoint strings such as tcp://host:5555")
@@ -195,6 +215,12 @@ class Client:
         self.timeout_ms = timeout_ms
         if seed is not None:
             lib.fasgd_client_set_seed(self._box, seed)
+        if server_key is not None or cert is not None:
+            rc = lib.fasgd_client_set_curve(self._box, _path(server_key, "server_key"), _path(cert, "cert"))
+            if rc != 0:
+                reason = _text(lib.fasgd_client_last_reason(self._box))
+                self.close()
+                raise ValueError(reason or "server_key and cert: %s" % _text(lib.fasgd_client_strerror(rc)))
         if join:
             try:
                 self.join()
@@ -374,6 +400,11 @@ class Client:
     def joined(self):
         """True between a successful join() and leave(), close() or a 401."""
         return self._joined
+
+    @property
+    def public_key(self):
+        """This client's CURVE public key (Z85), "" without CURVE."""
+        return _text(self._lib.fasgd_client_public_key(self._handle()))
 
     @property
     def nparams(self):

@@ -22,10 +22,11 @@ EINVAL = -5
 ENOMEM = -6
 ESOCKET = -7
 EVERSION = -8
+ESECURITY = -9
 ERROR_NAMES = {
     ETIMEOUT: "ETIMEOUT", EPROTO: "EPROTO", EREFUSED: "EREFUSED",
     ENOTJOINED: "ENOTJOINED", EINVAL: "EINVAL", ENOMEM: "ENOMEM",
-    ESOCKET: "ESOCKET", EVERSION: "EVERSION",
+    ESOCKET: "ESOCKET", EVERSION: "EVERSION", ESECURITY: "ESECURITY",
 }
 
 # types.h: the WELCOME description, mirrored field for field. Its size is
@@ -80,6 +81,8 @@ _PROTOTYPES = {
     "fasgd_client_destroy": (None, [ctypes.POINTER(_vp)]),
     "fasgd_client_set_timeout": (None, [_vp, ctypes.c_int]),
     "fasgd_client_set_seed": (None, [_vp, ctypes.c_uint64]),
+    "fasgd_client_set_curve": (ctypes.c_int, [_vp, ctypes.c_char_p, ctypes.c_char_p]),
+    "fasgd_client_public_key": (ctypes.c_char_p, [_vp]),
     "fasgd_client_join": (ctypes.c_int, [_vp, ctypes.c_char_p]),
     "fasgd_client_desc": (ctypes.POINTER(ProtoDesc), [_vp]),
     "fasgd_client_id": (ctypes.c_uint32, [_vp]),

@@ -1,0 +1,210 @@
+/*  curve: certificates, keys and handshake events (see curve.h).  */
+#include "curve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int
+s_err (char *err, size_t errlen, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+
+static int
+s_err (char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (err, errlen, fmt, ap);
+    va_end (ap);
+    return -1;
+}
+
+static int
+s_readable (const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat (path, &st) != 0)
+        return s_err (err, errlen, "cannot read %s: %s", path, strerror (errno));
+    if (!S_ISREG (st.st_mode))
+        return s_err (err, errlen, "%s is not a file", path);
+    /*  A certificate is a few hundred bytes.  */
+    if (st.st_size > 65536)
+        return s_err (err, errlen, "%s is not a certificate (%lld bytes)", path, (long long) st.st_size);
+    return 0;
+}
+
+int
+fasgd_curve_public_key_load (const char *arg, char out [FASGD_CURVE_KEY_LEN + 1], char *err, size_t errlen)
+{
+    uint8_t bin [32];
+    if (access (arg, F_OK) != 0 && strlen (arg) == FASGD_CURVE_KEY_LEN && zmq_z85_decode (bin, arg)) {
+        memcpy (out, arg, FASGD_CURVE_KEY_LEN + 1);
+        return 0;
+    }
+    if (s_readable (arg, err, errlen) != 0)
+        return -1;
+    zcert_t *cert = zcert_load (arg);
+    if (!cert)
+        return s_err (err, errlen, "%s is not a certificate (fasgd-ctl keygen writes them)", arg);
+    snprintf (out, FASGD_CURVE_KEY_LEN + 1, "%s", zcert_public_txt (cert));
+    zcert_destroy (&cert);
+    return 0;
+}
+
+zcert_t *
+fasgd_curve_secret_cert_load (const char *path, char *err, size_t errlen)
+{
+    if (s_readable (path, err, errlen) != 0)
+        return NULL;
+    zcert_t *cert = zcert_load (path);
+    const byte *secret = cert ? zcert_secret_key (cert) : NULL;
+    int has_secret = 0;
+    for (int i = 0; secret && i < 32; i++)
+        has_secret |= secret [i];
+    if (!has_secret) {
+        zcert_destroy (&cert);
+        s_err (err, errlen, "%s holds no secret key (give NAME.key_secret, or NAME.key with it beside)", path);
+    }
+    return cert;
+}
+
+/*  Writes text to path, created exclusively with mode.  */
+static int
+s_write_new (const char *path, const char *text, mode_t mode, char *err, size_t errlen)
+{
+    int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+    if (fd < 0)
+        return s_err (err, errlen, "cannot create %s: %s", path, strerror (errno));
+    size_t len = strlen (text);
+    ssize_t w = write (fd, text, len);
+    int e = w == (ssize_t) len ? 0 : (w < 0 ? errno : EIO);
+    if (fsync (fd) != 0 && e == 0)
+        e = errno;
+    if (close (fd) != 0 && e == 0)
+        e = errno;
+    if (e) {
+        unlink (path);
+        return s_err (err, errlen, "cannot write %s: %s", path, strerror (e));
+    }
+    return 0;
+}
+
+int
+fasgd_curve_keygen (const char *path, char *err, size_t errlen)
+{
+    char secret_path [4096];
+    if (!*path || snprintf (secret_path, sizeof secret_path, "%s_secret", path) >= (int) sizeof secret_path)
+        return s_err (err, errlen, "a certificate needs a file name");
+    const char *slash = strrchr (path, '/');
+    char name [256];
+    snprintf (name, sizeof name, "%s", slash ? slash + 1 : path);
+    size_t n = strlen (name);
+    if (n > 4 && strcmp (name + n - 4, ".key") == 0)
+        name [n - 4] = 0;
+    for (char *p = name; *p; p++)
+        if (*p == '"' || *p == '\\' || *p < 32 || *p > 126)
+            *p = '_';
+    if (!*name)
+        return s_err (err, errlen, "%s: a certificate needs a file name", path);
+    zcert_t *cert = zcert_new ();
+    if (!cert)
+        return s_err (err, errlen, "out of memory");
+    char text [1024];
+    int rc = 0;
+    snprintf (text, sizeof text,
+              "#   fasgd CURVE certificate '%s': secret key, for its owner only\n"
+              "metadata\n    name = \"%s\"\ncurve\n    public-key = \"%s\"\n    secret-key = \"%s\"\n",
+              name, name, zcert_public_txt (cert), zcert_secret_txt (cert));
+    if (s_write_new (secret_path, text, 0600, err, errlen) != 0)
+        rc = -1;
+    else {
+        snprintf (text, sizeof text,
+                  "#   fasgd CURVE certificate '%s': public key, to give to the other side\n"
+                  "metadata\n    name = \"%s\"\ncurve\n    public-key = \"%s\"\n",
+                  name, name, zcert_public_txt (cert));
+        if (s_write_new (path, text, 0644, err, errlen) != 0) {
+            unlink (secret_path);
+            rc = -1;
+        }
+    }
+    /*  No copy of the secret stays in memory longer than needed.  */
+    memset (text, 0, sizeof text);
+    zcert_destroy (&cert);
+    return rc;
+}
+
+int
+fasgd_curve_monitor (zsock_t *sock, int succeeded, zsock_t **monitor_p)
+{
+    static atomic_uint next = 0;
+    char ep [80];
+    snprintf (ep, sizeof ep, "inproc://fasgd-handshakes-%d-%u", (int) getpid (), atomic_fetch_add (&next, 1));
+    int events = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+                 | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | (succeeded ? ZMQ_EVENT_HANDSHAKE_SUCCEEDED : 0);
+    *monitor_p = NULL;
+    if (zmq_socket_monitor (zsock_resolve (sock), ep, events) != 0)
+        return -1;
+    zsock_t *mon = zsock_new (ZMQ_PAIR);
+    if (!mon || zsock_connect (mon, "%s", ep) != 0) {
+        int e = zmq_errno ();
+        zmq_socket_monitor (zsock_resolve (sock), NULL, 0);
+        zsock_destroy (&mon);
+        errno = e;
+        return -1;
+    }
+    *monitor_p = mon;
+    return 0;
+}
+
+void
+fasgd_curve_monitor_stop (zsock_t *sock, zsock_t **monitor_p)
+{
+    if (!*monitor_p)
+        return;
+    if (sock)
+        zmq_socket_monitor (zsock_resolve (sock), NULL, 0);
+    zsock_destroy (monitor_p);
+}
+
+int
+fasgd_curve_event_recv (zsock_t *monitor, int *event, uint32_t *value)
+{
+    zmsg_t *ev = zmsg_recv_nowait (monitor);
+    if (!ev)
+        return -1;
+    zframe_t *head = zmsg_first (ev);
+    *event = 0;
+    *value = 0;
+    if (head && zframe_size (head) >= 6) {
+        const byte *d = zframe_data (head);
+        *event = d [0] | d [1] << 8;
+        *value = (uint32_t) d [2] | (uint32_t) d [3] << 8 | (uint32_t) d [4] << 16 | (uint32_t) d [5] << 24;
+    }
+    zmsg_destroy (&ev);
+    return 0;
+}
+
+const char *
+fasgd_curve_why (int event, uint32_t value, int is_client, int curve)
+{
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+        return is_client ? "the server refused this client's CURVE key (not in its allowlist, or revoked)"
+                         : "the peer's CURVE key is not allowed";
+    if (event != ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
+        return NULL;
+    if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+        if (!is_client)
+            return curve ? "the peer does not use CURVE (a plain client, or the wrong server?)"
+                         : "the peer uses CURVE, this endpoint does not";
+        return curve ? "the server does not use CURVE, and this client does (drop the server key)"
+                     : "the server requires CURVE: give this client the server's public key "
+                       "(--server-key, or fasgd_client_set_curve)";
+    }
+    if (value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC)
+        return is_client ? "the server's CURVE handshake did not decrypt (the wrong server key?)"
+                         : "the peer's CURVE handshake did not decrypt (a client with the wrong server key?)";
+    return "malformed handshake";
+}

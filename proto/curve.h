@@ -1,0 +1,56 @@
+/*  curve: the transport security of the wire protocol (proto/PROTOCOL.md,
+    "Security"): ZeroMQ's CURVE with czmq's certificates. Certificates
+    and keys are read here, and the handshake failures that ZeroMQ's
+    socket monitor reports are decoded and explained here, for the
+    server, its clients and fasgd-ctl alike. The codec knows nothing of
+    this; this knows nothing of models.  */
+#ifndef FASGD_CURVE_H_INCLUDED
+#define FASGD_CURVE_H_INCLUDED
+
+#include <czmq.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FASGD_CURVE_KEY_LEN 40          /* a public key in Z85 */
+
+/*  A public key from a certificate file (either half), or given as its 40
+    Z85 characters. 0, or -1 with the reason in err.  */
+int fasgd_curve_public_key_load (const char *arg, char out [FASGD_CURVE_KEY_LEN + 1], char *err, size_t errlen);
+
+/*  A certificate with its secret key, from the secret file or the public
+    file beside it; NULL with the reason in err.  */
+zcert_t *fasgd_curve_secret_cert_load (const char *path, char *err, size_t errlen);
+
+/*  Writes a new key pair as path (public) and path_secret (secret, mode
+    0600), named by path's file name; refuses to overwrite either. 0, or
+    -1 with the reason in err.  */
+int fasgd_curve_keygen (const char *path, char *err, size_t errlen);
+
+/*  Makes sock, not yet bound or connected, report its handshakes (failed
+    ones, and with succeeded those that went through) on a new PAIR
+    socket, *monitor_p. 0, or -1 with errno set.  */
+int fasgd_curve_monitor (zsock_t *sock, int succeeded, zsock_t **monitor_p);
+
+/*  Stops sock's monitor and destroys *monitor_p (NULL accepted). Must
+    come before sock is closed: libzmq's I/O thread blocks for good on an
+    event for a monitor nobody reads any more.  */
+void fasgd_curve_monitor_stop (zsock_t *sock, zsock_t **monitor_p);
+
+/*  Reads one event from a monitor without waiting: 0 with the event and
+    its value, -1 when none was waiting.  */
+int fasgd_curve_event_recv (zsock_t *monitor, int *event, uint32_t *value);
+
+/*  Why a connection's handshake failed, from the event and its value, for
+    the side that speaks (is_client) and whether it uses CURVE; NULL for
+    an event that retrying may cure (a connection closed mid-handshake,
+    or a success).  */
+const char *fasgd_curve_why (int event, uint32_t value, int is_client, int curve);
+
+/*  A CURVE client's connection closed mid-handshake this many times in a
+    row, with no success between: the server could not decrypt it, or
+    speaks no CURVE and closed first. FASGD_CURVE_DROPS_WHY says so.  */
+#define FASGD_CURVE_DROPS 3
+#define FASGD_CURVE_DROPS_WHY "the server closed the connection during the CURVE handshake three times " \
+    "in a row: is the server key right, and does the server use CURVE?"
+
+#endif

@@ -1,0 +1,355 @@
+/*  security: CURVE on the push, fetch and control sockets.
+
+    With security.curve.server_cert set, every socket the server binds is
+    a CURVE server with that certificate: traffic is encrypted, and a peer
+    must complete the CURVE handshake before anything it sends reaches
+    the poll loop. Who may complete it is decided here, as libzmq's ZAP
+    handler (RFC 27, inproc://zeromq.zap.01), served from the poll loop:
+    a public key in the allowlist (the certificates of the directory
+    security.curve.clients, re-read by the control command RELOAD), or
+    any key with security.curve.allow_any, or the server's own (for
+    fasgd-ctl on the server's host). A key allowed is the User-Id of
+    every message its connection brings; the registry binds a client id
+    to it at JOIN.
+
+    Handshakes that fail before ZAP is asked (a plain peer, a client with
+    the wrong server key) are seen on monitor sockets, counted and logged
+    with the endpoint. Log lines about refusals are bounded: a peer that
+    retries forever costs a line a second, not a line a try.  */
+#include "internal.h"
+
+#include "curve.h"
+#include "log.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define S_ZAP_ENDPOINT "inproc://zeromq.zap.01"
+#define S_ZAP_DOMAIN "fasgd"
+#define S_LOG_PER_SECOND 5              /* refusal log lines a second, then a count */
+#define S_MAX_CERTS 100000              /* files read from the allowlist directory */
+
+/*  One refusal log line, unless this second's share is spent; the count
+    of those left out comes with the next line logged.  */
+static void
+s_log_refusal (fasgd_server_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static void
+s_log_refusal (fasgd_server_t *self, const char *fmt, ...)
+{
+    int64_t now = fasgd_srv_now_ms ();
+    if (now - self->sec_log_ms >= 1000) {
+        self->sec_log_ms = now;
+        self->sec_log_count = 0;
+    }
+    if (self->sec_log_count++ >= S_LOG_PER_SECOND) {
+        self->sec_log_dropped++;
+        return;
+    }
+    char line [512];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (line, sizeof line, fmt, ap);
+    va_end (ap);
+    if (self->sec_log_dropped)
+        fasgd_log_notice ("%s (and %llu refusals not logged)", line,
+                          (unsigned long long) self->sec_log_dropped);
+    else
+        fasgd_log_notice ("%s", line);
+    self->sec_log_dropped = 0;
+}
+
+/*  The allowlist: every certificate file in dir, keyed by its public key
+    (Z85), each named by its metadata's name or else its file name. NULL
+    with the reason in err when the directory cannot be read.  */
+static zhashx_t *
+s_allowlist_load (const char *dir, char *err, size_t errlen)
+{
+    DIR *d = opendir (dir);
+    if (!d) {
+        snprintf (err, errlen, "security.curve.clients: cannot read %s: %s", dir, strerror (errno));
+        return NULL;
+    }
+    zhashx_t *keys = zhashx_new ();
+    if (!keys) {
+        closedir (d);
+        snprintf (err, errlen, "out of memory");
+        return NULL;
+    }
+    zhashx_set_destructor (keys, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_duplicator (keys, (zhashx_duplicator_fn *) strdup);
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir (d)) && files < S_MAX_CERTS) {
+        const char *name = e->d_name;
+        size_t len = strlen (name);
+        /*  Dot files, and the secret halves (czmq's NAME_secret) that
+            do not belong here.  */
+        if (name [0] == '.' || (len > 7 && strcmp (name + len - 7, "_secret") == 0))
+            continue;
+        char path [FASGD_PATH_LEN + 256];
+        snprintf (path, sizeof path, "%s/%s", dir, name);
+        struct stat st;
+        if (stat (path, &st) != 0 || !S_ISREG (st.st_mode) || st.st_size > 65536)
+            continue;
+        files++;
+        zcert_t *cert = zcert_load (path);
+        if (!cert) {
+            fasgd_log_warn ("security.curve.clients: %s is not a certificate; skipped", path);
+            continue;
+        }
+        const char *meta = zcert_meta (cert, "name");
+        char shown [64];
+        size_t k = 0;
+        for (const char *p = meta && *meta ? meta : name; *p && k < sizeof shown - 1; p++)
+            shown [k++] = (*p > 32 && *p < 127 && *p != '=') ? *p : '_';
+        shown [k] = 0;
+        zhashx_update (keys, zcert_public_txt (cert), shown);
+        zcert_destroy (&cert);
+    }
+    closedir (d);
+    return keys;
+}
+
+int
+fasgd_srv_security_new (fasgd_server_t *self, char *err, size_t errlen)
+{
+    const fasgd_server_cfg_t *cfg = &self->cfg;
+    if (!*cfg->curve_cert) {
+        if (*cfg->curve_clients || cfg->curve_allow_any) {
+            snprintf (err, errlen, "security.curve.%s needs security.curve.server_cert",
+                      *cfg->curve_clients ? "clients" : "allow_any");
+            return -1;
+        }
+        return 0;
+    }
+    if (!zsys_has_curve ()) {
+        snprintf (err, errlen, "security.curve: this libzmq was built without CURVE");
+        return -1;
+    }
+    if (!*cfg->curve_clients == !cfg->curve_allow_any) {
+        snprintf (err, errlen, "security.curve: give either clients (a directory of allowed "
+                  "certificates) or allow_any: true, not %s", *cfg->curve_clients ? "both" : "neither");
+        return -1;
+    }
+    char why [FASGD_PATH_LEN + 128];
+    if (!(self->cert = fasgd_curve_secret_cert_load (cfg->curve_cert, why, sizeof why))) {
+        snprintf (err, errlen, "security.curve.server_cert: %s", why);
+        return -1;
+    }
+    /*  The secret half: the file named, or NAME_secret beside it.  */
+    char secret [FASGD_PATH_LEN + 8];
+    snprintf (secret, sizeof secret, "%s_secret", cfg->curve_cert);
+    struct stat st;
+    const char *which = access (secret, F_OK) == 0 ? secret : cfg->curve_cert;
+    if (stat (which, &st) == 0 && (st.st_mode & 077))
+        fasgd_log_warn ("security.curve.server_cert: %s can be read by other users (mode %03o): "
+                        "chmod 600 it", which, (unsigned) (st.st_mode & 0777));
+    if (*cfg->curve_clients) {
+        if (!(self->allowed = s_allowlist_load (cfg->curve_clients, err, errlen)))
+            return -1;
+        if (zhashx_size (self->allowed) == 0)
+            fasgd_log_warn ("security.curve.clients: no certificate in %s: no client can join "
+                            "until one is added and the server reloads", cfg->curve_clients);
+    }
+    /*  The handler must be bound before the first CURVE socket.  */
+    self->zap = zsock_new (ZMQ_REP);
+    if (!self->zap || zsock_bind (self->zap, S_ZAP_ENDPOINT) != 0) {
+        snprintf (err, errlen, "security.curve: cannot bind the ZAP handler: %s", zmq_strerror (zmq_errno ()));
+        return -1;
+    }
+    fasgd_log_notice ("CURVE on: server key %s, %s", zcert_public_txt (self->cert),
+                      self->allowed ? "clients from the allowlist" : "any client key (allow_any)");
+    return 0;
+}
+
+void
+fasgd_srv_security_apply (fasgd_server_t *self, zsock_t *sock)
+{
+    if (!self->cert)
+        return;
+    zsock_set_zap_domain (sock, S_ZAP_DOMAIN);
+    zsock_set_curve_server (sock, 1);
+    zcert_apply (self->cert, sock);
+}
+
+int
+fasgd_srv_security_watch (fasgd_server_t *self, zsock_t *sock, const char *what)
+{
+    /*  ZAP's refusals are counted by the handler; these are the rest.  */
+    if (!self->cert || self->nmonitors >= FASGD_SRV_MONITORS)
+        return 0;
+    zsock_t *mon;
+    if (fasgd_curve_monitor (sock, 0, &mon) != 0)
+        return -1;
+    self->monitors [self->nmonitors] = mon;
+    self->watched [self->nmonitors] = sock;
+    self->monitor_names [self->nmonitors] = what;
+    self->nmonitors++;
+    return 0;
+}
+
+void
+fasgd_srv_security_destroy (fasgd_server_t *self)
+{
+    for (int i = 0; i < self->nmonitors; i++)
+        fasgd_curve_monitor_stop (self->watched [i], &self->monitors [i]);
+    self->nmonitors = 0;
+    zsock_destroy (&self->zap);
+    zhashx_destroy (&self->allowed);
+    zcert_destroy (&self->cert);
+}
+
+const char *
+fasgd_srv_security_allowed (fasgd_server_t *self, const char *key)
+{
+    if (!self->cert || !key)
+        return NULL;
+    if (strcmp (key, zcert_public_txt (self->cert)) == 0)
+        return "server";
+    if (!self->allowed)
+        return "any";
+    return zhashx_lookup (self->allowed, key);
+}
+
+const char *
+fasgd_srv_security_key (fasgd_server_t *self, zmq_msg_t *msg)
+{
+    if (!self->cert)
+        return NULL;
+    const char *key = zmq_msg_gets (msg, "User-Id");
+    return key && strlen (key) == 40 ? key : NULL;
+}
+
+/*  Sends the ZAP reply (RFC 27): version, request id, status code and
+    text, user id, metadata.  */
+static void
+s_zap_reply (fasgd_server_t *self, const char *request_id, size_t id_len, const char *code,
+             const char *text, const char *user)
+{
+    void *s = zsock_resolve (self->zap);
+    zmq_send (s, "1.0", 3, ZMQ_SNDMORE);
+    zmq_send (s, request_id, id_len, ZMQ_SNDMORE);
+    zmq_send (s, code, strlen (code), ZMQ_SNDMORE);
+    zmq_send (s, text, strlen (text), ZMQ_SNDMORE);
+    zmq_send (s, user, strlen (user), ZMQ_SNDMORE);
+    zmq_send (s, "", 0, 0);
+}
+
+int
+fasgd_srv_security_zap (fasgd_server_t *self)
+{
+    if (!self->zap)
+        return -1;
+    zmsg_t *req = zmsg_recv_nowait (self->zap);
+    if (!req)
+        return -1;
+    /*  version, request id, domain, address, routing id, mechanism,
+        credentials (CURVE: the client's 32-byte public key).  */
+    zframe_t *f [7] = { NULL };
+    for (int i = 0; i < 7; i++)
+        f [i] = zmsg_pop (req);
+    char key [41] = "";
+    char addr [64] = "?";
+    if (f [3]) {
+        size_t n = zframe_size (f [3]) < sizeof addr - 1 ? zframe_size (f [3]) : sizeof addr - 1;
+        memcpy (addr, zframe_data (f [3]), n);
+        addr [n] = 0;
+    }
+    const char *id = f [1] ? (const char *) zframe_data (f [1]) : "";
+    size_t id_len = f [1] ? zframe_size (f [1]) : 0;
+    int curve = f [5] && zframe_streq (f [5], "CURVE") && f [6] && zframe_size (f [6]) == 32;
+    if (curve)
+        zmq_z85_encode (key, zframe_data (f [6]), 32);
+    const char *name = curve ? fasgd_srv_security_allowed (self, key) : NULL;
+    fasgd_log_debug ("ZAP: %s key %s from %s: %s", f [5] && zframe_streq (f [5], "CURVE") ? "CURVE" : "other",
+                     curve ? key : "-", addr, name ? "allowed" : "refused");
+    if (name)
+        s_zap_reply (self, id, id_len, "200", "OK", key);
+    else {
+        self->st.auth_refused++;
+        s_zap_reply (self, id, id_len, "400", "key not allowed", "");
+        s_log_refusal (self, "refused a connection from %s: CURVE key %s is not in the allowlist",
+                       addr, curve ? key : "(none)");
+    }
+    for (int i = 0; i < 7; i++)
+        zframe_destroy (&f [i]);
+    zmsg_destroy (&req);
+    return 0;
+}
+
+int
+fasgd_srv_security_monitor (fasgd_server_t *self, int k)
+{
+    int event;
+    uint32_t value;
+    if (fasgd_curve_event_recv (self->monitors [k], &event, &value) != 0)
+        return -1;
+    /*  ZAP's refusals were counted when it refused.  */
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+        return 0;
+    const char *why = fasgd_curve_why (event, value, 0, 1);
+    self->st.handshake_failed++;
+    s_log_refusal (self, "refused a connection on the %s socket: %s", self->monitor_names [k],
+                   why ? why : "the peer closed the connection during the handshake");
+    return 0;
+}
+
+int
+fasgd_srv_security_reload (fasgd_server_t *self, size_t *revoked, char *err, size_t errlen)
+{
+    *revoked = 0;
+    if (!self->cert || !self->allowed) {
+        snprintf (err, errlen, self->cert ? "security.curve.allow_any: there is no allowlist to reload"
+                                          : "CURVE is off: there is no allowlist to reload");
+        return 1;
+    }
+    zhashx_t *keys = s_allowlist_load (self->cfg.curve_clients, err, errlen);
+    if (!keys)
+        return -1;
+    zhashx_destroy (&self->allowed);
+    self->allowed = keys;
+    /*  A client whose key is gone is forgotten now: its next request
+        gets 401, and its JOIN 403.  */
+    for (uint32_t i = 0; i < self->next_id; i++) {
+        fasgd_srv_client_t *c = self->clients [i];
+        if (c && !fasgd_srv_security_allowed (self, c->key)) {
+            fasgd_log_notice ("client %u (%s): key %s revoked", c->id, c->name, c->key);
+            self->st.revoked++;
+            (*revoked)++;
+            fasgd_srv_client_free (self, c);
+        }
+    }
+    fasgd_log_notice ("allowlist reloaded from %s: %zu keys, %zu clients revoked", self->cfg.curve_clients,
+                      zhashx_size (self->allowed), *revoked);
+    return 0;
+}
+
+size_t
+fasgd_srv_security_nkeys (const fasgd_server_t *self)
+{
+    return self->allowed ? zhashx_size (self->allowed) : 0;
+}
+
+/*  An endpoint reachable from other hosts: anything but loopback,
+    ipc:// and inproc://.  */
+static int
+s_exposed (const char *ep)
+{
+    if (strncmp (ep, "tcp://", 6) != 0)
+        return 0;
+    const char *host = ep + 6;
+    return !(strncmp (host, "127.", 4) == 0 || strncmp (host, "localhost:", 10) == 0
+             || strncmp (host, "[::1]:", 6) == 0);
+}
+
+void
+fasgd_srv_security_warn_plain (fasgd_server_t *self, const char *endpoint)
+{
+    if (!self->cert && s_exposed (endpoint))
+        fasgd_log_warn ("%s is reachable from other hosts without CURVE: anyone who can reach it can "
+                        "read and change the model (security.curve in fasgd.yaml(5))", endpoint);
+}

@@ -750,6 +750,45 @@ fasgd_rule_state_get (const fasgd_rule_t *self, void *buf)
 }
 
 int
+fasgd_rule_state_check (const void *buf, size_t len, uint64_t n, char *err, size_t errlen)
+{
+    s_state_header_t h;
+    if (!buf || len < sizeof h)
+        return fasgd_errbuf (err, errlen, "rule state of %zu bytes, shorter than its %zu-byte header",
+                             len, sizeof h);
+    memcpy (&h, buf, sizeof h);
+    if (h.magic != S_STATE_MAGIC || h.version != S_STATE_VERSION)
+        return fasgd_errbuf (err, errlen, "rule state: magic %08x version %u, expected %08x version %u "
+                             "(another format or byte order)", (unsigned) h.magic, (unsigned) h.version,
+                             S_STATE_MAGIC, S_STATE_VERSION);
+    if (h.n != n)
+        return fasgd_errbuf (err, errlen, "rule state for %llu parameters, expected %llu",
+                             (unsigned long long) h.n, (unsigned long long) n);
+    size_t floats = (len - sizeof h) / sizeof (float);
+    if ((len - sizeof h) % sizeof (float) != 0 || n == 0 || floats % n != 0 || floats / n > 3)
+        return fasgd_errbuf (err, errlen, "rule state of %zu bytes is not a header and whole "
+                             "vectors of %llu floats", len, (unsigned long long) n);
+    if (!isfinite (h.vbar) || h.vbar < 0.0)
+        return fasgd_errbuf (err, errlen, "rule state: v-bar is %g", h.vbar);
+    /*  The vectors follow the header at any alignment: check them a span
+        at a time through an aligned copy.  */
+    const unsigned char *in = (const unsigned char *) buf + sizeof h;
+    float span [256];
+    for (size_t i = 0; i < floats; ) {
+        size_t k = floats - i < 256 ? floats - i : 256;
+        memcpy (span, in + i * sizeof (float), k * sizeof (float));
+        if (fasgd_floats_any_nonfinite (span, k)) {
+            for (size_t j = 0; j < k; j++)
+                if (!isfinite (span [j]))
+                    return fasgd_errbuf (err, errlen, "rule state: element %zu of vector %zu is %g",
+                                         (size_t) ((i + j) % n), (size_t) ((i + j) / n), (double) span [j]);
+        }
+        i += k;
+    }
+    return 0;
+}
+
+int
 fasgd_rule_state_set (fasgd_rule_t *self, const void *buf, size_t len)
 {
     s_state_header_t h;
@@ -782,6 +821,11 @@ fasgd_rule_state_set (fasgd_rule_t *self, const void *buf, size_t len)
     if (h.pending >= group || !isfinite (h.vbar) || h.vbar < 0.0) {
         fasgd_log_error ("rule state: inconsistent (pending %llu, v-bar %g)",
                          (unsigned long long) h.pending, h.vbar);
+        return -1;
+    }
+    char err [160];
+    if (fasgd_rule_state_check (buf, len, self->n, err, sizeof err) != 0) {
+        fasgd_log_error ("%s", err);
         return -1;
     }
     const unsigned char *in = (const unsigned char *) buf + sizeof h;

@@ -167,10 +167,17 @@ size_t fasgd_rule_state_size (const fasgd_rule_t *self);
     alignment).  */
 void fasgd_rule_state_get (const fasgd_rule_t *self, void *buf);
 
+/*  Checks a blob as read from a file, without a rule: the magic and
+    version, a length that holds the header and whole vectors of n floats
+    (at most three), and that v̄ and every float are finite, so that a
+    poisoned state is refused before it reaches a rule. Returns 0, or -1
+    with the reason in err (which may be NULL).  */
+int fasgd_rule_state_check (const void *buf, size_t len, uint64_t n, char *err, size_t errlen);
+
 /*  Restores a blob from fasgd_rule_state_get. Returns 0, or -1 (and logs
     why) when len, the magic, the version, kind, statistic, group or n do
     not match this rule or the blob is inconsistent; the rule is then
-    unchanged.  */
+    unchanged. A blob fasgd_rule_state_check refuses is refused too.  */
 int fasgd_rule_state_set (fasgd_rule_t *self, const void *buf, size_t len);
 
 #endif

@@ -1054,6 +1054,31 @@ START_TEST (test_state_mismatch_refused)
     free (longer);
     ck_assert_int_eq (fasgd_rule_state_set (r [5], blob [5], len [5]), 0);
     fasgd_rule_destroy (&small);
+
+    /*  A NaN or an infinity in any vector of a blob with state, and in
+        v-bar: refused by the check and by set, the rule unchanged.  */
+    for (int c = 0; c < S_NCONF; c++) {
+        size_t vecs = (len [c] - 40) / sizeof (float);
+        char err [160];
+        ck_assert_int_eq (fasgd_rule_state_check (blob [c], len [c], S_N, err, sizeof err), 0);
+        for (size_t at = 0; at < vecs; at += 7) {
+            unsigned char *bad = malloc (len [c]);
+            memcpy (bad, blob [c], len [c]);
+            const float nan = at % 2 ? NAN : -INFINITY;
+            memcpy (bad + 40 + at * sizeof (float), &nan, sizeof nan);
+            ck_assert_int_eq (fasgd_rule_state_check (bad, len [c], S_N, err, sizeof err), -1);
+            ck_assert_msg (strstr (err, "is nan") || strstr (err, "is -inf"), "%s", err);
+            ck_assert_int_eq (fasgd_rule_state_set (r [c], bad, len [c]), -1);
+            free (bad);
+        }
+        ck_assert_int_eq (fasgd_rule_state_check (blob [c], len [c], S_N + 1, err, sizeof err), -1);
+        ck_assert_int_eq (fasgd_rule_state_check (blob [c], len [c] - 1, S_N, err, sizeof err), -1);
+        ck_assert_int_eq (fasgd_rule_state_check (blob [c], 39, S_N, err, sizeof err), -1);
+        size_t l;
+        void *now = s_blob (r [c], &l);
+        ck_assert_mem_eq (now, blob [c], l);
+        free (now);
+    }
     for (int c = 0; c < S_NCONF; c++) {
         free (blob [c]);
         fasgd_rule_destroy (&r [c]);

@@ -1,0 +1,105 @@
+/*  checkpoint: the checkpoint file of fasgd-server, written and read
+    without a server, so that it can be tested and fuzzed on its own.
+
+    A checkpoint holds θ, the timestamp T and the rule's mutable state
+    (fasgd_rule_state_get), and the description of the model it belongs
+    to: every tensor's name and shape, θ's length D, the rule and the
+    state's length. A reader is given the description it expects and
+    refuses a file that is truncated, carries trailing bytes, fails its
+    checksum, describes another model or rule, or holds a non-finite
+    value or an impossible T; nothing of a refused file is handed out.
+
+    The format, FASGDCK2, all integers little-endian:
+
+        offset      bytes       field
+        0           8           magic "FASGDCK2"
+        8           4           H: the header's length, its checksum included
+        12          4           rule kind (fasgd_rule_kind_t)
+        16          8           T
+        24          8           D: θ's length in floats
+        32          8           S: the rule state's length in bytes
+        40          4           k: the number of tensors, 1..64
+        44          104·k       per tensor: name (32 bytes, NUL-padded),
+                                ndim (4), 4 zero bytes, dims (8 × 8, unused 0)
+        H − 4       4           crc32 of bytes 0 .. H − 4
+        H           4·D         θ, float32
+        H + 4·D     S           the rule state, in the writer's byte order
+        H+4·D+S     4           crc32 of every byte before it
+
+    H = 48 + 104·k. The header has a checksum of its own so that its
+    lengths are trusted before anything is allocated from them. crc32
+    finds accidental damage (a torn write, a flipped bit); it is not a
+    signature: whoever can write the file can forge it.  */
+#ifndef FASGD_CHECKPOINT_H_INCLUDED
+#define FASGD_CHECKPOINT_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FASGD_CHECKPOINT_MAGIC "FASGDCK2"
+#define FASGD_CHECKPOINT_MAX_TENSORS 64
+#define FASGD_CHECKPOINT_MAX_DIMS 8
+#define FASGD_CHECKPOINT_NAME_LEN 32
+/*  The header without its tensors (its checksum included), and a tensor.  */
+#define FASGD_CHECKPOINT_HEADER_FIXED 48
+#define FASGD_CHECKPOINT_TENSOR_SIZE 104
+/*  T counts updates: at a billion a second, 2^62 takes 146 years. A
+    larger T is damage or forgery, and would soon wrap.  */
+#define FASGD_CHECKPOINT_T_MAX ((uint64_t) 1 << 62)
+
+typedef struct {
+    char name [FASGD_CHECKPOINT_NAME_LEN];      /* [A-Za-z0-9_.-], NUL-terminated */
+    uint32_t ndim;                              /* 1..FASGD_CHECKPOINT_MAX_DIMS */
+    uint64_t dims [FASGD_CHECKPOINT_MAX_DIMS];  /* each >= 1; unused ones 0 */
+} fasgd_checkpoint_tensor_t;
+
+/*  What a checkpoint belongs to. The server builds it from its model (or
+    external.tensors) and its rule; the tensors' sizes add up to params.  */
+typedef struct {
+    int rule;                   /* fasgd_rule_kind_t */
+    uint64_t params;            /* D */
+    uint64_t state_len;         /* fasgd_rule_state_size of the rule */
+    int ntensors;
+    fasgd_checkpoint_tensor_t tensors [FASGD_CHECKPOINT_MAX_TENSORS];
+} fasgd_checkpoint_desc_t;
+
+/*  A checkpoint read back and checked.  */
+typedef struct {
+    uint64_t T;
+    float *theta;               /* params floats, finite */
+    size_t n;
+    void *state;                /* state_len bytes, accepted by fasgd_rule_state_check */
+    size_t state_len;
+} fasgd_checkpoint_t;
+
+/*  Checks that desc is well formed (names, shapes, sizes adding up to
+    params). Returns 0, or -1 with the reason in err.  */
+int fasgd_checkpoint_desc_check (const fasgd_checkpoint_desc_t *desc, char *err, size_t errlen);
+
+/*  Writes a checkpoint to path, safely against crashes and planted
+    files: path.tmp is unlinked (unlink never follows a link), created
+    with O_EXCL and O_NOFOLLOW, written, fsync'd, renamed over path, and
+    the folder fsync'd; on any failure path is left as it was and path.tmp
+    removed. theta holds n = desc->params floats and state state_len =
+    desc->state_len bytes; a non-finite θ or state, or T above
+    FASGD_CHECKPOINT_T_MAX, is refused rather than written (a reader would
+    refuse it). Returns 0, or -1 with the cause, naming the file, in err.  */
+int fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, uint64_t T,
+                            const float *theta, size_t n, const void *state, size_t state_len,
+                            char *err, size_t errlen);
+
+/*  Reads the checkpoint at path, expecting the model and rule of expect.
+    Returns a new checkpoint (the caller destroys it), or NULL with the
+    cause in err (which does not repeat the path).  */
+fasgd_checkpoint_t *fasgd_checkpoint_read (const char *path, const fasgd_checkpoint_desc_t *expect,
+                                           char *err, size_t errlen);
+
+/*  As fasgd_checkpoint_read, from len bytes at data and without touching
+    the disk: for tests and fuzzers. data need not be aligned.  */
+fasgd_checkpoint_t *fasgd_checkpoint_parse (const void *data, size_t len, const fasgd_checkpoint_desc_t *expect,
+                                            char *err, size_t errlen);
+
+/*  Frees the checkpoint; accepts NULL and a pointer to NULL, nulls *self_p.  */
+void fasgd_checkpoint_destroy (fasgd_checkpoint_t **self_p);
+
+#endif

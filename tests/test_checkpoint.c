@@ -1,0 +1,632 @@
+/*  checkpoint: the FASGDCK2 file on its own, without a server. What is
+    written reads back bit for bit; every damage a disk, a crash or a
+    hostile hand can do is refused with its cause (a flipped bit anywhere,
+    a cut anywhere, trailing bytes, NaN or Inf under a correct checksum,
+    an impossible T, another model or rule, the old format); and a write
+    never follows a planted link nor replaces a good checkpoint when it
+    fails.  */
+#include "checkpoint.h"
+#include "rules.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/*  A 20-8-4 MLP's tensors, as fasgd-server describes them: D = 204.  */
+#define D 204
+
+static void
+s_tensor (fasgd_checkpoint_desc_t *d, const char *name, uint64_t rows, uint64_t cols)
+{
+    fasgd_checkpoint_tensor_t *t = &d->tensors [d->ntensors++];
+    snprintf (t->name, sizeof t->name, "%s", name);
+    t->ndim = 2;
+    t->dims [0] = rows;
+    t->dims [1] = cols;
+    d->params += rows * cols;
+}
+
+/*  The description of an MLP of the given widths (nsizes of them).  */
+static void
+s_mlp_desc (fasgd_checkpoint_desc_t *d, const int *sizes, int nsizes, const fasgd_rule_t *rule, int kind)
+{
+    memset (d, 0, sizeof *d);
+    for (int l = 0; l + 1 < nsizes; l++) {
+        char w [8], b [8];
+        snprintf (w, sizeof w, "w%d", l);
+        snprintf (b, sizeof b, "b%d", l);
+        s_tensor (d, w, (uint64_t) sizes [l], (uint64_t) sizes [l + 1]);
+        s_tensor (d, b, 1, (uint64_t) sizes [l + 1]);
+    }
+    d->rule = kind;
+    d->state_len = rule ? fasgd_rule_state_size (rule) : 0;
+}
+
+static fasgd_rule_t *
+s_rule (int kind, int statistic, size_t n)
+{
+    fasgd_rule_params_t p;
+    fasgd_rule_params_default (&p);
+    p.kind = kind;
+    p.statistic = statistic;
+    fasgd_rule_t *r = fasgd_rule_new (&p, n, NULL, 0);
+    ck_assert_ptr_nonnull (r);
+    return r;
+}
+
+/*  A fasgd (std) rule with statistics of its own (two gradients applied
+    to theta), its description, θ and state: what a server would write.  */
+typedef struct {
+    fasgd_rule_t *rule;
+    fasgd_checkpoint_desc_t desc;
+    float theta [D];
+    unsigned char *state;
+    size_t state_len;
+    char dir [64], path [128], tmp [128];
+} fixture_t;
+
+static void
+s_fixture (fixture_t *f)
+{
+    static const int sizes [] = { 20, 8, 4 };
+    f->rule = s_rule (FASGD_RULE_FASGD, FASGD_STAT_STD, D);
+    s_mlp_desc (&f->desc, sizes, 3, f->rule, FASGD_RULE_FASGD);
+    ck_assert_uint_eq (f->desc.params, D);
+    float g [D];
+    for (int i = 0; i < D; i++) {
+        f->theta [i] = (float) (i % 17) * 0.125f - 1.0f;
+        g [i] = (float) (i % 5) * 0.01f - 0.02f;
+    }
+    ck_assert_int_eq (fasgd_rule_apply (f->rule, f->theta, g, 0, NULL), 1);
+    ck_assert_int_eq (fasgd_rule_apply (f->rule, f->theta, g, 1, NULL), 1);
+    f->state_len = fasgd_rule_state_size (f->rule);
+    f->state = malloc (f->state_len);
+    ck_assert_ptr_nonnull (f->state);
+    fasgd_rule_state_get (f->rule, f->state);
+    snprintf (f->dir, sizeof f->dir, "/tmp/fasgd-test-checkpoint-XXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (f->dir));
+    snprintf (f->path, sizeof f->path, "%s/ckpt", f->dir);
+    snprintf (f->tmp, sizeof f->tmp, "%s/ckpt.tmp", f->dir);
+}
+
+static void
+s_fixture_end (fixture_t *f)
+{
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    ck_assert_int_eq (system (cmd), 0);
+    free (f->state);
+    fasgd_rule_destroy (&f->rule);
+}
+
+static unsigned char *
+s_slurp (const char *path, size_t *len)
+{
+    FILE *f = fopen (path, "rb");
+    ck_assert_ptr_nonnull (f);
+    ck_assert_int_eq (fseek (f, 0, SEEK_END), 0);
+    long size = ftell (f);
+    ck_assert_int_ge (size, 0);
+    rewind (f);
+    unsigned char *buf = malloc ((size_t) size + 1);
+    ck_assert_ptr_nonnull (buf);
+    ck_assert_uint_eq (fread (buf, 1, (size_t) size, f), (size_t) size);
+    fclose (f);
+    *len = (size_t) size;
+    return buf;
+}
+
+static void
+s_spit (const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen (path, "wb");
+    ck_assert_ptr_nonnull (f);
+    ck_assert_uint_eq (fwrite (data, 1, len, f), len);
+    ck_assert_int_eq (fclose (f), 0);
+}
+
+/*  The fixture's checkpoint at T, written to its path and read back as
+    bytes (the caller frees them).  */
+static unsigned char *
+s_image (fixture_t *f, uint64_t T, size_t *len)
+{
+    char err [256] = "";
+    ck_assert_msg (fasgd_checkpoint_write (f->path, &f->desc, T, f->theta, D, f->state, f->state_len, err,
+                                           sizeof err) == 0, "%s", err);
+    return s_slurp (f->path, len);
+}
+
+static uint32_t
+s_le32 (const unsigned char *p)
+{
+    return (uint32_t) p [0] | (uint32_t) p [1] << 8 | (uint32_t) p [2] << 16 | (uint32_t) p [3] << 24;
+}
+
+static void
+s_put_le32 (unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p [i] = (unsigned char) (v >> (8 * i));
+}
+
+/*  Where θ and the state start in an image (from its header length).  */
+static size_t
+s_theta_at (const unsigned char *image)
+{
+    return s_le32 (image + 8);
+}
+
+/*  Recomputes both checksums after a deliberate change, as a forger
+    would: what remains to refuse it is the checks of the contents.  */
+static void
+s_reseal (unsigned char *image, size_t len)
+{
+    size_t h = s_theta_at (image);
+    s_put_le32 (image + h - 4, (uint32_t) crc32 (0, image, (unsigned) (h - 4)));
+    s_put_le32 (image + len - 4, (uint32_t) crc32 (0, image, (unsigned) (len - 4)));
+}
+
+/*  Parses image, expecting a refusal whose reason contains cause; with
+    from_file, through the file as well.  */
+static void
+s_refused (fixture_t *f, const unsigned char *image, size_t len, const fasgd_checkpoint_desc_t *expect,
+           const char *what, const char *cause)
+{
+    char err [512] = "";
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_parse (image, len, expect, err, sizeof err);
+    ck_assert_msg (ck == NULL, "%s: accepted", what);
+    ck_assert_msg (strstr (err, cause) != NULL, "%s: the reason '%s' does not say '%s'", what, err, cause);
+    if (f) {
+        s_spit (f->path, image, len);
+        char err2 [512] = "";
+        ck = fasgd_checkpoint_read (f->path, expect, err2, sizeof err2);
+        ck_assert_msg (ck == NULL, "%s: accepted from the file", what);
+        ck_assert_msg (!strcmp (err, err2), "%s: '%s' from memory, '%s' from the file", what, err, err2);
+    }
+}
+
+START_TEST (test_round_trip)
+{
+    fixture_t f;
+    s_fixture (&f);
+    size_t len;
+    unsigned char *image = s_image (&f, 12345, &len);
+    ck_assert_uint_eq (len, 48 + 4 * 104 + 4 * D + f.state_len + 4);
+    ck_assert_int_eq (memcmp (image, "FASGDCK2", 8), 0);
+    char err [256] = "";
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_read (f.path, &f.desc, err, sizeof err);
+    ck_assert_msg (ck != NULL, "%s", err);
+    ck_assert_uint_eq (ck->T, 12345);
+    ck_assert_uint_eq (ck->n, D);
+    ck_assert_int_eq (memcmp (ck->theta, f.theta, sizeof f.theta), 0);
+    ck_assert_uint_eq (ck->state_len, f.state_len);
+    ck_assert_int_eq (memcmp (ck->state, f.state, f.state_len), 0);
+    /*  The state restores into a fresh rule of the same kind.  */
+    fasgd_rule_t *r = s_rule (FASGD_RULE_FASGD, FASGD_STAT_STD, D);
+    ck_assert_int_eq (fasgd_rule_state_set (r, ck->state, ck->state_len), 0);
+    ck_assert_double_eq (fasgd_rule_vbar (r), fasgd_rule_vbar (f.rule));
+    fasgd_rule_destroy (&r);
+    fasgd_checkpoint_destroy (&ck);
+    ck_assert_ptr_null (ck);
+    fasgd_checkpoint_destroy (&ck);
+    /*  From memory, at any alignment.  */
+    unsigned char *shifted = malloc (len + 1);
+    ck_assert_ptr_nonnull (shifted);
+    memcpy (shifted + 1, image, len);
+    ck = fasgd_checkpoint_parse (shifted + 1, len, &f.desc, err, sizeof err);
+    ck_assert_msg (ck != NULL, "%s", err);
+    ck_assert_int_eq (memcmp (ck->theta, f.theta, sizeof f.theta), 0);
+    fasgd_checkpoint_destroy (&ck);
+    free (shifted);
+    /*  No temporary file left, and the largest T allowed is written.  */
+    ck_assert_int_eq (access (f.tmp, F_OK), -1);
+    free (image);
+    image = s_image (&f, FASGD_CHECKPOINT_T_MAX, &len);
+    ck = fasgd_checkpoint_parse (image, len, &f.desc, err, sizeof err);
+    ck_assert_msg (ck != NULL, "%s", err);
+    ck_assert_uint_eq (ck->T, FASGD_CHECKPOINT_T_MAX);
+    fasgd_checkpoint_destroy (&ck);
+    free (image);
+    s_fixture_end (&f);
+}
+END_TEST
+
+START_TEST (test_every_bit_flip_is_refused)
+{
+    /*  One bit flipped in any byte: in the magic, the header's lengths,
+        T, a tensor's name or shape, the header's checksum, θ, the rule
+        state's header or its vectors, the final checksum.  */
+    fixture_t f;
+    s_fixture (&f);
+    size_t len;
+    unsigned char *image = s_image (&f, 77, &len);
+    size_t h = s_theta_at (image);
+    for (size_t i = 0; i < len; i++) {
+        for (int bit = 0; bit < 8; bit += 3) {
+            image [i] ^= (unsigned char) (1u << bit);
+            char what [64];
+            snprintf (what, sizeof what, "bit %d of byte %zu flipped", bit, i);
+            /*  The magic and the header's length are read before any
+                checksum can be: their damage has causes of its own.  */
+            const char *cause = i < 8 ? "not a fasgd checkpoint" : i < 12 ? "" : "corrupted";
+            s_refused (NULL, image, len, &f.desc, what, cause);
+            image [i] ^= (unsigned char) (1u << bit);
+        }
+    }
+    /*  And through a file: one in θ, one in the state's vectors, one in
+        the state's v-bar, one in T.  */
+    const size_t at [] = { h + 4 * 100 + 2, h + 4 * D + f.state_len - 7, h + 4 * D + 32, 17 };
+    for (size_t k = 0; k < sizeof at / sizeof at [0]; k++) {
+        image [at [k]] ^= 0x10;
+        s_refused (&f, image, len, &f.desc, "a flipped bit, from the file", "corrupted");
+        image [at [k]] ^= 0x10;
+    }
+    free (image);
+    s_fixture_end (&f);
+}
+END_TEST
+
+START_TEST (test_every_cut_and_trailing_bytes_are_refused)
+{
+    fixture_t f;
+    s_fixture (&f);
+    size_t len;
+    unsigned char *image = s_image (&f, 77, &len);
+    for (size_t cut = 0; cut < len; cut++) {
+        char what [64];
+        snprintf (what, sizeof what, "cut to %zu of %zu bytes", cut, len);
+        s_refused (cut % 97 == 0 ? &f : NULL, image, cut, &f.desc, what, "truncated");
+    }
+    unsigned char *longer = malloc (len + 4096);
+    ck_assert_ptr_nonnull (longer);
+    memcpy (longer, image, len);
+    memset (longer + len, 0, 4096);
+    s_refused (&f, longer, len + 1, &f.desc, "a trailing byte", "1 trailing bytes");
+    s_refused (&f, longer, len + 4096, &f.desc, "4096 trailing bytes", "4096 trailing bytes");
+    /*  Two checkpoints end to end.  */
+    memcpy (longer, image, len);
+    unsigned char *two = malloc (2 * len);
+    ck_assert_ptr_nonnull (two);
+    memcpy (two, image, len);
+    memcpy (two + len, image, len);
+    s_refused (&f, two, 2 * len, &f.desc, "two checkpoints", "trailing bytes");
+    free (two);
+    free (longer);
+    free (image);
+    s_fixture_end (&f);
+}
+END_TEST
+
+START_TEST (test_non_finite_values_are_refused)
+{
+    /*  NaN and infinities under a correct checksum: in θ, in the fasgd
+        statistics, in v-bar.  */
+    fixture_t f;
+    s_fixture (&f);
+    size_t len;
+    unsigned char *image = s_image (&f, 77, &len);
+    size_t h = s_theta_at (image);
+    const float bad [] = { NAN, INFINITY, -INFINITY };
+    for (int k = 0; k < 3; k++) {
+        unsigned char *copy = malloc (len);
+        ck_assert_ptr_nonnull (copy);
+        memcpy (copy, image, len);
+        memcpy (copy + h + 4 * 5, &bad [k], 4);
+        s_reseal (copy, len);
+        s_refused (&f, copy, len, &f.desc, "a non-finite theta", "theta[5] is");
+        memcpy (copy, image, len);
+        memcpy (copy + h + 4 * D + 40 + 4 * (D + 3), &bad [k], 4);      /* b, vector 1 */
+        s_reseal (copy, len);
+        s_refused (&f, copy, len, &f.desc, "a non-finite statistic", "element 3 of vector 1");
+        memcpy (copy, image, len);
+        double vbar = bad [k];
+        memcpy (copy + h + 4 * D + 32, &vbar, 8);
+        s_reseal (copy, len);
+        s_refused (&f, copy, len, &f.desc, "a non-finite v-bar", "v-bar");
+        free (copy);
+    }
+    /*  The writer refuses them too, and keeps the good checkpoint.  */
+    s_spit (f.path, image, len);
+    float theta [D];
+    memcpy (theta, f.theta, sizeof theta);
+    theta [9] = NAN;
+    char err [256] = "";
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, theta, D, f.state, f.state_len, err,
+                                              sizeof err), -1);
+    ck_assert_msg (strstr (err, "not all finite"), "%s", err);
+    size_t now_len;
+    unsigned char *now = s_slurp (f.path, &now_len);
+    ck_assert (now_len == len && memcmp (now, image, len) == 0);
+    free (now);
+    free (image);
+    s_fixture_end (&f);
+}
+END_TEST
+
+START_TEST (test_impossible_timestamp_is_refused)
+{
+    fixture_t f;
+    s_fixture (&f);
+    size_t len;
+    unsigned char *image = s_image (&f, 77, &len);
+    const uint64_t Ts [] = { UINT64_MAX, FASGD_CHECKPOINT_T_MAX + 1 };
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < 8; i++)
+            image [16 + i] = (unsigned char) (Ts [k] >> (8 * i));
+        s_reseal (image, len);
+        s_refused (&f, image, len, &f.desc, "an impossible T", "impossible timestamp");
+    }
+    char err [256] = "";
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, UINT64_MAX, f.theta, D, f.state, f.state_len, err,
+                                              sizeof err), -1);
+    ck_assert_msg (strstr (err, "above 2^62"), "%s", err);
+    free (image);
+    s_fixture_end (&f);
+}
+END_TEST
+
+START_TEST (test_another_model_is_refused)
+{
+    /*  784-96-30-30-10 and 784-100-10 both have 79,510 parameters.  */
+    static const int deep [] = { 784, 96, 30, 30, 10 }, shallow [] = { 784, 100, 10 };
+    fasgd_checkpoint_desc_t a, b;
+    s_mlp_desc (&a, deep, 5, NULL, FASGD_RULE_ASGD);
+    s_mlp_desc (&b, shallow, 3, NULL, FASGD_RULE_ASGD);
+    ck_assert_uint_eq (a.params, 79510);
+    ck_assert_uint_eq (b.params, 79510);
+    fasgd_rule_t *rule = s_rule (FASGD_RULE_ASGD, 0, 79510);
+    a.state_len = b.state_len = fasgd_rule_state_size (rule);
+    unsigned char *state = malloc (a.state_len);
+    ck_assert_ptr_nonnull (state);
+    fasgd_rule_state_get (rule, state);
+    float *theta = calloc (79510, sizeof (float));
+    ck_assert_ptr_nonnull (theta);
+    char dir [64] = "/tmp/fasgd-test-checkpoint-XXXXXX", path [128], err [512] = "";
+    ck_assert_ptr_nonnull (mkdtemp (dir));
+    snprintf (path, sizeof path, "%s/ckpt", dir);
+    ck_assert_int_eq (fasgd_checkpoint_write (path, &a, 5, theta, 79510, state, a.state_len, err, sizeof err), 0);
+    size_t len;
+    unsigned char *image = s_slurp (path, &len);
+    s_refused (NULL, image, len, &b, "784-96-30-30-10 into 784-100-10",
+               "another model: tensor 1 is w0 784x96 in the checkpoint, w0 784x100 in the configuration");
+    /*  The same shapes under other names (an external model's).  */
+    fasgd_checkpoint_desc_t c = a;
+    snprintf (c.tensors [3].name, sizeof c.tensors [3].name, "fc1.bias");
+    s_refused (NULL, image, len, &c, "a renamed tensor", "tensor 4 is b1 1x30 in the checkpoint, fc1.bias 1x30");
+    /*  One tensor more, of one parameter taken from the last: D agrees.  */
+    fasgd_checkpoint_desc_t d = a;
+    d.tensors [7].dims [1] = 9;
+    snprintf (d.tensors [8].name, sizeof d.tensors [8].name, "extra");
+    d.tensors [8].ndim = 1;
+    d.tensors [8].dims [0] = 1;
+    d.ntensors = 9;
+    s_refused (NULL, image, len, &d, "another tensor", "tensor 8 is b3 1x10 in the checkpoint, b3 1x9");
+    d.tensors [7].dims [1] = 10;
+    d.tensors [8].dims [0] = 0;
+    d.ntensors = 8;
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_parse (image, len, &d, err, sizeof err);
+    ck_assert_msg (ck != NULL, "%s", err);
+    fasgd_checkpoint_destroy (&ck);
+    /*  Higher-dimensional shapes are compared whole.  */
+    fasgd_checkpoint_desc_t e = a;
+    e.tensors [0].ndim = 3;
+    e.tensors [0].dims [0] = 392;
+    e.tensors [0].dims [1] = 2;
+    e.tensors [0].dims [2] = 96;
+    s_refused (NULL, image, len, &e, "a reshaped tensor", "w0 392x2x96 in the configuration");
+    ck = fasgd_checkpoint_parse (image, len, &a, err, sizeof err);
+    ck_assert_msg (ck != NULL, "%s", err);
+    fasgd_checkpoint_destroy (&ck);
+    free (image);
+    free (theta);
+    free (state);
+    fasgd_rule_destroy (&rule);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
+START_TEST (test_another_rule_is_refused)
+{
+    fixture_t f;
+    s_fixture (&f);
+    size_t len;
+    unsigned char *image = s_image (&f, 77, &len);
+    /*  Another kind.  */
+    fasgd_checkpoint_desc_t other = f.desc;
+    other.rule = FASGD_RULE_SASGD;
+    s_refused (&f, image, len, &other, "sasgd",
+               "another rule: written by rule fasgd, the configuration's rule is sasgd");
+    /*  fasgd with the abs statistic: the same kind, another state.  */
+    fasgd_rule_t *abs = s_rule (FASGD_RULE_FASGD, FASGD_STAT_ABS, D);
+    other = f.desc;
+    other.state_len = fasgd_rule_state_size (abs);
+    s_refused (&f, image, len, &other, "fasgd abs", "another rule: its fasgd state is");
+    fasgd_rule_destroy (&abs);
+    free (image);
+    s_fixture_end (&f);
+}
+END_TEST
+
+START_TEST (test_hostile_headers_are_refused_before_allocating)
+{
+    /*  Lengths in a well-sealed header that no configuration has: refused
+        from the header, whatever they ask for.  */
+    fixture_t f;
+    s_fixture (&f);
+    size_t len;
+    unsigned char *image = s_image (&f, 77, &len);
+    struct { size_t at; uint64_t value; const char *cause; } cases [] = {
+        { 24, UINT64_MAX, "malformed header" },                     /* D against the tensors */
+        { 32, UINT64_MAX, "another rule: its fasgd state is 18446744073709551615 bytes" },
+        { 32, 40, "another rule" },
+        { 12, 4000000000u, "written by rule ?" },
+        { 40 + 4, 0, "" },                                          /* a tensor's name: empty */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases [0]; k++) {
+        unsigned char *copy = malloc (len);
+        ck_assert_ptr_nonnull (copy);
+        memcpy (copy, image, len);
+        if (cases [k].at == 12)
+            s_put_le32 (copy + 12, (uint32_t) cases [k].value);
+        else if (cases [k].at == 44)
+            memset (copy + 44, 0, 32);
+        else
+            for (int i = 0; i < 8; i++)
+                copy [cases [k].at + i] = (unsigned char) (cases [k].value >> (8 * i));
+        s_reseal (copy, len);
+        s_refused (NULL, copy, len, &f.desc, "a hostile header", cases [k].cause);
+        free (copy);
+    }
+    /*  A header length no tensor count gives, and one past the largest.  */
+    unsigned char *copy = malloc (len);
+    ck_assert_ptr_nonnull (copy);
+    const uint32_t hlens [] = { 47, 48, 100, 48 + 65 * 104, UINT32_MAX };
+    for (size_t k = 0; k < sizeof hlens / sizeof hlens [0]; k++) {
+        memcpy (copy, image, len);
+        s_put_le32 (copy + 8, hlens [k]);
+        s_refused (NULL, copy, len, &f.desc, "an impossible header length", "corrupted: a header of");
+    }
+    free (copy);
+    free (image);
+    s_fixture_end (&f);
+}
+END_TEST
+
+START_TEST (test_old_format_and_strangers_are_refused)
+{
+    fixture_t f;
+    s_fixture (&f);
+    /*  FASGDCK1: magic, T, D, the state's length, the rule, θ, state.  */
+    size_t len = 8 + 32 + 4 * D + f.state_len;
+    unsigned char *old = calloc (1, len);
+    ck_assert_ptr_nonnull (old);
+    memcpy (old, "FASGDCK1", 8);
+    uint64_t head [4] = { 7, D, f.state_len, FASGD_RULE_FASGD };
+    memcpy (old + 8, head, sizeof head);
+    memcpy (old + 40, f.theta, 4 * D);
+    memcpy (old + 40 + 4 * D, f.state, f.state_len);
+    s_refused (&f, old, len, &f.desc, "the old format",
+               "a checkpoint of the old format FASGDCK1, which has neither a checksum nor a model description");
+    s_refused (&f, (const unsigned char *) "\x1b[2J\x7f PNG\r\n and more", 20, &f.desc, "a stranger",
+               "not a fasgd checkpoint: it starts with \"\\x1b[2J\\x7f PN\"");
+    free (old);
+    /*  Not a file at all.  */
+    char err [256] = "";
+    ck_assert_ptr_null (fasgd_checkpoint_read (f.dir, &f.desc, err, sizeof err));
+    ck_assert_msg (strstr (err, "not a regular file") || strstr (err, "directory"), "%s", err);
+    ck_assert_ptr_null (fasgd_checkpoint_read ("/nonexistent-fasgd-dir/ckpt", &f.desc, err, sizeof err));
+    ck_assert_msg (strstr (err, "cannot open it: No such file"), "%s", err);
+    ck_assert_ptr_null (fasgd_checkpoint_parse (NULL, 0, &f.desc, err, sizeof err));
+    s_fixture_end (&f);
+}
+END_TEST
+
+START_TEST (test_write_does_not_follow_a_planted_link)
+{
+    fixture_t f;
+    s_fixture (&f);
+    char target [160];
+    snprintf (target, sizeof target, "%s/precious", f.dir);
+    s_spit (target, "precious\n", 9);
+    ck_assert_int_eq (symlink (target, f.tmp), 0);
+    size_t len;
+    unsigned char *image = s_image (&f, 77, &len);
+    size_t got;
+    unsigned char *kept = s_slurp (target, &got);
+    ck_assert_msg (got == 9 && memcmp (kept, "precious\n", 9) == 0, "the link's target was written");
+    free (kept);
+    struct stat st;
+    ck_assert_int_eq (lstat (f.path, &st), 0);
+    ck_assert (S_ISREG (st.st_mode));
+    ck_assert_int_eq (lstat (f.tmp, &st), -1);
+    /*  A stale temporary file of a crash is replaced too.  */
+    s_spit (f.tmp, "half a checkpoint", 17);
+    free (image);
+    image = s_image (&f, 78, &len);
+    char err [256] = "";
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_read (f.path, &f.desc, err, sizeof err);
+    ck_assert_msg (ck != NULL && ck->T == 78, "%s", err);
+    fasgd_checkpoint_destroy (&ck);
+    free (image);
+    s_fixture_end (&f);
+}
+END_TEST
+
+START_TEST (test_failed_write_keeps_the_previous_checkpoint)
+{
+    fixture_t f;
+    s_fixture (&f);
+    size_t len;
+    unsigned char *good = s_image (&f, 77, &len);
+    char err [512] = "";
+    /*  Something at the temporary path that cannot be removed.  */
+    ck_assert_int_eq (mkdir (f.tmp, 0755), 0);
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, err,
+                                              sizeof err), -1);
+    ck_assert_msg (strstr (err, f.tmp) != NULL, "%s", err);
+    size_t now_len;
+    unsigned char *now = s_slurp (f.path, &now_len);
+    ck_assert_msg (now_len == len && memcmp (now, good, len) == 0, "the previous checkpoint was changed");
+    free (now);
+    ck_assert_int_eq (rmdir (f.tmp), 0);
+    /*  A read-only folder (root writes there anyway: then not checked).  */
+    if (geteuid () != 0) {
+        ck_assert_int_eq (chmod (f.dir, 0555), 0);
+        ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 79, f.theta, D, f.state, f.state_len, err,
+                                                  sizeof err), -1);
+        ck_assert_msg (strstr (err, "Permission denied") != NULL, "%s", err);
+        ck_assert_int_eq (chmod (f.dir, 0755), 0);
+        now = s_slurp (f.path, &now_len);
+        ck_assert (now_len == len && memcmp (now, good, len) == 0);
+        free (now);
+    }
+    /*  A folder that does not exist.  */
+    ck_assert_int_eq (fasgd_checkpoint_write ("/nonexistent-fasgd-dir/ckpt", &f.desc, 78, f.theta, D, f.state,
+                                              f.state_len, err, sizeof err), -1);
+    ck_assert_msg (!strcmp (err, "cannot write /nonexistent-fasgd-dir/ckpt.tmp: No such file or directory"),
+                   "%s", err);
+    /*  A description that does not add up, or does not fit θ.  */
+    fasgd_checkpoint_desc_t bad = f.desc;
+    bad.params++;
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &bad, 78, f.theta, D, f.state, f.state_len, err,
+                                              sizeof err), -1);
+    ck_assert_msg (strstr (err, "the tensors hold 204 parameters, not 205"), "%s", err);
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D - 1, f.state, f.state_len, err,
+                                              sizeof err), -1);
+    now = s_slurp (f.path, &now_len);
+    ck_assert (now_len == len && memcmp (now, good, len) == 0);
+    free (now);
+    free (good);
+    s_fixture_end (&f);
+}
+END_TEST
+
+static Suite *
+checkpoint_suite (void)
+{
+    Suite *s = suite_create ("checkpoint");
+    TCase *tc = tcase_create ("file");
+    tcase_set_timeout (tc, 60);
+    tcase_add_test (tc, test_round_trip);
+    tcase_add_test (tc, test_every_bit_flip_is_refused);
+    tcase_add_test (tc, test_every_cut_and_trailing_bytes_are_refused);
+    tcase_add_test (tc, test_non_finite_values_are_refused);
+    tcase_add_test (tc, test_impossible_timestamp_is_refused);
+    tcase_add_test (tc, test_another_model_is_refused);
+    tcase_add_test (tc, test_another_rule_is_refused);
+    tcase_add_test (tc, test_hostile_headers_are_refused_before_allocating);
+    tcase_add_test (tc, test_old_format_and_strangers_are_refused);
+    tcase_add_test (tc, test_write_does_not_follow_a_planted_link);
+    tcase_add_test (tc, test_failed_write_keeps_the_previous_checkpoint);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+FASGD_TEST_MAIN (checkpoint_suite)

@@ -1,71 +1,71 @@
 /*  checkpoint: θ, T and the rule's state on disk, written periodically,
-    on request and at exit, and read back by --resume.  */
+    on request and at exit, and read back by --resume. The file format,
+    its checks and the safe write are common/checkpoint.c's; here is when
+    to write, what to do when writing fails, and what a resume applies.  */
 #include "internal.h"
 
+#include "checkpoint.h"
 #include "log.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#define S_CKPT_MAGIC "FASGDCK1"
-
-static int
-s_write_all (int fd, const void *buf, size_t len)
+/*  The description a checkpoint of this server carries and must match:
+    its tensors (the MLP's or external.tensors), D, the rule and the size
+    of its state.  */
+static void
+s_desc (fasgd_server_t *self, fasgd_checkpoint_desc_t *d)
 {
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t w = write (fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        len -= (size_t) w;
+    memset (d, 0, sizeof *d);
+    d->rule = self->cfg.rule.name;
+    d->params = self->n;
+    d->state_len = fasgd_rule_state_size (self->rule);
+    if (self->model) {
+        d->ntensors = fasgd_model_ntensors (self->model);
+        for (int i = 0; i < d->ntensors && i < FASGD_CHECKPOINT_MAX_TENSORS; i++) {
+            const fasgd_tensor_t *t = fasgd_model_tensor (self->model, i);
+            snprintf (d->tensors [i].name, sizeof d->tensors [i].name, "%s", t->name);
+            d->tensors [i].ndim = 2;
+            d->tensors [i].dims [0] = (uint64_t) t->rows;
+            d->tensors [i].dims [1] = (uint64_t) t->cols;
+        }
+        return;
     }
-    return 0;
+    d->ntensors = self->ext_ntensors;
+    for (int i = 0; i < d->ntensors && i < FASGD_CHECKPOINT_MAX_TENSORS; i++) {
+        const fasgd_proto_tensor_t *t = &self->ext_tensors [i];
+        snprintf (d->tensors [i].name, sizeof d->tensors [i].name, "%s", t->name);
+        d->tensors [i].ndim = t->ndim;
+        for (uint32_t k = 0; k < t->ndim && k < FASGD_CHECKPOINT_MAX_DIMS; k++)
+            d->tensors [i].dims [k] = t->dims [k];
+    }
 }
 
-/*  Writes θ, T and the rule's state: to a temporary file, fsync, rename,
-    so a crash leaves the previous checkpoint whole. On failure returns -1
-    with the cause in err (when given), after logging it.  */
+/*  Writes θ, T and the rule's state (common/checkpoint.c: a temporary
+    file created exclusively, fsync, rename, the folder synced), so a
+    crash or a failure leaves the previous checkpoint whole. On failure
+    returns -1 with the cause in err (when given), after logging it.  */
 int
 fasgd_srv_checkpoint_write (fasgd_server_t *self, char *err, size_t errlen)
 {
-    char tmp [FASGD_PATH_LEN + 16];
-    snprintf (tmp, sizeof tmp, "%s.tmp", self->cfg.checkpoint);
-    int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        int e = errno;
-        fasgd_log_error ("checkpoint: cannot write %s: %s", tmp, strerror (e));
-        if (err)
-            snprintf (err, errlen, "cannot write %s: %s", tmp, strerror (e));
-        return -1;
-    }
-    size_t state_len = fasgd_rule_state_size (self->rule);
+    char why [FASGD_PATH_LEN * 2 + 256];
+    fasgd_checkpoint_desc_t desc;
+    s_desc (self, &desc);
+    size_t state_len = (size_t) desc.state_len;
     void *state = malloc (state_len ? state_len : 1);
-    uint64_t head [4] = { self->T, self->n, state_len, (uint64_t) self->cfg.rule.name };
-    int e = state ? 0 : ENOMEM;
-    if (e == 0) {
+    int rc = -1;
+    if (!state)
+        snprintf (why, sizeof why, "writing %s failed: out of memory for the rule's state", self->cfg.checkpoint);
+    else {
         fasgd_rule_state_get (self->rule, state);
-        errno = 0;
-        if (s_write_all (fd, S_CKPT_MAGIC, 8) || s_write_all (fd, head, sizeof head)
-            || s_write_all (fd, self->theta, self->n * sizeof (float))
-            || s_write_all (fd, state, state_len) || fsync (fd))
-            e = errno ? errno : EIO;
+        rc = fasgd_checkpoint_write (self->cfg.checkpoint, &desc, self->T, self->theta, self->n, state, state_len,
+                                     why, sizeof why);
     }
     free (state);
-    if (close (fd) != 0 && e == 0)
-        e = errno;
-    if (e == 0 && rename (tmp, self->cfg.checkpoint) != 0)
-        e = errno;
-    if (e != 0) {
-        fasgd_log_error ("checkpoint: writing %s failed: %s", self->cfg.checkpoint, strerror (e));
+    if (rc != 0) {
+        fasgd_log_error ("checkpoint: %s", why);
         if (err)
-            snprintf (err, errlen, "writing %s failed: %s", self->cfg.checkpoint, strerror (e));
-        unlink (tmp);
+            snprintf (err, errlen, "%s", why);
         return -1;
     }
     self->last_ckpt_T = self->T;
@@ -84,40 +84,31 @@ fasgd_srv_checkpoint (fasgd_server_t *self)
     return fasgd_srv_checkpoint_write (self, NULL, 0);
 }
 
+/*  Loads θ, T and the rule's state from checkpoint.file, all or nothing:
+    a checkpoint that fails any check leaves θ, T and the rule as they
+    were. -1 logged, naming the file and the cause.  */
 int
 fasgd_srv_resume (fasgd_server_t *self)
 {
     const char *path = self->cfg.checkpoint;
-    FILE *f = fopen (path, "rb");
-    if (!f) {
-        fasgd_log_error ("resume: cannot open %s: %s", path, strerror (errno));
+    fasgd_checkpoint_desc_t desc;
+    s_desc (self, &desc);
+    char err [512];
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_read (path, &desc, err, sizeof err);
+    if (!ck) {
+        fasgd_log_error ("resume: cannot resume from %s: %s", path, err);
         return -1;
     }
-    char magic [8];
-    uint64_t head [4];
-    int rc = -1;
-    void *state = NULL;
-    if (fread (magic, 1, 8, f) != 8 || memcmp (magic, S_CKPT_MAGIC, 8) != 0
-        || fread (head, sizeof head, 1, f) != 1)
-        fasgd_log_error ("resume: %s is not a fasgd checkpoint", path);
-    else if (head [1] != self->n || head [3] != (uint64_t) self->cfg.rule.name)
-        fasgd_log_error ("resume: %s holds %llu parameters of rule %s; the configuration has %zu of %s",
-                         path, (unsigned long long) head [1], fasgd_rule_kind_name ((int) head [3]),
-                         self->n, fasgd_rule_kind_name (self->cfg.rule.name));
-    else if (head [2] > ((uint64_t) 1 << 36) || !(state = malloc (head [2] ? head [2] : 1))
-             || fread (self->theta, sizeof (float), self->n, f) != self->n
-             || fread (state, 1, head [2], f) != head [2])
-        fasgd_log_error ("resume: %s is truncated", path);
-    else if (fasgd_rule_state_set (self->rule, state, head [2]) != 0)
-        fasgd_log_error ("resume: the rule state in %s does not fit the configuration", path);
-    else {
-        self->T = head [0];
-        self->last_ckpt_T = self->T;
-        fasgd_log_notice ("resumed from %s at T=%llu", path, (unsigned long long) self->T);
-        rc = 0;
+    /*  The rule takes its state or leaves its own; θ only after that.  */
+    if (fasgd_rule_state_set (self->rule, ck->state, ck->state_len) != 0) {
+        fasgd_log_error ("resume: cannot resume from %s: its rule state does not fit the configuration", path);
+        fasgd_checkpoint_destroy (&ck);
+        return -1;
     }
-    free (state);
-    fclose (f);
-    return rc;
+    memcpy (self->theta, ck->theta, self->n * sizeof (float));
+    self->T = ck->T;
+    self->last_ckpt_T = self->T;
+    fasgd_checkpoint_destroy (&ck);
+    fasgd_log_notice ("resumed from %s at T=%llu", path, (unsigned long long) self->T);
+    return 0;
 }
-

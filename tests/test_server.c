@@ -10,6 +10,7 @@
 #include <math.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,8 +23,10 @@ typedef struct {
     char push [256], fetch [256], control [256];
 } server_t;
 
+/*  Starts the server with --set for each of sets (NULL-terminated; may
+    be NULL).  */
 static void
-s_start (server_t *s, const char *extra_set)
+s_start_sets (server_t *s, const char *const *sets)
 {
     snprintf (s->dir, sizeof s->dir, "/tmp/fasgd-test-server-XXXXXX");
     ck_assert_ptr_nonnull (mkdtemp (s->dir));
@@ -50,10 +53,14 @@ s_start (server_t *s, const char *extra_set)
     ck_assert_int_ge (s->pid, 0);
     if (s->pid == 0) {
         freopen (log, "w", stderr);
-        if (extra_set)
-            execl (exe, "fasgd-server", "-c", cfg, "--port-file", port, "--set", extra_set, (char *) NULL);
-        else
-            execl (exe, "fasgd-server", "-c", cfg, "--port-file", port, (char *) NULL);
+        const char *argv [32] = { "fasgd-server", "-c", cfg, "--port-file", port };
+        int argc = 5;
+        for (int i = 0; sets && sets [i] && argc < 29; i++) {
+            argv [argc++] = "--set";
+            argv [argc++] = sets [i];
+        }
+        argv [argc] = NULL;
+        execv (exe, (char *const *) argv);
         _exit (127);
     }
     /*  Wait for the port file, never for a fixed sleep.  */
@@ -70,6 +77,13 @@ s_start (server_t *s, const char *extra_set)
         usleep (10000);
     }
     ck_abort_msg ("no port file from the server");
+}
+
+static void
+s_start (server_t *s, const char *extra_set)
+{
+    const char *sets [] = { extra_set, NULL };
+    s_start_sets (s, sets);
 }
 
 /*  Stops the server with SIGTERM; returns its exit status.  */
@@ -828,6 +842,267 @@ START_TEST (test_ctl_against_a_fake_server)
 }
 END_TEST
 
+/*  ---- checkpoints: what --resume refuses, how writes fail ----------  */
+
+/*  A folder for a test's checkpoints, apart from the server's own (which
+    s_stop removes).  */
+static void
+s_tmpdir (char *dir, size_t len)
+{
+    snprintf (dir, len, "/tmp/fasgd-test-ckpt-XXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (dir));
+}
+
+static void
+s_rm_rf (const char *dir)
+{
+    char cmd [256];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq (system (cmd), 0);
+}
+
+/*  The bytes of path (the caller frees them), their count in *len; NULL
+    when it cannot be read.  */
+static unsigned char *
+s_slurp (const char *path, size_t *len)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 4096;
+            buf = realloc (buf, cap + 1);
+            ck_assert_ptr_nonnull (buf);
+        }
+        size_t got = fread (buf + n, 1, cap - n, f);
+        if (got == 0)
+            break;
+        n += got;
+    }
+    fclose (f);
+    buf [n] = 0;
+    *len = n;
+    return buf;
+}
+
+static void
+s_spit (const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen (path, "wb");
+    ck_assert_ptr_nonnull (f);
+    ck_assert_uint_eq (fwrite (data, 1, len, f), len);
+    ck_assert_int_eq (fclose (f), 0);
+}
+
+/*  How many lines of text contain every one of the words (NULL-terminated).  */
+static int
+s_count_lines (const char *text, const char *const *words)
+{
+    int count = 0;
+    while (text && *text) {
+        const char *end = strchr (text, '\n');
+        size_t len = end ? (size_t) (end - text) : strlen (text);
+        char line [1024];
+        snprintf (line, sizeof line, "%.*s", (int) (len < sizeof line ? len : sizeof line - 1), text);
+        int all = 1;
+        for (int i = 0; words [i]; i++)
+            all = all && strstr (line, words [i]) != NULL;
+        count += all;
+        text = end ? end + 1 : text + len;
+    }
+    return count;
+}
+
+/*  A checkpoint written by a server of the given model sizes (rule asgd,
+    θ moved by one push) to dir/ckpt; returns its bytes, the count in *len.  */
+static unsigned char *
+s_server_checkpoint (const char *dir, const char *sizes, size_t *len)
+{
+    char file [128], sizes_set [128];
+    snprintf (file, sizeof file, "checkpoint.file=%s/ckpt", dir);
+    snprintf (sizes_set, sizeof sizes_set, "model.sizes=%s", sizes);
+    const char *sets [] = { file, "checkpoint.seconds=0", sizes_set, NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push = s_connect (s.push);
+    fasgd_header_t h = s_req (FASGD_MSG_JOIN, 0, 1, 0), r;
+    s_send (push, &h, "tester", 6);
+    s_recv (push, &r, NULL, 0);
+    ck_assert_int_eq (r.type, FASGD_MSG_WELCOME);
+    uint32_t id = r.client_id;
+    /*  A gradient of the model's size, mostly small numbers.  */
+    size_t n = 0, prev = 0;
+    for (const char *p = sizes; *p; ) {
+        char *end;
+        size_t w = strtoul (p, &end, 10);
+        n += prev ? prev * w + w : 0;
+        prev = w;
+        p = *end ? end + 1 : end;
+    }
+    float *g = calloc (n, sizeof (float));
+    ck_assert_ptr_nonnull (g);
+    for (size_t i = 0; i < n; i++)
+        g [i] = (float) (i % 13) * 0.01f;
+    h = s_req (FASGD_MSG_PUSH, id, 2, 0);
+    s_send (push, &h, g, n * sizeof (float));
+    s_recv (push, &r, NULL, 0);
+    ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    free (g);
+    zsock_destroy (&push);
+    ck_assert_int_eq (s_stop (&s), 0);
+    char path [128];
+    snprintf (path, sizeof path, "%s/ckpt", dir);
+    unsigned char *bytes = s_slurp (path, len);
+    ck_assert_ptr_nonnull (bytes);
+    return bytes;
+}
+
+/*  Runs `fasgd-server -n --resume` (checks the configuration and the
+    checkpoint, binds nothing) with model sizes and rule, reading dir/ckpt;
+    its log into log (len bytes). Returns its exit status.  */
+static int
+s_resume_check (const char *dir, const char *sizes, const char *rule, char *log, size_t len)
+{
+    const char *build = getenv ("FASGD_TOP_BUILDDIR");
+    char cmd [1024], logpath [128];
+    snprintf (logpath, sizeof logpath, "%s/resume.log", dir);
+    snprintf (cmd, sizeof cmd,
+              "printf 'model: {sizes: [%s]}\\nrule: {name: %s, lr: 0.5}\\neval: {enabled: false}\\n"
+              "checkpoint: {file: \"%s/ckpt\"}\\n' > '%s/resume.yaml' && "
+              "exec '%s/server/fasgd-server' -n --resume -c '%s/resume.yaml' > /dev/null 2> '%s'",
+              sizes, rule, dir, dir, build ? build : ".", dir, logpath);
+    int st = system (cmd);
+    size_t got = 0;
+    unsigned char *text = s_slurp (logpath, &got);
+    snprintf (log, len, "%s", text ? (char *) text : "");
+    free (text);
+    return WIFEXITED (st) ? WEXITSTATUS (st) : -1;
+}
+
+/*  Writes image (len bytes) as dir/ckpt, resumes from it, and expects a
+    refusal that names the file and says cause; the file is left as it was.  */
+static void
+s_expect_refused (const char *dir, const char *what, const unsigned char *image, size_t len,
+                  const char *sizes, const char *rule, const char *cause)
+{
+    char path [128], log [4096];
+    snprintf (path, sizeof path, "%s/ckpt", dir);
+    s_spit (path, image, len);
+    int rc = s_resume_check (dir, sizes, rule, log, sizeof log);
+    ck_assert_msg (rc == 1, "%s: --resume exited %d, expected 1; its log:\n%s", what, rc, log);
+    ck_assert_msg (strstr (log, path) && strstr (log, cause),
+                   "%s: the log names no '%s' and '%s':\n%s", what, path, cause, log);
+    ck_assert_ptr_null (strstr (log, "resumed from"));
+    size_t after_len;
+    unsigned char *after = s_slurp (path, &after_len);
+    ck_assert_ptr_nonnull (after);
+    ck_assert_msg (after_len == len && memcmp (after, image, len) == 0, "%s: the file was changed", what);
+    free (after);
+}
+
+START_TEST (test_resume_refuses_damaged_checkpoints)
+{
+    char dir [64], log [4096];
+    s_tmpdir (dir, sizeof dir);
+    size_t len;
+    unsigned char *good = s_server_checkpoint (dir, "20,8,4", &len);
+    unsigned char *bad = malloc (len + 16);
+    ck_assert_ptr_nonnull (bad);
+
+    /*  The checkpoint as written resumes.  */
+    ck_assert_msg (s_resume_check (dir, "20,8,4", "asgd", log, sizeof log) == 0, "%s", log);
+    ck_assert_msg (strstr (log, "resumed from") && strstr (log, "at T=1"), "%s", log);
+
+    /*  A bit flipped in the middle of the file, within θ.  */
+    memcpy (bad, good, len);
+    bad [len / 2] ^= 0x04;
+    s_expect_refused (dir, "a bit flipped in theta", bad, len, "20,8,4", "asgd", "corrupted");
+    /*  A byte more.  */
+    memcpy (bad, good, len);
+    bad [len] = 0;
+    s_expect_refused (dir, "a trailing byte", bad, len + 1, "20,8,4", "asgd", "trailing");
+    /*  Cut short anywhere: in the magic, in the header, in θ, in the end.  */
+    const size_t cuts [] = { 0, 4, 12, 40, len / 2, len - 1 };
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts [0]; k++) {
+        char what [64];
+        snprintf (what, sizeof what, "truncated to %zu bytes", cuts [k]);
+        s_expect_refused (dir, what, good, cuts [k], "20,8,4", "asgd", "truncated");
+    }
+    /*  Another rule.  */
+    memcpy (bad, good, len);
+    s_expect_refused (dir, "another rule", bad, len, "20,8,4", "sasgd", "rule");
+
+    /*  A checkpoint of the old format, FASGDCK1 (no checksum, no model):
+        magic, T, D, the state's length, the rule, θ, and asgd's state.  */
+    unsigned char old [8 + 32 + D * 4 + 40];
+    memset (old, 0, sizeof old);
+    memcpy (old, "FASGDCK1", 8);
+    uint64_t head [4] = { 7, D, 40, 0 };
+    memcpy (old + 8, head, sizeof head);
+    const uint32_t state_head [4] = { 0x46525354u, 1, 0, 0 };
+    const uint64_t state_n [2] = { D, 0 };
+    const double vbar = 1.0;
+    memcpy (old + 40 + D * 4, state_head, sizeof state_head);
+    memcpy (old + 40 + D * 4 + 16, state_n, sizeof state_n);
+    memcpy (old + 40 + D * 4 + 32, &vbar, sizeof vbar);
+    s_expect_refused (dir, "an old-format checkpoint", old, sizeof old, "20,8,4", "asgd", "FASGDCK1");
+
+    free (bad);
+    free (good);
+    s_rm_rf (dir);
+}
+END_TEST
+
+START_TEST (test_resume_refuses_a_foreign_model)
+{
+    /*  784-96-30-30-10 and 784-100-10 both have 79,510 parameters.  */
+    char dir [64];
+    s_tmpdir (dir, sizeof dir);
+    size_t len;
+    unsigned char *image = s_server_checkpoint (dir, "784,96,30,30,10", &len);
+    s_expect_refused (dir, "a 784-96-30-30-10 checkpoint into 784-100-10", image, len, "784,100,10", "asgd",
+                      "784x96");
+    free (image);
+    s_rm_rf (dir);
+}
+END_TEST
+
+START_TEST (test_checkpoint_temp_symlink_not_followed)
+{
+    /*  A link planted at the temporary path: the checkpoint replaces the
+        link, and what it pointed at keeps its bytes.  */
+    char dir [64], file [128], tmp [128], target [128];
+    s_tmpdir (dir, sizeof dir);
+    snprintf (file, sizeof file, "%s/ckpt", dir);
+    snprintf (tmp, sizeof tmp, "%s/ckpt.tmp", dir);
+    snprintf (target, sizeof target, "%s/precious", dir);
+    s_spit (target, "precious\n", 9);
+    ck_assert_int_eq (symlink (target, tmp), 0);
+    char set [160];
+    snprintf (set, sizeof set, "checkpoint.file=%s", file);
+    server_t s;
+    s_start (&s, set);
+    char *text = s_control_cmd (s.control, "CHECKPOINT");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=200\n", 11) == 0, "%s", text);
+    free (text);
+    ck_assert_int_eq (s_stop (&s), 0);
+    size_t len;
+    unsigned char *bytes = s_slurp (target, &len);
+    ck_assert_ptr_nonnull (bytes);
+    ck_assert_msg (len == 9 && memcmp (bytes, "precious\n", 9) == 0, "the link's target was written");
+    free (bytes);
+    struct stat st;
+    ck_assert_int_eq (lstat (file, &st), 0);
+    ck_assert_msg (S_ISREG (st.st_mode), "the checkpoint is not a regular file");
+    ck_assert_int_eq (lstat (tmp, &st), -1);
+    s_rm_rf (dir);
+}
+END_TEST
+
 static Suite *
 server_suite (void)
 {
@@ -844,6 +1119,9 @@ server_suite (void)
     tcase_add_test (tc, test_control_checkpoint_failure_and_budget);
     tcase_add_test (tc, test_control_disabled);
     tcase_add_test (tc, test_ctl_against_a_fake_server);
+    tcase_add_test (tc, test_resume_refuses_damaged_checkpoints);
+    tcase_add_test (tc, test_resume_refuses_a_foreign_model);
+    tcase_add_test (tc, test_checkpoint_temp_symlink_not_followed);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -10,6 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*  A failing periodic checkpoint (a full disk, a folder gone read-only)
+    is tried again after a pause that doubles, from checkpoint.seconds
+    but at least a second, up to ten minutes: not on every pass of the
+    loop, and with a log line per attempt rather than a hundred a second.  */
+#define S_BACKOFF_MIN_MS 1000
+#define S_BACKOFF_MAX_MS 600000
+
 /*  The description a checkpoint of this server carries and must match:
     its tensors (the MLP's or external.tensors), D, the rule and the size
     of its state.  */
@@ -44,7 +51,8 @@ s_desc (fasgd_server_t *self, fasgd_checkpoint_desc_t *d)
 /*  Writes θ, T and the rule's state (common/checkpoint.c: a temporary
     file created exclusively, fsync, rename, the folder synced), so a
     crash or a failure leaves the previous checkpoint whole. On failure
-    returns -1 with the cause in err (when given), after logging it.  */
+    returns -1 with the cause in err (when given), after logging it and
+    lengthening the pause before the next periodic attempt.  */
 int
 fasgd_srv_checkpoint_write (fasgd_server_t *self, char *err, size_t errlen)
 {
@@ -62,14 +70,34 @@ fasgd_srv_checkpoint_write (fasgd_server_t *self, char *err, size_t errlen)
                                      why, sizeof why);
     }
     free (state);
+    int64_t now = fasgd_srv_now_ms ();
     if (rc != 0) {
-        fasgd_log_error ("checkpoint: %s", why);
+        /*  The pause doubles with each failure in a row.  */
+        int64_t base = (int64_t) (self->cfg.checkpoint_seconds * 1000);
+        if (base < S_BACKOFF_MIN_MS)
+            base = S_BACKOFF_MIN_MS;
+        if (base > S_BACKOFF_MAX_MS)
+            base = S_BACKOFF_MAX_MS;
+        self->ckpt_backoff_ms = self->ckpt_failures == 0 ? base : self->ckpt_backoff_ms * 2;
+        if (self->ckpt_backoff_ms > S_BACKOFF_MAX_MS)
+            self->ckpt_backoff_ms = S_BACKOFF_MAX_MS;
+        self->ckpt_failures++;
+        self->ckpt_retry_ms = now + self->ckpt_backoff_ms;
+        fasgd_log_error ("checkpoint: %s (failure %llu in a row; the previous checkpoint is kept; "
+                         "the next periodic attempt in %.0f s)", why, (unsigned long long) self->ckpt_failures,
+                         (double) self->ckpt_backoff_ms / 1000.0);
         if (err)
             snprintf (err, errlen, "%s", why);
         return -1;
     }
+    if (self->ckpt_failures) {
+        fasgd_log_notice ("checkpoint: checkpoints work again after %llu failed attempts",
+                          (unsigned long long) self->ckpt_failures);
+        self->ckpt_failures = 0;
+        self->ckpt_backoff_ms = 0;
+    }
     self->last_ckpt_T = self->T;
-    self->last_ckpt_ms = fasgd_srv_now_ms ();
+    self->last_ckpt_ms = now;
     self->ckpt_written = 1;
     fasgd_log_info ("checkpoint written at T=%llu", (unsigned long long) self->T);
     return 0;
@@ -81,6 +109,18 @@ fasgd_srv_checkpoint (fasgd_server_t *self)
 {
     if (!*self->cfg.checkpoint)
         return 0;
+    return fasgd_srv_checkpoint_write (self, NULL, 0);
+}
+
+/*  A periodic checkpoint: as fasgd_srv_checkpoint, but after a failure
+    nothing until its pause is over.  */
+int
+fasgd_srv_checkpoint_periodic (fasgd_server_t *self)
+{
+    if (!*self->cfg.checkpoint)
+        return 0;
+    if (self->ckpt_failures && fasgd_srv_now_ms () < self->ckpt_retry_ms)
+        return -1;
     return fasgd_srv_checkpoint_write (self, NULL, 0);
 }
 

@@ -223,7 +223,7 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
         if (self->T % (uint64_t) self->cfg.eval_every == 0)
             fasgd_srv_eval_maybe (self);
         if (self->cfg.checkpoint_updates && self->T - self->last_ckpt_T >= self->cfg.checkpoint_updates)
-            fasgd_srv_checkpoint (self);
+            fasgd_srv_checkpoint_periodic (self);
     }
     else
         self->st.buffered++;

@@ -135,6 +135,9 @@ struct fasgd_server_t {
     int64_t started_ms, last_status_ms, last_ckpt_ms, last_expiry_ms;
     uint64_t last_ckpt_T;
     int ckpt_written;                   /* one written by this process */
+    uint64_t ckpt_failures;             /* failed checkpoint writes in a row */
+    int64_t ckpt_backoff_ms;            /* the pause after the last of them, */
+    int64_t ckpt_retry_ms;              /* and when it ends */
     fasgd_srv_sample_t window [FASGD_SRV_WINDOW_SAMPLES];   /* a ring, oldest at window_next once full */
     int window_next, window_count;
     int64_t last_sample_ms;
@@ -235,13 +238,19 @@ void fasgd_srv_eval_report (fasgd_server_t *self, const fasgd_srv_client_t *c, c
 
 /*  checkpoint.c  */
 
-/*  Writes θ, T and the rule's state: to a temporary file, fsync, rename,
-    so a crash leaves the previous checkpoint whole. On failure returns -1
-    with the cause in err (when given), after logging it.  */
+/*  Writes θ, T and the rule's state (common/checkpoint.h): to a temporary
+    file, fsync, rename, so a crash or a failure leaves the previous
+    checkpoint whole. On failure returns -1 with the cause in err (when
+    given), after logging it and doubling the pause before the next
+    periodic attempt; the first success after failures logs the recovery.  */
 int fasgd_srv_checkpoint_write (fasgd_server_t *self, char *err, size_t errlen);
 /*  A checkpoint when checkpoint.file names one; 0 when it names none.  */
 int fasgd_srv_checkpoint (fasgd_server_t *self);
-/*  Loads θ, T and the rule's state from checkpoint.file; -1 logged.  */
+/*  The same, for checkpoint.seconds and checkpoint.updates: after a
+    failure, nothing (-1) until the pause is over.  */
+int fasgd_srv_checkpoint_periodic (fasgd_server_t *self);
+/*  Loads θ, T and the rule's state from checkpoint.file, all or nothing;
+    -1 logged with the file and the cause.  */
 int fasgd_srv_resume (fasgd_server_t *self);
 
 /*  control.c  */

@@ -390,7 +390,7 @@ fasgd_server_run (fasgd_server_t *self)
             s_status (self, now);
         if (self->cfg.checkpoint_seconds > 0 && self->T != self->last_ckpt_T
             && now - self->last_ckpt_ms >= self->cfg.checkpoint_seconds * 1000)
-            fasgd_srv_checkpoint (self);
+            fasgd_srv_checkpoint_periodic (self);
     }
     fasgd_log_notice ("stopping at T=%llu", (unsigned long long) self->T);
     /*  A last validation row for the final parameters, unless it has one.  */

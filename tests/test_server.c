@@ -1103,6 +1103,113 @@ START_TEST (test_checkpoint_temp_symlink_not_followed)
 }
 END_TEST
 
+/*  Log lines naming the failed checkpoint writes of s, so far.  */
+static int
+s_failed_writes_logged (server_t *s, const char *file)
+{
+    char path [128];
+    snprintf (path, sizeof path, "%s/log", s->dir);
+    size_t len;
+    unsigned char *log = s_slurp (path, &len);
+    ck_assert_ptr_nonnull (log);
+    const char *words [] = { "checkpoint", file, "error", NULL };
+    int n = s_count_lines ((char *) log, words);
+    free (log);
+    return n;
+}
+
+START_TEST (test_failed_checkpoint_writes_back_off)
+{
+    /*  checkpoint.seconds = 0.05 and checkpoint.updates = 1 ask for a
+        checkpoint on every loop pass and every push; a failing write is
+        tried again at most once a second (then less often), and logged
+        once per attempt.  */
+    char dir [64], file [128], tmp [128];
+    s_tmpdir (dir, sizeof dir);
+    snprintf (file, sizeof file, "%s/ckpt", dir);
+    snprintf (tmp, sizeof tmp, "%s/ckpt.tmp", dir);
+    char set [160];
+    snprintf (set, sizeof set, "checkpoint.file=%s", file);
+    const char *sets [] = { set, "checkpoint.seconds=0.05", "checkpoint.updates=1", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push = s_connect (s.push);
+    uint32_t id = s_join (push);
+    float g [D];
+    memset (g, 0, sizeof g);
+    g [0] = 0.01f;
+    fasgd_header_t h, r;
+    /*  A good checkpoint first; then a folder where the temporary file
+        goes, so every write fails (as in a read-only folder, which root
+        could still write).  */
+    h = s_req (FASGD_MSG_PUSH, id, 2, 0);
+    s_send (push, &h, g, sizeof g);
+    s_recv (push, &r, NULL, 0);
+    char *text = s_control_cmd (s.control, "CHECKPOINT");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=200\n", 11) == 0, "%s", text);
+    free (text);
+    size_t good_len;
+    unsigned char *good = s_slurp (file, &good_len);
+    ck_assert_ptr_nonnull (good);
+    ck_assert_int_eq (mkdir (tmp, 0755), 0);
+    int64_t t0 = zclock_mono ();
+    uint32_t seq = 3;
+    while (zclock_mono () - t0 < 2500) {
+        h = s_req (FASGD_MSG_PUSH, id, seq++, r.timestamp);
+        s_send (push, &h, g, sizeof g);
+        s_recv (push, &r, NULL, 0);
+        ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+        usleep (20000);
+    }
+    /*  Attempts at about 0, 1 and 3 s: two or three lines, not hundreds.  */
+    int logged = s_failed_writes_logged (&s, file);
+    ck_assert_msg (logged >= 1 && logged <= 3, "%d lines about failed checkpoints in 2.5 s", logged);
+    /*  CHECKPOINT still tries at once and says why it failed.  */
+    text = s_control_cmd (s.control, "CHECKPOINT");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=500\nerror=", 17) == 0 && strstr (text, tmp), "%s", text);
+    free (text);
+    /*  The previous checkpoint is whole.  */
+    size_t len;
+    unsigned char *now = s_slurp (file, &len);
+    ck_assert_ptr_nonnull (now);
+    ck_assert_msg (len == good_len && memcmp (now, good, len) == 0, "the previous checkpoint was changed");
+    free (now);
+    free (good);
+    /*  Writable again: the next write succeeds and says so.  */
+    ck_assert_int_eq (rmdir (tmp), 0);
+    text = s_control_cmd (s.control, "CHECKPOINT");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strncmp (text, "status=200\n", 11) == 0, "%s", text);
+    free (text);
+    char path [128];
+    snprintf (path, sizeof path, "%s/log", s.dir);
+    unsigned char *log = s_slurp (path, &len);
+    ck_assert_ptr_nonnull (log);
+    ck_assert_msg (strstr ((char *) log, "checkpoints work again"), "%s", log);
+    free (log);
+    zsock_destroy (&push);
+    ck_assert_int_eq (s_stop (&s), 0);
+
+    /*  A folder that does not exist: the server idles, the periodic
+        checkpoint keeps failing, a line a second at most.  */
+    const char *missing [] = { "checkpoint.file=/nonexistent-fasgd-dir/ckpt", "checkpoint.seconds=0.05", NULL };
+    s_start_sets (&s, missing);
+    push = s_connect (s.push);
+    id = s_join (push);
+    h = s_req (FASGD_MSG_PUSH, id, 2, 0);
+    s_send (push, &h, g, sizeof g);
+    s_recv (push, &r, NULL, 0);
+    zsock_destroy (&push);
+    usleep (2500000);
+    logged = s_failed_writes_logged (&s, "/nonexistent-fasgd-dir/ckpt");
+    ck_assert_msg (logged >= 1 && logged <= 3, "%d lines about failed checkpoints in 2.5 s", logged);
+    ck_assert_int_eq (s_stop (&s), 3);
+    s_rm_rf (dir);
+}
+END_TEST
+
 static Suite *
 server_suite (void)
 {
@@ -1122,6 +1229,7 @@ server_suite (void)
     tcase_add_test (tc, test_resume_refuses_damaged_checkpoints);
     tcase_add_test (tc, test_resume_refuses_a_foreign_model);
     tcase_add_test (tc, test_checkpoint_temp_symlink_not_followed);
+    tcase_add_test (tc, test_failed_checkpoint_writes_back_off);
     suite_add_tcase (s, tc);
     return s;
 }

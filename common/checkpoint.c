@@ -238,7 +238,8 @@ s_take (s_source_t *src, void *dst, size_t len)
     return 0;
 }
 
-/*  1 when the source has bytes after pos (a file that grew as well).  */
+/*  1 when the source has bytes after pos (a file that grew as well), 0
+    when it ends there, -1 on a read error (errno set).  */
 static int
 s_more (s_source_t *src)
 {
@@ -249,7 +250,7 @@ s_more (s_source_t *src)
     do
         r = read (src->fd, &c, 1);
     while (r < 0 && errno == EINTR);
-    return r != 0;
+    return r > 0 ? 1 : r < 0 ? -1 : 0;
 }
 
 static fasgd_checkpoint_t *
@@ -430,8 +431,13 @@ s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_
         fasgd_checkpoint_destroy (&self);
         return NULL;
     }
-    if (s_more (src)) {
-        fasgd_errbuf (err, errlen, "trailing bytes after the %zu its header announces (it grew while read)", want);
+    int more = s_more (src);
+    if (more != 0) {
+        if (more < 0)
+            fasgd_errbuf (err, errlen, "read error: %s", strerror (errno));
+        else
+            fasgd_errbuf (err, errlen, "trailing bytes after the %zu its header announces (it grew while "
+                          "read)", want);
         fasgd_checkpoint_destroy (&self);
         return NULL;
     }
@@ -463,6 +469,10 @@ fasgd_checkpoint_t *
 fasgd_checkpoint_parse (const void *data, size_t len, const fasgd_checkpoint_desc_t *expect,
                         char *err, size_t errlen)
 {
+    if (!data && len > 0) {
+        fasgd_errbuf (err, errlen, "no data");
+        return NULL;
+    }
     /*  An empty buffer may come as NULL: any non-NULL pointer will do.  */
     s_source_t src = { .mem = data ? data : (const unsigned char *) "", .fd = -1, .size = len };
     return s_read (&src, expect, err, errlen);

@@ -95,7 +95,10 @@ fasgd_checkpoint_t *fasgd_checkpoint_read (const char *path, const fasgd_checkpo
                                            char *err, size_t errlen);
 
 /*  As fasgd_checkpoint_read, from len bytes at data and without touching
-    the disk: for tests and fuzzers. data need not be aligned.  */
+    the disk: for tests and fuzzers. data need not be aligned, and may be
+    NULL when len is 0. Whatever data holds, this allocates at most what
+    expect describes (θ and the state), and only once the header's
+    checksum and its lengths agree with expect.  */
 fasgd_checkpoint_t *fasgd_checkpoint_parse (const void *data, size_t len, const fasgd_checkpoint_desc_t *expect,
                                             char *err, size_t errlen);
 

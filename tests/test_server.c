@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /*  A 20-8-4 model: D = 20*8 + 8 + 8*4 + 4 = 204.  */
 #define D 204
@@ -916,6 +917,26 @@ s_count_lines (const char *text, const char *const *words)
     return count;
 }
 
+static uint32_t
+s_le32 (const unsigned char *p)
+{
+    return (uint32_t) p [0] | (uint32_t) p [1] << 8 | (uint32_t) p [2] << 16 | (uint32_t) p [3] << 24;
+}
+
+/*  Makes both checksums of a FASGDCK2 image (common/checkpoint.h) right
+    again after a deliberate change, as a forger would.  */
+static void
+s_reseal (unsigned char *image, size_t len)
+{
+    size_t h = s_le32 (image + 8);
+    uint32_t crc = (uint32_t) crc32 (0, image, (unsigned) (h - 4));
+    for (int i = 0; i < 4; i++)
+        image [h - 4 + i] = (unsigned char) (crc >> (8 * i));
+    crc = (uint32_t) crc32 (0, image, (unsigned) (len - 4));
+    for (int i = 0; i < 4; i++)
+        image [len - 4 + i] = (unsigned char) (crc >> (8 * i));
+}
+
 /*  A checkpoint written by a server of the given model sizes (rule asgd,
     θ moved by one push) to dir/ckpt; returns its bytes, the count in *len.  */
 static unsigned char *
@@ -961,19 +982,24 @@ s_server_checkpoint (const char *dir, const char *sizes, size_t *len)
 }
 
 /*  Runs `fasgd-server -n --resume` (checks the configuration and the
-    checkpoint, binds nothing) with model sizes and rule, reading dir/ckpt;
-    its log into log (len bytes). Returns its exit status.  */
+    checkpoint, binds nothing) with the model (MLP sizes, or external
+    tensors when it has a colon) and the rule, reading dir/ckpt; its log
+    into log (len bytes). Returns its exit status.  */
 static int
-s_resume_check (const char *dir, const char *sizes, const char *rule, char *log, size_t len)
+s_resume_check (const char *dir, const char *model, const char *rule, char *log, size_t len)
 {
     const char *build = getenv ("FASGD_TOP_BUILDDIR");
-    char cmd [1024], logpath [128];
+    char cmd [1024], logpath [128], yaml [256];
     snprintf (logpath, sizeof logpath, "%s/resume.log", dir);
+    if (strchr (model, ':'))
+        snprintf (yaml, sizeof yaml, "external: {tensors: \"%s\"}", model);
+    else
+        snprintf (yaml, sizeof yaml, "model: {sizes: [%s]}", model);
     snprintf (cmd, sizeof cmd,
-              "printf 'model: {sizes: [%s]}\\nrule: {name: %s, lr: 0.5}\\neval: {enabled: false}\\n"
+              "printf '%s\\nrule: {name: %s, lr: 0.5}\\neval: {enabled: false}\\n"
               "checkpoint: {file: \"%s/ckpt\"}\\n' > '%s/resume.yaml' && "
               "exec '%s/server/fasgd-server' -n --resume -c '%s/resume.yaml' > /dev/null 2> '%s'",
-              sizes, rule, dir, dir, build ? build : ".", dir, logpath);
+              yaml, rule, dir, dir, build ? build : ".", dir, logpath);
     int st = system (cmd);
     size_t got = 0;
     unsigned char *text = s_slurp (logpath, &got);
@@ -986,12 +1012,12 @@ s_resume_check (const char *dir, const char *sizes, const char *rule, char *log,
     refusal that names the file and says cause; the file is left as it was.  */
 static void
 s_expect_refused (const char *dir, const char *what, const unsigned char *image, size_t len,
-                  const char *sizes, const char *rule, const char *cause)
+                  const char *model, const char *rule, const char *cause)
 {
     char path [128], log [4096];
     snprintf (path, sizeof path, "%s/ckpt", dir);
     s_spit (path, image, len);
-    int rc = s_resume_check (dir, sizes, rule, log, sizeof log);
+    int rc = s_resume_check (dir, model, rule, log, sizeof log);
     ck_assert_msg (rc == 1, "%s: --resume exited %d, expected 1; its log:\n%s", what, rc, log);
     ck_assert_msg (strstr (log, path) && strstr (log, cause),
                    "%s: the log names no '%s' and '%s':\n%s", what, path, cause, log);
@@ -1020,6 +1046,26 @@ START_TEST (test_resume_refuses_damaged_checkpoints)
     memcpy (bad, good, len);
     bad [len / 2] ^= 0x04;
     s_expect_refused (dir, "a bit flipped in theta", bad, len, "20,8,4", "asgd", "corrupted");
+    /*  A bit flipped in the header (in T), and in the rule state (its v-bar).  */
+    memcpy (bad, good, len);
+    bad [17] ^= 0x01;
+    s_expect_refused (dir, "a bit flipped in T", bad, len, "20,8,4", "asgd", "corrupted");
+    memcpy (bad, good, len);
+    bad [len - 10] ^= 0x01;
+    s_expect_refused (dir, "a bit flipped in the rule state", bad, len, "20,8,4", "asgd", "corrupted");
+    /*  NaN and Inf in θ, and T = 2^64 - 1, under correct checksums.  */
+    const size_t theta_at = s_le32 (good + 8);
+    const float nonfinite [] = { NAN, INFINITY };
+    for (int k = 0; k < 2; k++) {
+        memcpy (bad, good, len);
+        memcpy (bad + theta_at + 4 * 2, &nonfinite [k], 4);
+        s_reseal (bad, len);
+        s_expect_refused (dir, "a non-finite theta", bad, len, "20,8,4", "asgd", "theta[2] is");
+    }
+    memcpy (bad, good, len);
+    memset (bad + 16, 0xff, 8);
+    s_reseal (bad, len);
+    s_expect_refused (dir, "T = 2^64 - 1", bad, len, "20,8,4", "asgd", "impossible timestamp T=18446744073709551615");
     /*  A byte more.  */
     memcpy (bad, good, len);
     bad [len] = 0;
@@ -1065,6 +1111,32 @@ START_TEST (test_resume_refuses_a_foreign_model)
     unsigned char *image = s_server_checkpoint (dir, "784,96,30,30,10", &len);
     s_expect_refused (dir, "a 784-96-30-30-10 checkpoint into 784-100-10", image, len, "784,100,10", "asgd",
                       "784x96");
+    free (image);
+    s_rm_rf (dir);
+}
+END_TEST
+
+START_TEST (test_resume_refuses_another_external_model)
+{
+    /*  An external model's tensors are in the checkpoint too: the same
+        sizes in another shape, or under another name, are refused.  */
+    char dir [64], set [160], path [128], log [4096];
+    s_tmpdir (dir, sizeof dir);
+    snprintf (set, sizeof set, "checkpoint.file=%s/ckpt", dir);
+    const char *sets [] = { set, "external.tensors=conv.weight:2x3x4,fc.bias:6", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    ck_assert_int_eq (s_stop (&s), 0);
+    snprintf (path, sizeof path, "%s/ckpt", dir);
+    size_t len;
+    unsigned char *image = s_slurp (path, &len);
+    ck_assert_ptr_nonnull (image);
+    ck_assert_msg (s_resume_check (dir, "conv.weight:2x3x4,fc.bias:6", "asgd", log, sizeof log) == 0, "%s", log);
+    s_expect_refused (dir, "another shape", image, len, "conv.weight:4x3x2,fc.bias:6", "asgd",
+                      "tensor 1 is conv.weight 2x3x4 in the checkpoint, conv.weight 4x3x2 in the configuration");
+    s_expect_refused (dir, "another name", image, len, "conv.weight:2x3x4,fc2.bias:6", "asgd",
+                      "tensor 2 is fc.bias 6 in the checkpoint, fc2.bias 6 in the configuration");
+    s_expect_refused (dir, "an MLP of as many parameters", image, len, "1,3,6", "asgd", "another model");
     free (image);
     s_rm_rf (dir);
 }
@@ -1228,6 +1300,7 @@ server_suite (void)
     tcase_add_test (tc, test_ctl_against_a_fake_server);
     tcase_add_test (tc, test_resume_refuses_damaged_checkpoints);
     tcase_add_test (tc, test_resume_refuses_a_foreign_model);
+    tcase_add_test (tc, test_resume_refuses_another_external_model);
     tcase_add_test (tc, test_checkpoint_temp_symlink_not_followed);
     tcase_add_test (tc, test_failed_checkpoint_writes_back_off);
     suite_add_tcase (s, tc);

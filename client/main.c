@@ -45,6 +45,7 @@ s_on_signal (int sig)
 typedef struct {
     const char *push_ep, *fetch_ep, *data, *name;
     const char *server_key, *cert;  /* CURVE: --server-key, --cert */
+    double gradient_scale;          /* --gradient-scale: 1 but in robustness experiments */
     uint64_t batch, steps, seed, threads, delay_ms, timeout_ms, cpu;
     int seed_set, cpu_set, quiet;
 } s_opts_t;
@@ -89,6 +90,8 @@ s_usage (FILE *out)
         "                         (default: the client id the server assigns)\n"
         "  -t, --threads T        OpenBLAS threads for the gradient (default 1)\n"
         "      --delay-ms D       sleep D ms after each gradient (emulates a slow machine)\n"
+        "      --gradient-scale X multiply every gradient by X before pushing it: a faulty\n"
+        "                         or hostile client, for robustness experiments (default 1)\n"
         "      --cpu N            run on CPU N, with ZeroMQ's I/O thread (default: anywhere)\n"
         "      --name NAME        the name the server logs (default hostname:pid)\n"
         "      --timeout-ms MS    wait for each reply (default 5000)\n"
@@ -404,6 +407,9 @@ s_train (s_run_t *r)
         double loss = fasgd_model_gradient (r->model, r->ws, r->theta, r->x, r->y, batch, r->grad, NULL);
         if (isnan (loss) && r->nan_steps++ == 0)
             fasgd_log_warn ("the loss is NaN: the parameters may have diverged");
+        if (r->o->gradient_scale != 1.0)
+            for (size_t i = 0; i < r->nparams; i++)
+                r->grad [i] *= (float) r->o->gradient_scale;
         s_sleep_ms (r->o->delay_ms);
 
         /*  Push, then fetch, through the gates: one round trip when the
@@ -503,6 +509,7 @@ main (int argc, char **argv)
         { "name", required_argument, NULL, 'N' },
         { "timeout-ms", required_argument, NULL, 'T' },
         { "server-key", required_argument, NULL, 'K' },
+        { "gradient-scale", required_argument, NULL, 'G' },
         { "cert", required_argument, NULL, 'c' },
         { "log-level", required_argument, NULL, 'L' },
         { "quiet", no_argument, NULL, 'q' },
@@ -510,7 +517,7 @@ main (int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    s_opts_t o = { .batch = 32, .threads = 1, .timeout_ms = 5000 };
+    s_opts_t o = { .batch = 32, .threads = 1, .timeout_ms = 5000, .gradient_scale = 1.0 };
     fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
     int opt;
     while ((opt = getopt_long (argc, argv, "s:f:d:b:n:t:qhV", longopts, NULL)) != -1) {
@@ -520,6 +527,16 @@ main (int argc, char **argv)
             case 'f': o.fetch_ep = optarg; break;
             case 'K': o.server_key = optarg; break;
             case 'c': o.cert = optarg; break;
+            case 'G': {
+                char *end;
+                errno = 0;
+                o.gradient_scale = strtod (optarg, &end);
+                if (errno || end == optarg || *end || !isfinite (o.gradient_scale)) {
+                    fprintf (stderr, "fasgd-client: --gradient-scale takes a finite number (got '%s')\n", optarg);
+                    return S_EXIT_USAGE;
+                }
+                break;
+            }
             case 'd': o.data = optarg; break;
             case 'b': bad = s_parse_u64 ("--batch", optarg, 1, FASGD_MODEL_MAX_WIDTH, &o.batch); break;
             case 'n': bad = s_parse_u64 ("--steps", optarg, 0, UINT64_MAX, &o.steps); break;

@@ -224,3 +224,52 @@ fasgd_floats_any_nonfinite (const float *v, size_t n)
         bad |= acc [k];
     return bad != 0;
 }
+
+/*  Lane sums of squares in double, lane k summing elements ≡ k: a fixed
+    order, so the norm is the same bits on every machine.  */
+static inline __attribute__ ((always_inline)) void
+s_sumsq_span (const float *restrict v, double *restrict acc, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        double x = (double) v [k];
+        acc [k] += x * x;
+    }
+}
+
+FASGD_MULTIVERSION double
+fasgd_floats_sumsq (const float *v, size_t n)
+{
+    double acc [S_LANES] = { 0 };
+    size_t i = 0;
+    for (; i + S_LANES <= n; i += S_LANES)
+        s_sumsq_span (v + i, acc, S_LANES);
+    s_sumsq_span (v + i, acc, n - i);
+    double sum = 0;
+    for (int k = 0; k < S_LANES; k++)
+        sum += acc [k];
+    return sum;
+}
+
+static inline __attribute__ ((always_inline)) void
+s_max_abs_span (const float *restrict v, float *restrict acc, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        float x = fabsf (v [k]);
+        /*  Written so that a NaN sticks.  */
+        acc [k] = x > acc [k] || x != x ? x : acc [k];
+    }
+}
+
+FASGD_MULTIVERSION float
+fasgd_floats_max_abs (const float *v, size_t n)
+{
+    float acc [S_LANES] = { 0 };
+    size_t i = 0;
+    for (; i + S_LANES <= n; i += S_LANES)
+        s_max_abs_span (v + i, acc, S_LANES);
+    s_max_abs_span (v + i, acc, n - i);
+    float m = 0;
+    for (int k = 0; k < S_LANES; k++)
+        m = acc [k] > m || acc [k] != acc [k] ? acc [k] : m;
+    return m;
+}

@@ -17,4 +17,13 @@ int fasgd_floats_load (const char *path, float *out, size_t n, char *err, size_t
 /*  1 when any of the n floats is a NaN or an infinity, else 0.  */
 int fasgd_floats_any_nonfinite (const float *v, size_t n);
 
+/*  The sum of squares of the n floats, in double: the squared L2 norm.
+    Finite exactly when every float is (a float's square, even FLT_MAX's,
+    and a sum of up to 2^64 of them fit in a double); NaN or +Inf
+    otherwise.  */
+double fasgd_floats_sumsq (const float *v, size_t n);
+
+/*  The largest |v[i]| (0 for n = 0); NaN when any is NaN.  */
+float fasgd_floats_max_abs (const float *v, size_t n);
+
 #endif

@@ -723,6 +723,17 @@ fasgd_rule_state_size (const fasgd_rule_t *self)
     return sizeof (s_state_header_t) + (size_t) self->nvec * self->n * sizeof (float);
 }
 
+double
+fasgd_rule_state_max_abs (const fasgd_rule_t *self)
+{
+    double m = 0;
+    for (int k = 0; k < self->nvec; k++) {
+        double x = fasgd_floats_max_abs (self->vec [k], self->n);
+        m = x > m || x != x ? x : m;
+    }
+    return m;
+}
+
 void
 fasgd_rule_state_get (const fasgd_rule_t *self, void *buf)
 {

@@ -163,6 +163,10 @@ const fasgd_rule_params_t *fasgd_rule_params (const fasgd_rule_t *self);
     restart may change them.  */
 size_t fasgd_rule_state_size (const fasgd_rule_t *self);
 
+/*  The largest magnitude in the rule's per-parameter state vectors (0
+    when it keeps none): a bound for the server's push guard.  */
+double fasgd_rule_state_max_abs (const fasgd_rule_t *self);
+
 /*  Writes exactly fasgd_rule_state_size (self) bytes to buf (any
     alignment).  */
 void fasgd_rule_state_get (const fasgd_rule_t *self, void *buf);

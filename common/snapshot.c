@@ -1,6 +1,8 @@
 /*  snapshot: see snapshot.h.  */
 #include "snapshot.h"
 
+#include "floats.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -123,5 +125,26 @@ fasgd_snapshot_apply (fasgd_snapshot_t **current, fasgd_rule_t *rule, const floa
     fresh->ts = cur->ts;
     *current = fresh;
     fasgd_snapshot_release (cur);           /* still held by someone else */
+    return rc;
+}
+
+int
+fasgd_snapshot_apply_checked (fasgd_snapshot_t **current, fasgd_rule_t *rule, const float *g,
+                              uint64_t tau, const float *theta_used)
+{
+    fasgd_snapshot_t *cur = *current;
+    fasgd_snapshot_t *fresh = fasgd_snapshot_new (cur->pool);
+    if (!fresh)
+        return -2;
+    int rc = fasgd_rule_apply_into (rule, fresh->theta, cur->theta, g, tau, theta_used);
+    if (rc == 1 && fasgd_floats_any_nonfinite (fresh->theta, fasgd_rule_size (rule)))
+        rc = -3;
+    if (rc != 1) {
+        fasgd_snapshot_release (fresh);
+        return rc;
+    }
+    fresh->ts = cur->ts;
+    *current = fresh;
+    fasgd_snapshot_release (cur);
     return rc;
 }

@@ -56,4 +56,12 @@ void fasgd_snapshot_release (fasgd_snapshot_t *snap);
 int fasgd_snapshot_apply (fasgd_snapshot_t **current, fasgd_rule_t *rule, const float *g,
                           uint64_t tau, const float *theta_used);
 
+/*  As fasgd_snapshot_apply, but always into a fresh snapshot, which
+    becomes current only when every parameter in it is finite: -3 (and
+    nothing changed) when the update would have written a NaN or an
+    infinity. For a rule with no state of its own (dcasgd), whose update
+    has no useful bound in advance.  */
+int fasgd_snapshot_apply_checked (fasgd_snapshot_t **current, fasgd_rule_t *rule, const float *g,
+                                  uint64_t tau, const float *theta_used);
+
 #endif

@@ -6,6 +6,7 @@
 #include "affinity.h"
 
 static const char *const s_log_levels [] = { "error", "warn", "notice", "info", "debug", NULL };
+static const char *const s_norm_actions [] = { "refuse", "clip", NULL };
 
 const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_STRING ("push_endpoint", fasgd_server_cfg_t, push_endpoint, 0, "tcp://*:5555",
@@ -47,6 +48,17 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "a one-line status every this many seconds (0: off)"),
     FASGD_CFG_KEY_U64 ("limits.cache_bytes", fasgd_server_cfg_t, max_cache_bytes, 0, 1e15, "4294967296",
         "memory for resend-last gradient caches, all clients together; past it JOIN is refused"),
+    FASGD_CFG_KEY_DOUBLE ("limits.grad_norm", fasgd_server_cfg_t, grad_norm, 0, 1e30, 0, "0",
+        "a pushed gradient whose L2 norm is above this is refused (or clipped: limits.grad_norm_action); "
+        "0: no fixed bound"),
+    FASGD_CFG_KEY_DOUBLE ("limits.grad_norm_factor", fasgd_server_cfg_t, grad_norm_factor, 0, 1e30, 0, "100",
+        "... or above this many times the median norm of the last 1024 accepted gradients (once 64 are "
+        "in); 0: off"),
+    FASGD_CFG_KEY_ENUM ("limits.grad_norm_action", fasgd_server_cfg_t, grad_norm_clip, s_norm_actions, "refuse",
+        "refuse (422) or clip (scale down to the bound) a gradient above either bound"),
+    FASGD_CFG_KEY_INT ("limits.refusals", fasgd_server_cfg_t, max_refusals, 0, 1000000000, "10",
+        "a client with this many gradients in a row refused is forgotten (its next request gets 401); "
+        "0: never"),
     FASGD_CFG_KEY_DOUBLE ("limits.bandwidth", fasgd_server_cfg_t, bandwidth, 0, 1e15, 0, "0",
         "bytes/s the server's link may carry, in and out together: STATUS estimates how many more "
         "clients fit (0: no budget)"),

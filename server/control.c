@@ -113,6 +113,9 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 (unsigned long long) a->expired,
                 (unsigned long long) (a->malformed + a->unknown + a->conflict + a->nonfinite + a->version
                                       + a->refused + a->forbidden));
+    s_text_add (t, "guard_refused=%llu\nguard_clipped=%llu\nguard_forgotten=%llu\ngrad_norm_median=%.6g\n",
+                (unsigned long long) a->guarded, (unsigned long long) a->clipped,
+                (unsigned long long) a->forgotten, fasgd_srv_guard_median (self));
     s_text_add (t, "security=%s\n", self->cert ? "curve" : "off");
     if (self->cert) {
         if (self->allowed)
@@ -183,6 +186,9 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                     c->id, (unsigned long long) c->fetches, c->id, (unsigned long long) c->not_modified);
         if (c->has_pushed)
             s_text_add (t, "client.%u.last_tau=%llu\n", c->id, (unsigned long long) c->last_tau);
+        if (c->refused || c->clipped)
+            s_text_add (t, "client.%u.guard_refused=%llu\nclient.%u.guard_clipped=%llu\n", c->id,
+                        (unsigned long long) c->refused, c->id, (unsigned long long) c->clipped);
         if (*c->key)
             s_text_add (t, "client.%u.key=%s\nclient.%u.key_name=%s\n", c->id, c->key, c->id, c->key_name);
     }

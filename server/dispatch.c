@@ -47,7 +47,11 @@ static int
 s_theta_update (fasgd_server_t *self, const float *g, uint64_t tau, const float *used)
 {
 #if FASGD_SRV_SHARED_THETA
-    int rc = fasgd_snapshot_apply (&self->current, self->rule, g, tau, used);
+    /*  dcasgd's step has no bound in advance: its θ is checked before it
+        is taken (guard.c).  */
+    int rc = self->cfg.rule.name == FASGD_RULE_DCASGD
+           ? fasgd_snapshot_apply_checked (&self->current, self->rule, g, tau, used)
+           : fasgd_snapshot_apply (&self->current, self->rule, g, tau, used);
     self->theta = self->current->theta;
     return rc;
 #else
@@ -176,14 +180,30 @@ s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
     fasgd_srv_reply (self, sock, identity, &h, NULL, self->n * sizeof (float), snap);
 }
 
-/*  Applies g from client c computed at timestamp j; replies. Returns 0
-    when the rule took it, -1 when it was refused. A repeat (resend-last)
+/*  Runs the guard on *gp from c (guard.c); on a refusal replies 422 with
+    the reason and returns -1, after which c may have been forgotten.  */
+static int
+s_guard (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+         fasgd_srv_client_t *c, const float **gp, int repeat, double *norm)
+{
+    char why [FASGD_PROTO_TEXT_MAX + 1];
+    int status = fasgd_srv_guard_check (self, c, gp, repeat, norm, why, sizeof why);
+    if (status == 0)
+        return 0;
+    self->st.nonfinite++;
+    fasgd_srv_reply_error (self, sock, identity, req, status, "%s", why);
+    fasgd_srv_guard_refused (self, c);
+    return -1;
+}
+
+/*  Applies g of norm `norm` from client c computed at timestamp j;
+    replies. Returns 0 when the rule took it, -1 when it was refused. A repeat (resend-last)
     re-applies the cached gradient: for the rules that need θ_used, that
     is the client's current copy, as in the simulator (ALGORITHMS.md,
     "Notes from the implementation").  */
 static int
 s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-         fasgd_srv_client_t *c, const float *g, uint64_t j, int repeat)
+         fasgd_srv_client_t *c, const float *g, uint64_t j, int repeat, double norm)
 {
     const float *used = NULL;
     if (self->needs_used) {
@@ -204,9 +224,12 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
     }
     if (rc < 0) {
         self->st.nonfinite++;
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_NONFINITE, "the gradient holds NaN or Inf");
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_NONFINITE, rc == -3
+                               ? "the update would make the parameters NaN or Inf" : "the gradient holds NaN or Inf");
+        fasgd_srv_guard_refused (self, c);
         return -1;
     }
+    fasgd_srv_guard_accepted (self, c, norm, repeat);
     c->last_tau = tau;
     self->st.tau_sum += (double) tau;
     self->st.tau_count++;
@@ -247,8 +270,6 @@ s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
                                (unsigned long long) req->timestamp, (unsigned long long) self->T);
         return;
     }
-    /*  Non-finite values are refused by the rule itself, in its first,
-        vectorised pass, before anything is touched.  */
     const void *data = zmq_msg_data (body);
     /*  On a little-endian host an aligned body is used in place.  */
     const float *g;
@@ -261,6 +282,10 @@ s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
         fasgd_proto_floats_decode (data, self->n, self->grad);
         g = self->grad;
     }
+    /*  NaN, Inf, too large a norm: refused before anything is touched.  */
+    double norm;
+    if (s_guard (self, sock, identity, req, c, &g, 0, &norm) != 0)
+        return;
     if (self->cache_last && !c->last) {
         if (!(c->last = malloc (bytes))) {
             fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
@@ -268,15 +293,17 @@ s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
         }
         self->cache_bytes += bytes;
     }
-    if (s_apply (self, sock, identity, req, c, g, req->timestamp, 0) != 0)
+    if (s_apply (self, sock, identity, req, c, g, req->timestamp, 0, norm) != 0)
         return;
     c->pushes++;
     c->has_pushed = 1;
     self->st.pushes++;
-    /*  Only an accepted gradient is worth repeating.  */
+    /*  Only an accepted gradient is worth repeating, as it was applied.  */
     if (self->cache_last) {
         memcpy (c->last, g, bytes);
         c->last_ts = req->timestamp;
+        c->last_norm = norm;
+        c->has_last = 1;
     }
 }
 
@@ -400,18 +427,23 @@ fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch)
         case FASGD_MSG_PUSH:
             s_on_push (self, sock, &parts [0], &req, c, &parts [2]);
             break;
-        case FASGD_MSG_PUSH_REPEAT:
-            if (!c->last) {
+        case FASGD_MSG_PUSH_REPEAT: {
+            if (!c->has_last) {
                 self->st.conflict++;
                 fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_CONFLICT,
                                        "no gradient cached: push one first%s",
                                        self->cache_last ? "" : " (the push gate is always: nothing is cached)");
                 break;
             }
+            const float *g = c->last;
+            double norm;
+            if (s_guard (self, sock, &parts [0], &req, c, &g, 1, &norm) != 0)
+                break;
             c->repeats++;
             self->st.repeats++;
-            s_apply (self, sock, &parts [0], &req, c, c->last, c->last_ts, 1);
+            s_apply (self, sock, &parts [0], &req, c, g, c->last_ts, 1, norm);
             break;
+        }
         case FASGD_MSG_FETCH:
             s_on_fetch (self, sock, &parts [0], &req, c);
             break;

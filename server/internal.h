@@ -29,6 +29,7 @@
 #define FASGD_SRV_TAU_BUCKETS 12        /* 0, 1, 2-3, 4-7, ..., 512-1023, 1024+ */
 #define FASGD_SRV_WINDOW_SAMPLES 11     /* a sample a second: rates over the last 10 s */
 #define FASGD_SRV_MONITORS 3            /* push, fetch, control: their handshake failures */
+#define FASGD_SRV_NORM_WINDOW 1024      /* accepted gradient norms the median is taken over */
 
 /*  An immutable image of θ at one timestamp, in wire byte order. On a
     little-endian host θ is its own wire image, so the current snapshot is
@@ -40,38 +41,6 @@
 #define FASGD_SRV_SHARED_THETA 1
 #else
 #define FASGD_SRV_SHARED_THETA 0
-/*  security.c  */
-
-/*  Loads the server's certificate and the allowlist, and binds the ZAP
-    handler, when security.curve.server_cert is set; 0 and nothing when
-    it is not. -1 with the reason in err.  */
-int fasgd_srv_security_new (fasgd_server_t *self, char *err, size_t errlen);
-/*  Makes sock (not yet bound) a CURVE server; nothing when CURVE is off.  */
-void fasgd_srv_security_apply (fasgd_server_t *self, zsock_t *sock);
-/*  Watches the failed handshakes of sock (bound, and closed only after
-    fasgd_srv_security_destroy); what names it in log lines. -1 with
-    errno set.  */
-int fasgd_srv_security_watch (fasgd_server_t *self, zsock_t *sock, const char *what);
-/*  Before the sockets are closed.  */
-void fasgd_srv_security_destroy (fasgd_server_t *self);
-/*  Warns that endpoint is bound without CURVE where other hosts reach it.  */
-void fasgd_srv_security_warn_plain (fasgd_server_t *self, const char *endpoint);
-/*  Serves one ZAP request, or one event of monitor k; -1 when none waited.  */
-int fasgd_srv_security_zap (fasgd_server_t *self);
-int fasgd_srv_security_monitor (fasgd_server_t *self, int k);
-/*  The CURVE key (Z85) msg's connection was allowed with; NULL when
-    CURVE is off.  */
-const char *fasgd_srv_security_key (fasgd_server_t *self, zmq_msg_t *msg);
-/*  The name under which key is allowed now; NULL when it is not (or
-    CURVE is off). Borrowed.  */
-const char *fasgd_srv_security_allowed (fasgd_server_t *self, const char *key);
-/*  Re-reads the allowlist and forgets the clients whose key left it (their
-    count in *revoked). 0 done; 1 nothing to reload (CURVE off or
-    allow_any) and -1 unreadable, with the reason in err (the old list
-    then stays).  */
-int fasgd_srv_security_reload (fasgd_server_t *self, size_t *revoked, char *err, size_t errlen);
-size_t fasgd_srv_security_nkeys (const fasgd_server_t *self);
-
 #endif
 
 typedef struct {
@@ -82,7 +51,11 @@ typedef struct {
     uint64_t last_tau;
     int has_pushed;
     float *last;                        /* resend-last cache */
+    int has_last;                       /* it holds an accepted gradient */
     uint64_t last_ts;
+    double last_norm;                   /* its norm */
+    uint64_t refused, clipped;          /* gradients the guard refused, clipped */
+    uint64_t refused_in_row;
     fasgd_snapshot_t *snap;                     /* θ_used, for the rules that need it */
     char key [41];                      /* CURVE: the public key (Z85) it joined with; "" off */
     char key_name [64];                 /* that key's name in the allowlist */
@@ -92,6 +65,7 @@ typedef struct {
     uint64_t pushes, buffered, repeats, fetches, not_modified, joins, leaves, expired, heartbeats, evals;
     uint64_t malformed, unknown, conflict, nonfinite, version, refused;
     uint64_t forbidden;                 /* requests from a key other than the client's, or revoked */
+    uint64_t guarded, clipped, forgotten;   /* the guard: refused, clipped, clients forgotten */
     uint64_t auth_refused, handshake_failed, revoked;   /* CURVE: connections refused, keys revoked */
     uint64_t bytes_in, bytes_out;
     double tau_sum;
@@ -105,6 +79,17 @@ typedef struct {
     uint64_t T;
     fasgd_srv_stats_t st;
 } fasgd_srv_sample_t;
+
+/*  The push guard's bounds and recent norms (guard.c).  */
+typedef struct {
+    double theta_bound;                 /* ≥ max|θ| */
+    double state_bound;                 /* ≥ every magnitude in the rule's state */
+    uint64_t since_measure;
+    double norms [FASGD_SRV_NORM_WINDOW];   /* a ring of accepted norms */
+    int norm_next, norm_count;
+    double median;
+    int since_median;
+} fasgd_srv_guard_t;
 
 struct fasgd_server_t {
     fasgd_server_cfg_t cfg;
@@ -163,6 +148,8 @@ struct fasgd_server_t {
     uint64_t eval_done_T;               /* the timestamp of the parameters evaluated */
     int64_t eval_done_ms;
     FILE *csv;
+
+    fasgd_srv_guard_t guard;
 
     /*  CURVE (security.c): cert NULL when off.  */
     zcert_t *cert;
@@ -260,6 +247,25 @@ void fasgd_srv_window_sample (fasgd_server_t *self, int64_t now);
 /*  Reads one control request and answers it. Returns 0, or -1 when there
     was nothing to read.  */
 int fasgd_srv_control_handle (fasgd_server_t *self);
+
+/*  guard.c  */
+
+/*  After θ and the rule's state are in place (and after a resume).  */
+void fasgd_srv_guard_init (fasgd_server_t *self);
+/*  Judges the gradient *gp from client c (repeat: its cached last one,
+    judged already): 0 to apply it (*gp then points at the clipped copy
+    when it was clipped), else the status to refuse it with (422) and the
+    reason in why. *norm_p: its norm, as applied.  */
+int fasgd_srv_guard_check (fasgd_server_t *self, fasgd_srv_client_t *c, const float **gp, int repeat,
+                           double *norm_p, char *why, size_t whylen);
+/*  After the rule applied (or buffered) a gradient of this norm; a
+    repeat does not count towards the median.  */
+void fasgd_srv_guard_accepted (fasgd_server_t *self, fasgd_srv_client_t *c, double norm, int repeat);
+/*  After a refusal: counts it; 1 when c was forgotten (freed) for too
+    many in a row.  */
+int fasgd_srv_guard_refused (fasgd_server_t *self, fasgd_srv_client_t *c);
+/*  The median of recent accepted norms; 0 before there are enough.  */
+double fasgd_srv_guard_median (const fasgd_server_t *self);
 
 /*  security.c  */
 

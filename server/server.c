@@ -206,6 +206,7 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
 #if FASGD_SRV_SHARED_THETA
     self->current->ts = self->T;
 #endif
+    fasgd_srv_guard_init (self);
     if (!self->model && cfg->validate)
         fasgd_log_info ("external model: the server does not evaluate; clients report "
                         "validation results with EVAL");

@@ -1,0 +1,223 @@
+/*  The push guard (server/guard.c) against a live fasgd-server: no
+    single push, however large, makes θ, v̄ or a rule's statistics
+    non-finite or stops other clients from joining; a refused push is
+    never repeated from the resend-last cache; gradients beyond
+    limits.grad_norm or beyond limits.grad_norm_factor times the median
+    are refused (or clipped), and a client refused limits.refusals times
+    in a row is forgotten; dcasgd's update, which has no bound in
+    advance, is refused when it would overflow.  */
+#include "serverutil.h"
+
+#include <float.h>
+#include <math.h>
+
+/*  Fetches θ with client id; its timestamp in *ts when ts is not NULL.  */
+static void
+s_fetch (zsock_t *fetch, uint32_t id, uint32_t seq, float theta [D], uint64_t *ts)
+{
+    fasgd_header_t h = s_req (FASGD_MSG_FETCH, id, seq, 0), r;
+    s_send (fetch, &h, NULL, 0);
+    ck_assert_uint_eq (s_recv (fetch, &r, theta, D * sizeof (float)), D * sizeof (float));
+    ck_assert_int_eq (r.type, FASGD_MSG_PARAMS);
+    ck_assert (isfinite (r.vbar));
+    if (ts)
+        *ts = r.timestamp;
+}
+
+/*  Pushes g at timestamp ts and returns the reply's status; the reply
+    header must decode (a non-finite v̄ would not).  */
+static int
+s_push (zsock_t *push, uint32_t id, uint32_t seq, uint64_t ts, const float g [D])
+{
+    fasgd_header_t h = s_req (FASGD_MSG_PUSH, id, seq, ts), r;
+    s_send (push, &h, g, D * sizeof (float));
+    char body [300];
+    s_recv (push, &r, body, sizeof body);
+    ck_assert_uint_eq (r.seq, seq);
+    ck_assert (isfinite (r.vbar));
+    return r.status;
+}
+
+static void
+s_fill (float g [D], float v)
+{
+    for (int i = 0; i < D; i++)
+        g [i] = v;
+}
+
+START_TEST (test_huge_pushes_change_nothing)
+{
+    const char *sets [] = { "rule.name=fasgd", "limits.grad_norm_factor=0", "limits.refusals=0", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push = s_connect (s.push), *fetch = s_connect (s.fetch);
+    uint32_t id = s_join_rule (push, "fasgd");
+    float before [D], after [D], g [D];
+    uint64_t ts;
+    s_fetch (fetch, id, 1, before, &ts);
+    /*  1e20 everywhere, in one entry, FLT_MAX: each could overflow.  */
+    s_fill (g, 1e20f);
+    ck_assert_int_eq (s_push (push, id, 2, ts, g), FASGD_STATUS_NONFINITE);
+    s_fill (g, 0);
+    g [7] = 1e20f;
+    ck_assert_int_eq (s_push (push, id, 3, ts, g), FASGD_STATUS_NONFINITE);
+    s_fill (g, FLT_MAX);
+    ck_assert_int_eq (s_push (push, id, 4, ts, g), FASGD_STATUS_NONFINITE);
+    s_fetch (fetch, id, 5, after, &ts);
+    ck_assert_mem_eq (before, after, sizeof before);
+    ck_assert_uint_eq (ts, 0);
+    /*  Training goes on, and a new client can join.  */
+    s_fill (g, 0.01f);
+    ck_assert_int_eq (s_push (push, id, 6, 0, g), FASGD_STATUS_OK);
+    zsock_t *push2 = s_connect (s.push);
+    ck_assert_uint_gt (s_join_rule (push2, "fasgd"), id);
+    zsock_destroy (&push2);
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+START_TEST (test_refused_push_is_not_repeated)
+{
+    server_t s;
+    s_start (&s, NULL);                 /* asgd, push gate bfasgd: resend-last caches */
+    zsock_t *push = s_connect (s.push), *fetch = s_connect (s.fetch);
+    uint32_t id = s_join (push);
+    float before [D], after [D], g [D];
+    s_fetch (fetch, id, 1, before, NULL);
+    s_fill (g, 1.0f);
+    g [3] = NAN;
+    ck_assert_int_eq (s_push (push, id, 2, 0, g), FASGD_STATUS_NONFINITE);
+    fasgd_header_t h = s_req (FASGD_MSG_PUSH_REPEAT, id, 3, 0);
+    s_send (push, &h, NULL, 0);
+    s_expect_error (push, FASGD_STATUS_CONFLICT, 3);
+    s_fetch (fetch, id, 4, after, NULL);
+    ck_assert_mem_eq (before, after, sizeof before);
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+START_TEST (test_norm_bound_and_forgetting)
+{
+    const char *sets [] = { "limits.grad_norm=10", "limits.refusals=3", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push = s_connect (s.push);
+    uint32_t id = s_join (push);
+    float g [D];
+    s_fill (g, 1.0f);                   /* norm √204 ≈ 14.3 */
+    ck_assert_int_eq (s_push (push, id, 1, 0, g), FASGD_STATUS_NONFINITE);
+    s_fill (g, 0.5f);                   /* 7.1 */
+    ck_assert_int_eq (s_push (push, id, 2, 0, g), FASGD_STATUS_OK);
+    s_fill (g, 2.0f);
+    for (uint32_t k = 3; k < 6; k++)
+        ck_assert_int_eq (s_push (push, id, k, 1, g), FASGD_STATUS_NONFINITE);
+    /*  Three in a row: forgotten.  */
+    fasgd_header_t h = s_req (FASGD_MSG_HEARTBEAT, id, 6, 0);
+    s_send (push, &h, NULL, 0);
+    s_expect_error (push, FASGD_STATUS_UNKNOWN_CLIENT, 6);
+    char *status = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (status);
+    ck_assert_ptr_nonnull (strstr (status, "\nguard_refused=4\n"));
+    ck_assert_ptr_nonnull (strstr (status, "\nguard_forgotten=1\n"));
+    ck_assert_ptr_nonnull (strstr (status, "\nclients=0\n"));
+    free (status);
+    zsock_destroy (&push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+START_TEST (test_clip)
+{
+    const char *sets [] = { "limits.grad_norm=1", "limits.grad_norm_action=clip", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push = s_connect (s.push), *fetch = s_connect (s.fetch);
+    uint32_t id = s_join (push);
+    float before [D], after [D], g [D];
+    s_fetch (fetch, id, 1, before, NULL);
+    s_fill (g, 3.0f);
+    ck_assert_int_eq (s_push (push, id, 2, 0, g), FASGD_STATUS_OK);
+    s_fetch (fetch, id, 3, after, NULL);
+    /*  asgd at lr 0.5 moved θ by 0.5 · g/‖g‖: a step of norm 0.5.  */
+    double d2 = 0;
+    for (int i = 0; i < D; i++)
+        d2 += ((double) after [i] - before [i]) * ((double) after [i] - before [i]);
+    ck_assert_double_eq_tol (sqrt (d2), 0.5, 1e-4);
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+START_TEST (test_median_factor)
+{
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push = s_connect (s.push);
+    uint32_t id = s_join (push);
+    float g [D];
+    uint32_t seq = 1;
+    uint64_t ts = 0;
+    /*  Norms between 1.4 and 2.9: the median is about 2.  */
+    for (int k = 0; k < 128; k++, ts++) {
+        s_fill (g, 0.1f + 0.1f * (float) (k % 2));
+        ck_assert_int_eq (s_push (push, id, seq++, ts, g), FASGD_STATUS_OK);
+    }
+    s_fill (g, 1.0f);                   /* 14.3: within ten times */
+    ck_assert_int_eq (s_push (push, id, seq++, ts++, g), FASGD_STATUS_OK);
+    s_fill (g, 10.0f);                  /* 143: far beyond */
+    ck_assert_int_eq (s_push (push, id, seq++, ts, g), FASGD_STATUS_NONFINITE);
+    zsock_destroy (&push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+START_TEST (test_dcasgd_overflow_refused)
+{
+    const char *sets [] = { "rule.name=dcasgd", "limits.grad_norm_factor=0", "limits.refusals=0", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push = s_connect (s.push), *fetch = s_connect (s.fetch);
+    zsock_t *push2 = s_connect (s.push), *fetch2 = s_connect (s.fetch);
+    uint32_t a = s_join_rule (push, "dcasgd"), b = s_join_rule (push2, "dcasgd");
+    float theta [D], before [D], g [D];
+    s_fetch (fetch, a, 1, theta, NULL);
+    s_fetch (fetch2, b, 1, theta, NULL);
+    /*  A moves θ far; B's θ_used is then far from θ, and its g² term
+        overflows.  */
+    s_fill (g, 1e15f);
+    ck_assert_int_eq (s_push (push, a, 2, 0, g), FASGD_STATUS_OK);
+    s_fetch (fetch, a, 3, before, NULL);
+    ck_assert_int_eq (s_push (push2, b, 2, 0, g), FASGD_STATUS_NONFINITE);
+    s_fetch (fetch, a, 4, theta, NULL);
+    ck_assert_mem_eq (before, theta, sizeof theta);
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    zsock_destroy (&push2);
+    zsock_destroy (&fetch2);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+static Suite *
+guard_suite (void)
+{
+    Suite *s = suite_create ("guard");
+    TCase *tc = tcase_create ("loopback");
+    tcase_set_timeout (tc, 60);
+    tcase_add_test (tc, test_huge_pushes_change_nothing);
+    tcase_add_test (tc, test_refused_push_is_not_repeated);
+    tcase_add_test (tc, test_norm_bound_and_forgetting);
+    tcase_add_test (tc, test_clip);
+    tcase_add_test (tc, test_median_factor);
+    tcase_add_test (tc, test_dcasgd_overflow_refused);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+FASGD_TEST_MAIN (guard_suite)

@@ -52,13 +52,17 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "a pushed gradient whose L2 norm is above this is refused (or clipped: limits.grad_norm_action); "
         "0: no fixed bound"),
     FASGD_CFG_KEY_DOUBLE ("limits.grad_norm_factor", fasgd_server_cfg_t, grad_norm_factor, 0, 1e30, 0, "100",
-        "... or above this many times the median norm of the last 1024 accepted gradients (once 64 are "
-        "in); 0: off"),
+        "... or above this many times the median norm of the last 1024 accepted gradients (from the "
+        "fifth on); 0: off"),
     FASGD_CFG_KEY_ENUM ("limits.grad_norm_action", fasgd_server_cfg_t, grad_norm_clip, s_norm_actions, "refuse",
         "refuse (422) or clip (scale down to the bound) a gradient above either bound"),
     FASGD_CFG_KEY_INT ("limits.refusals", fasgd_server_cfg_t, max_refusals, 0, 1000000000, "10",
         "a client with this many gradients in a row refused is forgotten (its next request gets 401); "
         "0: never"),
+    FASGD_CFG_KEY_INT ("limits.clients", fasgd_server_cfg_t, max_clients, 1, 10000000, "10000",
+        "clients joined at once; a JOIN beyond is refused with 503"),
+    FASGD_CFG_KEY_INT ("limits.status_clients", fasgd_server_cfg_t, status_clients, 0, 10000000, "1000",
+        "clients a STATUS reply lists, those with the most pushes first (clients_listed says how many)"),
     FASGD_CFG_KEY_DOUBLE ("limits.bandwidth", fasgd_server_cfg_t, bandwidth, 0, 1e15, 0, "0",
         "bytes/s the server's link may carry, in and out together: STATUS estimates how many more "
         "clients fit (0: no budget)"),

@@ -13,6 +13,9 @@
 #include <strings.h>
 #include <time.h>
 
+#define S_PER_SECOND 50                 /* control requests answered in full a second */
+#define S_CHECKPOINT_INTERVAL_MS 1000   /* between checkpoints asked for */
+
 /*  A growing text buffer for replies. On out of memory it keeps what it
     has and says so in failed.  */
 typedef struct {
@@ -87,6 +90,33 @@ s_wall_seconds (void)
     struct timespec ts;
     clock_gettime (CLOCK_REALTIME, &ts);
     return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/*  Control requests answered in full this second, at most S_PER_SECOND;
+    1 when this one is past that.  */
+static int
+s_over_budget (fasgd_server_t *self)
+{
+    int64_t now = fasgd_srv_now_ms ();
+    if (now - self->ctl_second_ms >= 1000) {
+        self->ctl_second_ms = now;
+        self->ctl_in_second = 0;
+    }
+    return ++self->ctl_in_second > S_PER_SECOND;
+}
+
+static int
+s_by_pushes (const void *a, const void *b)
+{
+    const fasgd_srv_client_t *x = *(const fasgd_srv_client_t *const *) a, *y = *(const fasgd_srv_client_t *const *) b;
+    return x->pushes > y->pushes ? -1 : x->pushes < y->pushes ? 1 : (x->id > y->id) - (x->id < y->id);
+}
+
+static int
+s_by_id (const void *a, const void *b)
+{
+    const fasgd_srv_client_t *x = *(const fasgd_srv_client_t *const *) a, *y = *(const fasgd_srv_client_t *const *) b;
+    return (x->id > y->id) - (x->id < y->id);
 }
 
 /*  The STATUS reply: every key is specified in PROTOCOL.md.  */
@@ -173,10 +203,27 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
             s_text_add (t, "bandwidth_per_client=%.0f\nmore_clients=%.0f\n", per_client, room);
         }
     }
-    for (uint32_t i = 0; i < self->next_id; i++) {
-        const fasgd_srv_client_t *c = self->clients [i];
+    /*  With more clients than limits.status_clients, the busiest: the
+        reply stays bounded however many join.  */
+    size_t listed = self->live < (size_t) self->cfg.status_clients ? self->live : (size_t) self->cfg.status_clients;
+    s_text_add (t, "clients_listed=%zu\n", listed);
+    const fasgd_srv_client_t **list = listed < self->live ? malloc (self->live * sizeof *list) : NULL;
+    if (list) {
+        size_t k = 0;
+        for (uint32_t i = 0; i < self->next_id && k < self->live; i++)
+            if (self->clients [i])
+                list [k++] = self->clients [i];
+        qsort (list, k, sizeof *list, s_by_pushes);
+        qsort (list, listed, sizeof *list, s_by_id);
+    }
+    else if (listed < self->live)
+        listed = 0;                     /* out of memory: the counts alone */
+    size_t shown = 0;
+    for (uint32_t i = 0; shown < listed && (list || i < self->next_id); i++) {
+        const fasgd_srv_client_t *c = list ? list [i] : self->clients [i];
         if (!c)
             continue;
+        shown++;
         s_text_add (t, "client.%u.name=%s\nclient.%u.connected_s=%.3f\nclient.%u.idle_s=%.3f\n"
                     "client.%u.pushes=%llu\nclient.%u.repeats=%llu\nclient.%u.fetches=%llu\n"
                     "client.%u.not_modified=%llu\n",
@@ -192,6 +239,7 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
         if (*c->key)
             s_text_add (t, "client.%u.key=%s\nclient.%u.key_name=%s\n", c->id, c->key, c->id, c->key_name);
     }
+    free (list);
 }
 
 /*  RELOAD: the allowlist read again; clients whose key left it are
@@ -215,12 +263,20 @@ s_control_checkpoint (fasgd_server_t *self, s_text_t *t)
         s_text_add (t, "status=409\nerror=checkpoint.file is empty: this server writes no checkpoints\n");
         return;
     }
-    char err [FASGD_PATH_LEN + 128];
+    /*  A checkpoint stops the updates while it is written: a burst of
+        requests must not stop them for long.  */
     int64_t t0 = fasgd_srv_now_ms ();
+    if (self->ctl_ckpt_ms && t0 - self->ctl_ckpt_ms < S_CHECKPOINT_INTERVAL_MS) {
+        s_text_add (t, "status=429\nerror=a checkpoint was written %.3f s ago on request: at most one a second\n",
+                    (double) (t0 - self->ctl_ckpt_ms) / 1000.0);
+        return;
+    }
+    char err [FASGD_PATH_LEN + 128];
     if (fasgd_srv_checkpoint_write (self, err, sizeof err) != 0) {
         s_text_add (t, "status=500\nerror=%s\n", err);
         return;
     }
+    self->ctl_ckpt_ms = t0;
     fasgd_log_notice ("checkpoint written to %s at T=%llu on request", self->cfg.checkpoint,
                       (unsigned long long) self->T);
     s_text_add (t, "status=200\nfile=%s\nT=%llu\ntime=%.3f\nseconds=%.3f\n", self->cfg.checkpoint,
@@ -253,6 +309,8 @@ fasgd_srv_control_handle (fasgd_server_t *self)
         self->st.forbidden++;
         s_text_add (&t, "status=403\nerror=this CURVE key is no longer allowed\n");
     }
+    else if (s_over_budget (self))
+        s_text_add (&t, "status=429\nerror=more than %d control requests a second: try again\n", S_PER_SECOND);
     else if (extra || nparts != at + 1)
         s_text_add (&t, "status=400\nerror=a request is one frame: STATUS, CHECKPOINT or RELOAD\n");
     else {

@@ -3,9 +3,9 @@
     1. Finite: one pass sums g² in double, which is finite exactly when
        every value is; its root is the gradient's L2 norm ‖g‖.
     2. Bounded: ‖g‖ above limits.grad_norm, or above limits.grad_norm_factor
-       times the median norm of the last accepted gradients (once there
-       are enough of them to judge by), is refused, or scaled down to that
-       bound when limits.grad_norm_action is clip. A client refused
+       times the median norm of the last accepted gradients (from the
+       fifth on: a poisoner's first pushes do the most harm), is refused,
+       or scaled down to that bound when limits.grad_norm_action is clip. A client refused
        limits.refusals times in a row is forgotten (its next request gets
        401) and logged: one client cannot keep pushing poison.
     3. Cannot overflow: the guard keeps upper bounds on max|θ| and on the
@@ -34,7 +34,8 @@
 #define S_LIMIT 1e37                    /* largest bound accepted for θ and the state */
 #define S_MAX_NORM 1e18                 /* ‖g‖ beyond this: its square nears FLT_MAX */
 #define S_REMEASURE 4096                /* accepted pushes between measures of max|θ| */
-#define S_MEDIAN_MIN 64                 /* accepted norms before the factor applies */
+#define S_MEDIAN_MIN 5                  /* accepted norms before the factor applies */
+#define S_MEDIAN_EARLY 64               /* below this many, the median is taken at every one */
 #define S_MEDIAN_EVERY 64               /* accepted pushes between medians */
 
 void
@@ -171,7 +172,8 @@ fasgd_srv_guard_accepted (fasgd_server_t *self, fasgd_srv_client_t *c, double no
     gd->norm_next = (gd->norm_next + 1) % FASGD_SRV_NORM_WINDOW;
     if (gd->norm_count < FASGD_SRV_NORM_WINDOW)
         gd->norm_count++;
-    if (gd->norm_count >= S_MEDIAN_MIN && (gd->median == 0 || ++gd->since_median >= S_MEDIAN_EVERY)) {
+    if (gd->norm_count >= S_MEDIAN_MIN
+        && (gd->median == 0 || gd->norm_count < S_MEDIAN_EARLY || ++gd->since_median >= S_MEDIAN_EVERY)) {
         s_median_update (gd);
         gd->since_median = 0;
     }

@@ -150,6 +150,8 @@ struct fasgd_server_t {
     FILE *csv;
 
     fasgd_srv_guard_t guard;
+    int64_t ctl_second_ms, ctl_ckpt_ms;     /* control: this second's start, the last CHECKPOINT asked */
+    int ctl_in_second;
 
     /*  CURVE (security.c): cert NULL when off.  */
     zcert_t *cert;

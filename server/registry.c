@@ -55,6 +55,12 @@ fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
                                "CURVE key %s is no longer allowed", key ? key : "(none)");
         return;
     }
+    if (self->live >= (size_t) self->cfg.max_clients) {
+        self->st.refused++;
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE,
+                               "limits.clients (%d) are joined: try again later", self->cfg.max_clients);
+        return;
+    }
     if (self->cache_last && self->cache_bytes + self->n * sizeof (float) > self->cfg.max_cache_bytes) {
         self->st.refused++;
         fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE,

@@ -107,8 +107,14 @@ s_bind (fasgd_server_t *self, const char *what, const char *endpoint, size_t max
     fasgd_srv_security_apply (self, sock);
     zsock_set_maxmsgsize (sock, (int) maxmsg);
     zsock_set_linger (sock, 0);
-    zsock_set_sndhwm (sock, 10000);
-    zsock_set_rcvhwm (sock, 10000);
+    /*  Per peer and direction: a peer that sends without reading gets its
+        replies dropped, and its requests wait in TCP, past a few
+        messages, not the server's memory (about 16 MiB a peer each way,
+        at least 8 messages).  */
+    int hwm = (int) (((size_t) 16 << 20) / (self->n * sizeof (float) + 64));
+    hwm = hwm < 8 ? 8 : hwm > 1000 ? 1000 : hwm;
+    zsock_set_sndhwm (sock, hwm);
+    zsock_set_rcvhwm (sock, hwm);
     if (zsock_bind (sock, "%s", endpoint) < 0) {
         fasgd_log_error ("cannot bind %s: %s", endpoint, zmq_strerror (zmq_errno ()));
         zsock_destroy (&sock);

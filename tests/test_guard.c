@@ -5,7 +5,9 @@
     limits.grad_norm or beyond limits.grad_norm_factor times the median
     are refused (or clipped), and a client refused limits.refusals times
     in a row is forgotten; dcasgd's update, which has no bound in
-    advance, is refused when it would overflow.  */
+    advance, is refused when it would overflow. And the limits on what a
+    peer can make the server hold or do: limits.clients, the STATUS
+    table's length, CHECKPOINT and control requests a second.  */
 #include "serverutil.h"
 
 #include <float.h>
@@ -204,6 +206,63 @@ START_TEST (test_dcasgd_overflow_refused)
 }
 END_TEST
 
+START_TEST (test_limits)
+{
+    server_t s;
+    char ckpt [128];
+    snprintf (ckpt, sizeof ckpt, "checkpoint.file=/tmp/fasgd-test-guard-%d.ckpt", (int) getpid ());
+    const char *sets [] = { "limits.clients=2", "limits.status_clients=1", ckpt, NULL };
+    s_start_sets (&s, sets);
+    zsock_t *p1 = s_connect (s.push), *p2 = s_connect (s.push), *p3 = s_connect (s.push);
+    uint32_t a = s_join (p1), b = s_join (p2);
+    fasgd_header_t h = s_req (FASGD_MSG_JOIN, 0, 1, 0);
+    s_send (p3, &h, NULL, 0);
+    s_expect_error (p3, FASGD_STATUS_UNAVAILABLE, 1);
+    /*  b pushes more: STATUS lists b alone, and says so.  */
+    float g [D];
+    s_fill (g, 0.01f);
+    ck_assert_int_eq (s_push (p2, b, 2, 0, g), FASGD_STATUS_OK);
+    char *st = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (st);
+    char key [64];
+    snprintf (key, sizeof key, "\nclient.%u.name=", b);
+    ck_assert_ptr_nonnull (strstr (st, key));
+    snprintf (key, sizeof key, "\nclient.%u.name=", a);
+    ck_assert_ptr_null (strstr (st, key));
+    ck_assert_ptr_nonnull (strstr (st, "\nclients_listed=1\n"));
+    free (st);
+    /*  One checkpoint a second on request.  */
+    st = s_control_cmd (s.control, "CHECKPOINT");
+    ck_assert_msg (!strncmp (st, "status=200\n", 11), "%s", st);
+    free (st);
+    st = s_control_cmd (s.control, "CHECKPOINT");
+    ck_assert_msg (!strncmp (st, "status=429\n", 11), "%s", st);
+    free (st);
+    /*  A burst of control requests: the server answers past 50 a second
+        with 429, and the data sockets stay served.  */
+    zsock_t *ctl = s_connect (s.control);
+    int refused = 0;
+    for (int batch = 0; batch < 12; batch++) {
+        for (int k = 0; k < 10; k++)
+            ck_assert_int_eq (zstr_send (ctl, "STATUS"), 0);
+        for (int k = 0; k < 10; k++) {
+            st = zstr_recv (ctl);
+            ck_assert_ptr_nonnull (st);
+            refused += !strncmp (st, "status=429\n", 11);
+            zstr_free (&st);
+        }
+    }
+    zsock_destroy (&ctl);
+    ck_assert_int_gt (refused, 0);
+    ck_assert_int_eq (s_push (p1, a, 3, 1, g), FASGD_STATUS_OK);
+    zsock_destroy (&p1);
+    zsock_destroy (&p2);
+    zsock_destroy (&p3);
+    ck_assert_int_eq (s_stop (&s), 0);
+    unlink (ckpt + strlen ("checkpoint.file="));
+}
+END_TEST
+
 static Suite *
 guard_suite (void)
 {
@@ -216,6 +275,7 @@ guard_suite (void)
     tcase_add_test (tc, test_clip);
     tcase_add_test (tc, test_median_factor);
     tcase_add_test (tc, test_dcasgd_overflow_refused);
+    tcase_add_test (tc, test_limits);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -16,12 +16,13 @@ client/fasgd-client     fasgd-client.1
 sim/fasgd-sim           fasgd-sim.1
 server/fasgd-ctl        fasgd-ctl.1
 scripts/fasgd-plot      fasgd-plot.1
+scripts/testbed         fasgd-testbed.1
 '
 # Programs whose every --keys key fasgd.yaml.5 documents.
 key_programs='server/fasgd-server sim/fasgd-sim'
 # Pages the build must have made; any other page in man/ is checked too.
 required_pages='fasgd-server.8 fasgd-client.1 fasgd-sim.1 fasgd-ctl.1 fasgd-plot.1 fasgd.yaml.5 fasgd.7
-                fasgd_client.3'
+                fasgd_client.3 fasgd-testbed.1'
 
 bs=$(printf '\b')
 

@@ -39,7 +39,7 @@ tb --help > "$tmp/out" 2> "$tmp/err"
 check "--help shows the usage" grep -q '^Usage: scripts/testbed' "$tmp/out"
 
 # The run: c2 cut from 6 s to 11 s, three times expiry_ms.
-tb --clients 2 --server-rate 40mbit --duration 30 --out "$tmp/tb" \
+tb --clients 2 --server-rate 40mbit --duration 25 --out "$tmp/tb" \
     --set heartbeat.interval_ms=300 --set heartbeat.expiry_ms=1500 --set eval.every=100 \
     --at 6:cut:c2 --at 11:restore:c2 > "$tmp/run.out" 2> "$tmp/run.err"
 rc=$?

@@ -121,15 +121,6 @@ s_slurp (const char *path, size_t *len)
     return buf;
 }
 
-static void
-s_spit (const char *path, const void *data, size_t len)
-{
-    FILE *f = fopen (path, "wb");
-    ck_assert_ptr_nonnull (f);
-    ck_assert_uint_eq (fwrite (data, 1, len, f), len);
-    ck_assert_int_eq (fclose (f), 0);
-}
-
 /*  The fixture's checkpoint at T, written to its path and read back as
     bytes (the caller frees them).  */
 static unsigned char *
@@ -182,7 +173,7 @@ s_refused (fixture_t *f, const unsigned char *image, size_t len, const fasgd_che
     ck_assert_msg (ck == NULL, "%s: accepted", what);
     ck_assert_msg (strstr (err, cause) != NULL, "%s: the reason '%s' does not say '%s'", what, err, cause);
     if (f) {
-        s_spit (f->path, image, len);
+        fasgd_test_write_file (f->path, image, len);
         char err2 [512] = "";
         ck = fasgd_checkpoint_read (f->path, expect, err2, sizeof err2);
         ck_assert_msg (ck == NULL, "%s: accepted from the file", what);
@@ -331,7 +322,7 @@ START_TEST (test_non_finite_values_are_refused)
         free (copy);
     }
     /*  The writer refuses them too, and keeps the good checkpoint.  */
-    s_spit (f.path, image, len);
+    fasgd_test_write_file (f.path, image, len);
     float theta [D];
     memcpy (theta, f.theta, sizeof theta);
     theta [9] = NAN;
@@ -534,7 +525,7 @@ START_TEST (test_write_does_not_follow_a_planted_link)
     s_fixture (&f);
     char target [160];
     snprintf (target, sizeof target, "%s/precious", f.dir);
-    s_spit (target, "precious\n", 9);
+    fasgd_test_write_file (target, "precious\n", 9);
     ck_assert_int_eq (symlink (target, f.tmp), 0);
     size_t len;
     unsigned char *image = s_image (&f, 77, &len);
@@ -547,7 +538,7 @@ START_TEST (test_write_does_not_follow_a_planted_link)
     ck_assert (S_ISREG (st.st_mode));
     ck_assert_int_eq (lstat (f.tmp, &st), -1);
     /*  A stale temporary file of a crash is replaced too.  */
-    s_spit (f.tmp, "half a checkpoint", 17);
+    fasgd_test_write_file (f.tmp, "half a checkpoint", 17);
     free (image);
     image = s_image (&f, 78, &len);
     char err [256] = "";

@@ -40,15 +40,6 @@ s_path (const char *name)
     return p;
 }
 
-static void
-s_write (const char *path, const void *data, size_t len)
-{
-    FILE *f = fopen (path, "wb");
-    ck_assert_ptr_nonnull (f);
-    ck_assert_uint_eq (fwrite (data, 1, len, f), len);
-    fclose (f);
-}
-
 /*  A .npy file as numpy.save writes it: magic, version, header padded
     with spaces to a multiple of 64 bytes and ended by a newline.  */
 static void
@@ -73,7 +64,7 @@ s_write_npy (const char *path, int major, const char *dict, const float *v, size
     memcpy (buf + prefix, dict, dlen);
     buf [prefix + hlen - 1] = '\n';
     memcpy (buf + prefix + hlen, v, n * 4);     /* the tests run on little-endian hosts */
-    s_write (path, buf, prefix + hlen + n * 4);
+    fasgd_test_write_file (path, buf, prefix + hlen + n * 4);
     free (buf);
 }
 
@@ -90,7 +81,7 @@ START_TEST (test_floats_npy_and_raw)
     memset (out, 0, sizeof out);
     ck_assert_msg (fasgd_floats_load (s_path ("b.npy"), out, 24, err, sizeof err) == 0, "%s", err);
     ck_assert_mem_eq (out, v, sizeof v);
-    s_write (s_path ("c.f32"), v, sizeof v);
+    fasgd_test_write_file (s_path ("c.f32"), v, sizeof v);
     memset (out, 0, sizeof out);
     ck_assert_msg (fasgd_floats_load (s_path ("c.f32"), out, 24, err, sizeof err) == 0, "%s", err);
     ck_assert_mem_eq (out, v, sizeof v);
@@ -126,18 +117,18 @@ START_TEST (test_floats_refusals)
     ck_assert_int_eq (fasgd_floats_load (s_path ("short.npy"), out, 24, err, sizeof err), -1);
     ck_assert_msg (strstr (err, "80 bytes of data after the .npy header, 24 values need 96"), "%s", err);
     /*  A header cut short, and one claiming more bytes than there are.  */
-    s_write (s_path ("cut.npy"), "\x93NUMPY\x01\x00", 8);
+    fasgd_test_write_file (s_path ("cut.npy"), "\x93NUMPY\x01\x00", 8);
     ck_assert_int_eq (fasgd_floats_load (s_path ("cut.npy"), out, 24, err, sizeof err), -1);
     ck_assert_msg (strstr (err, "truncated .npy header"), "%s", err);
-    s_write (s_path ("long.npy"), "\x93NUMPY\x01\x00\xff\x7f{'descr'", 17);
+    fasgd_test_write_file (s_path ("long.npy"), "\x93NUMPY\x01\x00\xff\x7f{'descr'", 17);
     ck_assert_int_eq (fasgd_floats_load (s_path ("long.npy"), out, 24, err, sizeof err), -1);
     ck_assert_msg (strstr (err, "truncated .npy header"), "%s", err);
     /*  Raw: the size must be exact; values finite.  */
-    s_write (s_path ("raw.f32"), v, 95);
+    fasgd_test_write_file (s_path ("raw.f32"), v, 95);
     ck_assert_int_eq (fasgd_floats_load (s_path ("raw.f32"), out, 24, err, sizeof err), -1);
     ck_assert_msg (strstr (err, "95 bytes, but 24 parameters as raw little-endian float32 are 96"), "%s", err);
     v [7] = NAN;
-    s_write (s_path ("nan.f32"), v, sizeof v);
+    fasgd_test_write_file (s_path ("nan.f32"), v, sizeof v);
     ck_assert_int_eq (fasgd_floats_load (s_path ("nan.f32"), out, 24, err, sizeof err), -1);
     ck_assert_msg (strstr (err, "value 7 is not finite"), "%s", err);
     ck_assert_int_eq (fasgd_floats_load (s_path ("absent"), out, 24, err, sizeof err), -1);
@@ -214,7 +205,7 @@ START_TEST (test_server_external_model)
                  theta0, S_D);
     char cfg [1024];
     snprintf (cfg, sizeof cfg, S_CONFIG, s_path ("theta0.npy"), s_path ("eval.csv"));
-    s_write (s_path ("server.yaml"), cfg, strlen (cfg));
+    fasgd_test_write_file (s_path ("server.yaml"), cfg, strlen (cfg));
     /*  -n checks it without data: an external model needs none.  */
     ck_assert_int_eq (s_server (s_path ("server.yaml"), NULL, "-n"), 0);
 
@@ -298,7 +289,7 @@ START_TEST (test_server_external_refusals)
           "heartbeat.interval_ms (500) must be less than heartbeat.expiry_ms (500)" },
     };
     float v [11] = { 0 };
-    s_write (s_path ("wrong.f32"), v, sizeof v);
+    fasgd_test_write_file (s_path ("wrong.f32"), v, sizeof v);
     for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
         char cfg [1024];
         char yaml [512];
@@ -308,7 +299,7 @@ START_TEST (test_server_external_refusals)
                   bad [i].tensors, strcmp (bad [i].init, "WRONG") == 0 ? s_path ("wrong.f32") : bad [i].init,
                   bad [i].extra);
         snprintf (cfg, sizeof cfg, "%s", yaml);
-        s_write (s_path ("bad.yaml"), cfg, strlen (cfg));
+        fasgd_test_write_file (s_path ("bad.yaml"), cfg, strlen (cfg));
         ck_assert_int_eq (s_server (s_path ("bad.yaml"), NULL, "-n"), 1);
         char *log = s_slurp (s_path ("log"));
         ck_assert_msg (strstr (log, bad [i].why), "case %zu: %s", i, log);

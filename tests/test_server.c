@@ -671,15 +671,6 @@ s_slurp (const char *path, size_t *len)
     return buf;
 }
 
-static void
-s_spit (const char *path, const void *data, size_t len)
-{
-    FILE *f = fopen (path, "wb");
-    ck_assert_ptr_nonnull (f);
-    ck_assert_uint_eq (fwrite (data, 1, len, f), len);
-    ck_assert_int_eq (fclose (f), 0);
-}
-
 /*  How many lines of text contain every one of the words (NULL-terminated).  */
 static int
 s_count_lines (const char *text, const char *const *words)
@@ -798,7 +789,7 @@ s_expect_refused (const char *dir, const char *what, const unsigned char *image,
 {
     char path [128], log [4096];
     snprintf (path, sizeof path, "%s/ckpt", dir);
-    s_spit (path, image, len);
+    fasgd_test_write_file (path, image, len);
     int rc = s_resume_check (dir, model, rule, log, sizeof log);
     ck_assert_msg (rc == 1, "%s: --resume exited %d, expected 1; its log:\n%s", what, rc, log);
     ck_assert_msg (strstr (log, path) && strstr (log, cause),
@@ -933,7 +924,7 @@ START_TEST (test_checkpoint_temp_symlink_not_followed)
     snprintf (file, sizeof file, "%s/ckpt", dir);
     snprintf (tmp, sizeof tmp, "%s/ckpt.tmp", dir);
     snprintf (target, sizeof target, "%s/precious", dir);
-    s_spit (target, "precious\n", 9);
+    fasgd_test_write_file (target, "precious\n", 9);
     ck_assert_int_eq (symlink (target, tmp), 0);
     char set [160];
     snprintf (set, sizeof set, "checkpoint.file=%s", file);

@@ -19,6 +19,16 @@
         return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;           \
     }
 
+/*  Writes len bytes of data to path, replacing it.  */
+static inline void
+fasgd_test_write_file (const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen (path, "wb");
+    ck_assert_ptr_nonnull (f);
+    ck_assert_uint_eq (fwrite (data, 1, len, f), len);
+    ck_assert_int_eq (fclose (f), 0);
+}
+
 /*  Path of a file in the source tree (tests run from the build tree).  */
 static inline const char *
 fasgd_test_srcpath (const char *rel, char *buf, size_t len)

@@ -51,7 +51,7 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_DOUBLE ("limits.grad_norm", fasgd_server_cfg_t, grad_norm, 0, 1e30, 0, "0",
         "a pushed gradient whose L2 norm is above this is refused (or clipped: limits.grad_norm_action); "
         "0: no fixed bound"),
-    FASGD_CFG_KEY_DOUBLE ("limits.grad_norm_factor", fasgd_server_cfg_t, grad_norm_factor, 0, 1e30, 0, "100",
+    FASGD_CFG_KEY_DOUBLE ("limits.grad_norm_factor", fasgd_server_cfg_t, grad_norm_factor, 0, 1e30, 0, "10",
         "... or above this many times the median norm of the last 1024 accepted gradients (the "
         "smallest until 64 are in); 0: off"),
     FASGD_CFG_KEY_ENUM ("limits.grad_norm_action", fasgd_server_cfg_t, grad_norm_clip, s_norm_actions, "refuse",

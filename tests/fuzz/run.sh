@@ -24,22 +24,24 @@ s_opts() {
     esac
 }
 
-# s_run NAME BIN CORPUS SEEDS PREFIX LIMIT... : runs one harness, prints the summary.
+# s_run NAME BIN CORPUS SEEDS PREFIX LIMIT... : runs one harness, prints the
+# summary. Its variables are r_*: sh has no locals, and the callers' must
+# survive the call.
 s_run() {
-    name=$1 bin=$2 corpus=$3 seeds=$4 prefix=$5; shift 5
-    mkdir -p "$corpus"
-    log="$corpus.log"
-    start=$(date +%s)
+    r_name=$1 r_bin=$2 r_corpus=$3 r_seeds=$4 r_prefix=$5; shift 5
+    mkdir -p "$r_corpus"
+    r_log="$r_corpus.log"
+    r_start=$(date +%s)
     # shellcheck disable=SC2046
-    "$bin" -close_fd_mask=2 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix="$prefix" $(s_opts "$name") "$@" "$corpus" "$seeds" > "$log" 2>&1
-    rc=$?
-    end=$(date +%s)
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    crashes=$(ls "$prefix"* 2>/dev/null | wc -l)
-    echo "$name: ${runs:-?} executions in $((end - start)) s, $crashes crashes (exit $rc)"
-    if [ $rc -ne 0 ] || [ "$crashes" -ne 0 ]; then
-        grep -E 'ERROR|SUMMARY|Test unit written|deadly|timeout|out-of-memory' "$log" | head -20
+    "$r_bin" -close_fd_mask=2 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$r_prefix" $(s_opts "$r_name") "$@" "$r_corpus" "$r_seeds" > "$r_log" 2>&1
+    r_rc=$?
+    r_end=$(date +%s)
+    r_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$r_log" | tail -1)
+    r_crashes=$(ls "$r_prefix"* 2>/dev/null | wc -l)
+    echo "$r_name: ${r_runs:-?} executions in $((r_end - r_start)) s, $r_crashes crashes (exit $r_rc)"
+    if [ $r_rc -ne 0 ] || [ "$r_crashes" -ne 0 ]; then
+        grep -E 'ERROR|SUMMARY|Test unit written|deadly|timeout|out-of-memory|No such file' "$r_log" | head -20
         return 1
     fi
     return 0

@@ -30,7 +30,47 @@ typedef struct {
     FILE *errs;
     int nerrors;
     int with_marks;         /* line:col are meaningful */
+    size_t walked;          /* keys walked so far, against FASGD_CFG_MAX_KEYS */
+    int stop;               /* the document is refused: walk no further */
 } s_ctx_t;
+
+/*  Whether another message would still be shown: past the cap, the work
+    of composing one (a suggestion costs an edit distance per key) is
+    skipped too, so a file of many errors is checked in linear time.  */
+static int
+s_quiet (const s_ctx_t *ctx)
+{
+    return !ctx->errs || ctx->nerrors >= FASGD_CFG_MAX_MESSAGES;
+}
+
+/*  A value or a name from the file, fit for a message: at most
+    FASGD_CFG_SHOW_MAX bytes, cut at a character boundary and followed by
+    "..." when longer, control characters as '?', so an error line stays
+    one short line whatever the file holds.  */
+typedef struct {
+    char text [FASGD_CFG_SHOW_MAX + 4];
+} s_shown_t;
+
+static const char *
+s_show (s_shown_t *out, const char *v)
+{
+    size_t n = strlen (v), k = 0;
+    size_t cut = n > FASGD_CFG_SHOW_MAX ? FASGD_CFG_SHOW_MAX : n;
+    /*  Never half a UTF-8 sequence: back off over continuation bytes.  */
+    if (cut < n)
+        while (cut > 0 && ((unsigned char) v [cut] & 0xC0) == 0x80)
+            cut--;
+    for (size_t i = 0; i < cut; i++) {
+        unsigned char c = (unsigned char) v [i];
+        out->text [k++] = c < 0x20 || c == 0x7F ? '?' : (char) c;
+    }
+    if (cut < n) {
+        memcpy (out->text + k, "...", 3);
+        k += 3;
+    }
+    out->text [k] = 0;
+    return out->text;
+}
 
 static void
 s_error (s_ctx_t *ctx, const yaml_mark_t *mark, const char *fmt, ...)
@@ -39,8 +79,9 @@ s_error (s_ctx_t *ctx, const yaml_mark_t *mark, const char *fmt, ...)
 static void
 s_error (s_ctx_t *ctx, const yaml_mark_t *mark, const char *fmt, ...)
 {
+    int quiet = s_quiet (ctx);
     ctx->nerrors++;
-    if (!ctx->errs)
+    if (quiet)
         return;
     if (mark && ctx->with_marks)
         fprintf (ctx->errs, "%s:%zu:%zu: error: ", ctx->source,
@@ -190,9 +231,10 @@ s_check_bounds (s_ctx_t *ctx, const yaml_mark_t *mark, const char *name,
     int hi_bad = (k->flags & FASGD_CFG_MAX_OPEN) ? !(v < k->max) : !(v <= k->max);
     if (!lo_bad && !hi_bad)
         return 0;
+    s_shown_t shown;
     s_error (ctx, mark, "%s must be in %c%.10g, %.10g%c (got %s)", name,
              (k->flags & FASGD_CFG_MIN_OPEN) ? '(' : '[', k->min, k->max,
-             (k->flags & FASGD_CFG_MAX_OPEN) ? ')' : ']', text);
+             (k->flags & FASGD_CFG_MAX_OPEN) ? ')' : ']', s_show (&shown, text));
     return -1;
 }
 
@@ -220,6 +262,7 @@ s_set_scalar (s_ctx_t *ctx, const s_flat_t *f, void *obj, const yaml_node_t *nod
     const char *text = (const char *) node->data.scalar.value;
     int quoted = node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
     char *slot = (char *) obj + f->offset;
+    s_shown_t shown;
 
     if (s_is_null (node)) {
         s_error (ctx, mark, "%s needs a value (%s)", f->name, s_type_name (k->type));
@@ -227,14 +270,15 @@ s_set_scalar (s_ctx_t *ctx, const s_flat_t *f, void *obj, const yaml_node_t *nod
     }
     if (quoted && k->type != FASGD_CFG_STRING && k->type != FASGD_CFG_ENUM) {
         s_error (ctx, mark, "%s must be %s, not the quoted string \"%s\"", f->name,
-                 s_type_name (k->type), text);
+                 s_type_name (k->type), s_show (&shown, text));
         return -1;
     }
     switch (k->type) {
         case FASGD_CFG_INT: {
             long long v;
             if (s_parse_long (text, &v) != 0 || v < -2147483647LL - 1 || v > 2147483647LL) {
-                s_error (ctx, mark, "%s must be %s (got '%s')", f->name, s_type_name (k->type), text);
+                s_error (ctx, mark, "%s must be %s (got '%s')", f->name, s_type_name (k->type),
+                         s_show (&shown, text));
                 return -1;
             }
             if (s_check_bounds (ctx, mark, f->name, k, (double) v, text))
@@ -247,7 +291,8 @@ s_set_scalar (s_ctx_t *ctx, const s_flat_t *f, void *obj, const yaml_node_t *nod
             errno = 0;
             unsigned long long v = strtoull (text, &end, 10);
             if (!isdigit ((unsigned char) *text) || errno == ERANGE || *end) {
-                s_error (ctx, mark, "%s must be %s (got '%s')", f->name, s_type_name (k->type), text);
+                s_error (ctx, mark, "%s must be %s (got '%s')", f->name, s_type_name (k->type),
+                         s_show (&shown, text));
                 return -1;
             }
             if (s_check_bounds (ctx, mark, f->name, k, (double) v, text))
@@ -260,7 +305,8 @@ s_set_scalar (s_ctx_t *ctx, const s_flat_t *f, void *obj, const yaml_node_t *nod
             errno = 0;
             double v = strtod (text, &end);
             if (!*text || isspace ((unsigned char) *text) || *end || errno == ERANGE || !isfinite (v)) {
-                s_error (ctx, mark, "%s must be a finite number (got '%s')", f->name, text);
+                s_error (ctx, mark, "%s must be a finite number (got '%s')", f->name,
+                         s_show (&shown, text));
                 return -1;
             }
             if (s_check_bounds (ctx, mark, f->name, k, v, text))
@@ -275,7 +321,8 @@ s_set_scalar (s_ctx_t *ctx, const s_flat_t *f, void *obj, const yaml_node_t *nod
                 if (strcmp (text, yes [i]) == 0) { *(int *) slot = 1; return 0; }
             for (int i = 0; no [i]; i++)
                 if (strcmp (text, no [i]) == 0) { *(int *) slot = 0; return 0; }
-            s_error (ctx, mark, "%s must be true or false (got '%s')", f->name, text);
+            s_error (ctx, mark, "%s must be true or false (got '%s')", f->name,
+                     s_show (&shown, text));
             return -1;
         }
         case FASGD_CFG_STRING: {
@@ -302,7 +349,8 @@ s_set_scalar (s_ctx_t *ctx, const s_flat_t *f, void *obj, const yaml_node_t *nod
                 size_t used = strlen (list);
                 snprintf (list + used, sizeof list - used, "%s%s", i ? ", " : "", k->choices [i]);
             }
-            s_error (ctx, mark, "%s must be one of %s (got '%s')", f->name, list, text);
+            s_error (ctx, mark, "%s must be one of %s (got '%s')", f->name, list,
+                     s_show (&shown, text));
             return -1;
         }
         default:
@@ -321,6 +369,12 @@ s_set_intlist (s_ctx_t *ctx, const s_flat_t *f, void *obj, yaml_document_t *doc,
     if (node->type == YAML_SCALAR_NODE && node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE
         && !s_is_null (node)) {
         char buf [512];
+        s_shown_t shown;
+        if (node->data.scalar.length >= sizeof buf) {
+            s_error (ctx, &node->start_mark, "%s is too long for a list of at most %zu integers "
+                     "(%zu bytes)", f->name, k->size, node->data.scalar.length);
+            return -1;
+        }
         snprintf (buf, sizeof buf, "%s", (const char *) node->data.scalar.value);
         char *save = NULL;
         for (char *tok = strtok_r (buf, ",", &save); tok; tok = strtok_r (NULL, ",", &save)) {
@@ -329,7 +383,7 @@ s_set_intlist (s_ctx_t *ctx, const s_flat_t *f, void *obj, yaml_document_t *doc,
             long long v;
             if (s_parse_long (tok, &v) != 0 || v < k->min || v > k->max) {
                 s_error (ctx, &node->start_mark, "%s: item '%s' must be an integer in [%.10g, %.10g]",
-                         f->name, tok, k->min, k->max);
+                         f->name, s_show (&shown, tok), k->min, k->max);
                 return -1;
             }
             if (tmp.n == (int) k->size) {
@@ -393,57 +447,160 @@ s_set_node (s_ctx_t *ctx, const s_flat_t *f, void *obj, yaml_document_t *doc, ya
     return s_set_scalar (ctx, f, obj, node);
 }
 
-static void
-s_walk (s_ctx_t *ctx, s_flat_table_t *ft, char *seen, void *obj, yaml_document_t *doc,
-        yaml_node_t *map, const char *prefix)
+/*  Where each key was set: a leaf key set twice, in whatever spelling
+    (nested, dotted, a flow mapping), is an error naming both places.  */
+typedef struct {
+    int set;
+    yaml_mark_t mark;
+} s_set_t;
+
+/*  Every dotted name the walk met, with where and in which mapping: a
+    hash set, so that finding a duplicate costs the same for the
+    10,000th key as for the first.  */
+typedef struct {
+    char *name;                 /* NULL: a free slot */
+    const yaml_node_t *map;     /* the mapping it is a key of */
+    yaml_mark_t mark;
+} s_name_t;
+
+typedef struct {
+    s_name_t *slots;
+    size_t cap, n;              /* cap: a power of two, at least 2n */
+} s_names_t;
+
+static size_t
+s_hash (const char *name)
 {
-    yaml_node_pair_t *start = map->data.mapping.pairs.start;
-    for (yaml_node_pair_t *p = start; p < map->data.mapping.pairs.top; p++) {
-        yaml_node_t *key = yaml_document_get_node (doc, p->key);
-        yaml_node_t *value = yaml_document_get_node (doc, p->value);
+    size_t h = (size_t) 14695981039346656037ULL;        /* FNV-1a */
+    for (; *name; name++)
+        h = (h ^ (unsigned char) *name) * (size_t) 1099511628211ULL;
+    return h;
+}
+
+static void
+s_names_free (s_names_t *names)
+{
+    for (size_t i = 0; i < names->cap; i++)
+        free (names->slots [i].name);
+    free (names->slots);
+    memset (names, 0, sizeof *names);
+}
+
+/*  The entry of name, or NULL after adding it; *oom when memory ran out.  */
+static const s_name_t *
+s_names_add (s_names_t *names, const char *name, const yaml_node_t *map,
+             const yaml_mark_t *mark, int *oom)
+{
+    if (2 * (names->n + 1) > names->cap) {
+        size_t cap = names->cap ? 2 * names->cap : 64;
+        s_name_t *slots = calloc (cap, sizeof *slots);
+        if (!slots) {
+            *oom = 1;
+            return NULL;
+        }
+        for (size_t i = 0; i < names->cap; i++)
+            if (names->slots [i].name) {
+                size_t j = s_hash (names->slots [i].name) & (cap - 1);
+                while (slots [j].name)
+                    j = (j + 1) & (cap - 1);
+                slots [j] = names->slots [i];
+            }
+        free (names->slots);
+        names->slots = slots;
+        names->cap = cap;
+    }
+    size_t j = s_hash (name) & (names->cap - 1);
+    for (; names->slots [j].name; j = (j + 1) & (names->cap - 1))
+        if (strcmp (names->slots [j].name, name) == 0)
+            return &names->slots [j];
+    if (!(names->slots [j].name = strdup (name))) {
+        *oom = 1;
+        return NULL;
+    }
+    names->slots [j].map = map;
+    names->slots [j].mark = *mark;
+    names->n++;
+    return NULL;
+}
+
+typedef struct {
+    s_ctx_t *ctx;
+    s_flat_table_t *ft;
+    s_set_t *set;               /* one per row of ft */
+    s_names_t names;
+    void *obj;
+    yaml_document_t *doc;
+} s_walk_t;
+
+static void
+s_walk (s_walk_t *w, yaml_node_t *map, const char *prefix)
+{
+    s_ctx_t *ctx = w->ctx;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top && !ctx->stop; p++) {
+        yaml_node_t *key = yaml_document_get_node (w->doc, p->key);
+        yaml_node_t *value = yaml_document_get_node (w->doc, p->value);
         if (!key || !value)
             continue;
+        /*  The scan counted the file's keys; this counts the keys walked,
+            which aliases could otherwise multiply.  */
+        if (++ctx->walked > FASGD_CFG_MAX_KEYS) {
+            s_error (ctx, &key->start_mark, "more than %d keys: a configuration holds at most %d",
+                     FASGD_CFG_MAX_KEYS, FASGD_CFG_MAX_KEYS);
+            ctx->stop = 1;
+            return;
+        }
         if (key->type != YAML_SCALAR_NODE) {
             s_error (ctx, &key->start_mark, "a key must be a plain name, not %s", s_node_kind (key));
             continue;
         }
         const char *kname = (const char *) key->data.scalar.value;
-        int dup = 0;
-        for (yaml_node_pair_t *q = start; q < p && !dup; q++) {
-            yaml_node_t *other = yaml_document_get_node (doc, q->key);
-            if (other && other->type == YAML_SCALAR_NODE
-                && strcmp ((const char *) other->data.scalar.value, kname) == 0) {
-                s_error (ctx, &key->start_mark, "duplicate key '%s' (first at line %zu)", kname,
-                         (size_t) other->start_mark.line + 1);
-                dup = 1;
-            }
-        }
-        if (dup)
-            continue;
+        s_shown_t shown;
         char full [NAME_MAX_LEN];
         int len = snprintf (full, sizeof full, "%s%s%s", prefix, *prefix ? "." : "", kname);
         if (len < 0 || (size_t) len >= sizeof full) {
-            s_error (ctx, &key->start_mark, "unknown key '%.40s...'", kname);
+            s_error (ctx, &key->start_mark, "unknown key '%s'", s_show (&shown, kname));
             continue;
         }
-        s_flat_t *f = s_find (ft, full);
-        if (f) {
-            seen [f - ft->rows] = 1;
-            s_set_node (ctx, f, obj, doc, value);
+        s_flat_t *f = s_find (w->ft, full);
+        int oom = 0;
+        const s_name_t *first = s_names_add (&w->names, full, map, &key->start_mark, &oom);
+        if (oom) {
+            s_error (ctx, NULL, "out of memory");
+            ctx->stop = 1;
+            return;
         }
-        else if (s_is_section (ft, full)) {
+        /*  A leaf set twice in any spelling, or the same key twice in one
+            mapping; a section may be opened again elsewhere (`rule:
+            {name: x}` and `rule.lr: 1` set different keys).  */
+        if (first && (f || first->map == map)) {
+            s_error (ctx, &key->start_mark, "duplicate key '%s' (first at line %zu, column %zu)",
+                     s_show (&shown, full), (size_t) first->mark.line + 1,
+                     (size_t) first->mark.column + 1);
+            continue;
+        }
+        if (f) {
+            s_set_t *at = &w->set [f - w->ft->rows];
+            at->set = 1;
+            at->mark = key->start_mark;
+            s_set_node (ctx, f, w->obj, w->doc, value);
+        }
+        else if (s_is_section (w->ft, full)) {
             if (value->type == YAML_MAPPING_NODE)
-                s_walk (ctx, ft, seen, obj, doc, value, full);
+                s_walk (w, value, full);
             else if (!s_is_null (value))
                 s_error (ctx, &value->start_mark, "%s is a section: it takes a mapping of keys, not %s",
                          full, s_node_kind (value));
         }
+        else if (s_quiet (ctx))
+            s_error (ctx, &key->start_mark, "unknown key");
         else {
-            const char *hint = s_suggest (ft, full);
+            const char *hint = s_suggest (w->ft, full);
             if (hint)
-                s_error (ctx, &key->start_mark, "unknown key '%s' (did you mean '%s'?)", full, hint);
+                s_error (ctx, &key->start_mark, "unknown key '%s' (did you mean '%s'?)",
+                         s_show (&shown, full), hint);
             else
-                s_error (ctx, &key->start_mark, "unknown key '%s'", full);
+                s_error (ctx, &key->start_mark, "unknown key '%s'", s_show (&shown, full));
         }
     }
 }
@@ -465,37 +622,104 @@ s_parser_error (s_ctx_t *ctx, yaml_parser_t *parser)
         s_error (ctx, &mark, "%s", problem);
 }
 
+/*  Checks the document's shape from libyaml's events, before any node is
+    built: nesting at most FASGD_CFG_MAX_DEPTH deep and at most
+    FASGD_CFG_MAX_KEYS keys, stopping at the first excess. libyaml's own
+    work grows faster than the input with nesting, and its document holds
+    every node at once; this pass holds nothing but the current path.
+    Returns 0, or -1 after reporting.  */
 static int
-s_load (const fasgd_cfg_key_t *table, void *obj, const char *name, FILE *file,
-        const char *text, FILE *errs)
+s_scan (s_ctx_t *ctx, const unsigned char *text, size_t len)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize (&parser)) {
+        s_error (ctx, NULL, "out of memory");
+        return -1;
+    }
+    yaml_parser_set_input_string (&parser, text, len);
+    struct {
+        int mapping;
+        size_t items;           /* in a mapping, keys and values alternate */
+    } path [FASGD_CFG_MAX_DEPTH];
+    int depth = 0, rc = 0, done = 0;
+    size_t keys = 0;
+    while (!done && rc == 0) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse (&parser, &ev)) {
+            s_parser_error (ctx, &parser);
+            rc = -1;
+            break;
+        }
+        yaml_event_type_t t = ev.type;
+        int opens = t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT;
+        if ((opens || t == YAML_SCALAR_EVENT || t == YAML_ALIAS_EVENT) && depth > 0) {
+            if (path [depth - 1].mapping && path [depth - 1].items % 2 == 0
+                && ++keys > FASGD_CFG_MAX_KEYS) {
+                s_error (ctx, &ev.start_mark, "more than %d keys: a configuration holds at most %d",
+                         FASGD_CFG_MAX_KEYS, FASGD_CFG_MAX_KEYS);
+                rc = -1;
+            }
+            path [depth - 1].items++;
+        }
+        if (rc == 0 && opens) {
+            if (depth == FASGD_CFG_MAX_DEPTH) {
+                s_error (ctx, &ev.start_mark, "nested more than %d levels deep: a configuration "
+                         "is at most %d", FASGD_CFG_MAX_DEPTH, FASGD_CFG_MAX_DEPTH);
+                rc = -1;
+            }
+            else {
+                path [depth].mapping = t == YAML_MAPPING_START_EVENT;
+                path [depth].items = 0;
+                depth++;
+            }
+        }
+        else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
+            depth--;
+        done = t == YAML_STREAM_END_EVENT;
+        yaml_event_delete (&ev);
+    }
+    yaml_parser_delete (&parser);
+    return rc;
+}
+
+static int
+s_load (const fasgd_cfg_key_t *table, void *obj, const char *name,
+        const char *text, size_t len, FILE *errs)
 {
     s_ctx_t ctx = { .source = name, .errs = errs, .with_marks = 1 };
+    s_walk_t w = { .ctx = &ctx, .obj = obj };
     s_flat_table_t ft = { 0 };
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (len > FASGD_CFG_MAX_BYTES) {
+        s_error (&ctx, NULL, "larger than %u bytes: a configuration is at most that (1 MiB)",
+                 (unsigned) FASGD_CFG_MAX_BYTES);
+        return ctx.nerrors;
+    }
     if (s_flatten (&ft, table, "", 0) != 0) {
         free (ft.rows);
         s_error (&ctx, NULL, "configuration table too large");
         return ctx.nerrors;
     }
-    char *seen = calloc (ft.n ? ft.n : 1, 1);
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    if (!seen || !yaml_parser_initialize (&parser)) {
-        free (seen);
+    w.ft = &ft;
+    w.set = calloc (ft.n ? ft.n : 1, sizeof *w.set);
+    if (!w.set || !yaml_parser_initialize (&parser)) {
+        free (w.set);
         free (ft.rows);
         s_error (&ctx, NULL, "out of memory");
         return ctx.nerrors;
     }
-    if (file)
-        yaml_parser_set_input_file (&parser, file);
-    else
-        yaml_parser_set_input_string (&parser, (const unsigned char *) text, strlen (text));
+    yaml_parser_set_input_string (&parser, (const unsigned char *) text, len);
 
-    if (!yaml_parser_load (&parser, &doc))
+    if (s_scan (&ctx, (const unsigned char *) text, len) != 0)
+        ;                       /* refused before any node was built */
+    else if (!yaml_parser_load (&parser, &doc))
         s_parser_error (&ctx, &parser);
     else {
         yaml_node_t *root = yaml_document_get_root_node (&doc);
+        w.doc = &doc;
         if (root && root->type == YAML_MAPPING_NODE)
-            s_walk (&ctx, &ft, seen, obj, &doc, root, "");
+            s_walk (&w, root, "");
         else if (root && !s_is_null (root))
             s_error (&ctx, &root->start_mark, "the top level must be a mapping of keys, not %s",
                      s_node_kind (root));
@@ -511,11 +735,17 @@ s_load (const fasgd_cfg_key_t *table, void *obj, const char *name, FILE *file,
         else
             s_parser_error (&ctx, &parser);
     }
-    for (size_t i = 0; i < ft.n; i++)
-        if ((ft.rows [i].key->flags & FASGD_CFG_REQUIRED) && !seen [i])
-            s_error (&ctx, NULL, "missing required key '%s'", ft.rows [i].name);
+    if (!ctx.stop)
+        for (size_t i = 0; i < ft.n; i++)
+            if ((ft.rows [i].key->flags & FASGD_CFG_REQUIRED) && !w.set [i].set)
+                s_error (&ctx, NULL, "missing required key '%s'", ft.rows [i].name);
+    if (ctx.errs && ctx.nerrors > FASGD_CFG_MAX_MESSAGES)
+        fprintf (ctx.errs, "%s: error: %d more error%s not shown\n", name,
+                 ctx.nerrors - FASGD_CFG_MAX_MESSAGES,
+                 ctx.nerrors - FASGD_CFG_MAX_MESSAGES == 1 ? "" : "s");
     yaml_parser_delete (&parser);
-    free (seen);
+    s_names_free (&w.names);
+    free (w.set);
     free (ft.rows);
     return ctx.nerrors;
 }
@@ -529,8 +759,33 @@ fasgd_config_load (const fasgd_cfg_key_t *table, void *obj, const char *path, FI
             fprintf (errs, "%s: error: cannot open: %s\n", path, strerror (errno));
         return 1;
     }
-    int rc = s_load (table, obj, path, file, NULL, errs);
+    /*  Read whole, but never more than one byte past the limit: a huge
+        file, /dev/zero or a FIFO that never ends is refused after 1 MiB.  */
+    size_t cap = FASGD_CFG_MAX_BYTES + 1, len = 0;
+    char *text = malloc (cap + 1);
+    if (!text) {
+        fclose (file);
+        if (errs)
+            fprintf (errs, "%s: error: out of memory\n", path);
+        return 1;
+    }
+    size_t got;
+    while (len < cap && (got = fread (text + len, 1, cap - len, file)) > 0)
+        len += got;
+    int failed = ferror (file);
+    int e = errno;
     fclose (file);
+    int rc;
+    if (failed) {
+        if (errs)
+            fprintf (errs, "%s: error: cannot read: %s\n", path, strerror (e));
+        rc = 1;
+    }
+    else {
+        text [len] = 0;
+        rc = s_load (table, obj, path, text, len, errs);
+    }
+    free (text);
     return rc;
 }
 
@@ -538,7 +793,7 @@ int
 fasgd_config_load_string (const fasgd_cfg_key_t *table, void *obj, const char *name,
                           const char *text, FILE *errs)
 {
-    return s_load (table, obj, name, NULL, text, errs);
+    return s_load (table, obj, name, text, strlen (text), errs);
 }
 
 /*  Parses `text` as a one-value YAML document and stores it in row f.  */
@@ -547,6 +802,7 @@ s_set_text (s_ctx_t *ctx, const s_flat_t *f, void *obj, const char *text)
 {
     yaml_parser_t parser;
     yaml_document_t doc;
+    s_shown_t shown;
     if (!yaml_parser_initialize (&parser)) {
         s_error (ctx, NULL, "out of memory");
         return -1;
@@ -554,7 +810,7 @@ s_set_text (s_ctx_t *ctx, const s_flat_t *f, void *obj, const char *text)
     yaml_parser_set_input_string (&parser, (const unsigned char *) text, strlen (text));
     int rc = -1;
     if (!yaml_parser_load (&parser, &doc))
-        s_error (ctx, NULL, "cannot parse the value '%s': %s", text,
+        s_error (ctx, NULL, "cannot parse the value '%s': %s", s_show (&shown, text),
                  parser.problem ? parser.problem : "malformed");
     else {
         yaml_node_t *root = yaml_document_get_root_node (&doc);
@@ -570,7 +826,7 @@ s_set_text (s_ctx_t *ctx, const s_flat_t *f, void *obj, const char *text)
                 list or a mapping.  */
             s_error (ctx, NULL, "%s must be a string, not %s; quote a value that YAML reads "
                      "as something else: --set '%s=\"%s\"'", f->name, s_node_kind (root),
-                     f->name, text);
+                     f->name, s_show (&shown, text));
         else
             rc = s_set_node (ctx, f, obj, &doc, root);
         yaml_document_delete (&doc);
@@ -613,7 +869,8 @@ fasgd_config_set (const fasgd_cfg_key_t *table, void *obj, const char *assignmen
     const char *eq = strchr (assignment, '=');
     s_ctx_t ctx = { .source = "--set", .errs = errs };
     if (!eq || eq == assignment || (size_t) (eq - assignment) >= sizeof name) {
-        s_error (&ctx, NULL, "'%s' is not of the form key=value", assignment);
+        s_shown_t shown;
+        s_error (&ctx, NULL, "'%s' is not of the form key=value", s_show (&shown, assignment));
         return 1;
     }
     memcpy (name, assignment, (size_t) (eq - assignment));
@@ -630,11 +887,12 @@ fasgd_config_set (const fasgd_cfg_key_t *table, void *obj, const char *assignmen
     }
     s_flat_t *f = s_find (&ft, name);
     if (!f) {
+        s_shown_t shown;
         const char *hint = s_suggest (&ft, name);
         if (hint)
-            s_error (&ctx, NULL, "unknown key '%s' (did you mean '%s'?)", name, hint);
+            s_error (&ctx, NULL, "unknown key '%s' (did you mean '%s'?)", s_show (&shown, name), hint);
         else
-            s_error (&ctx, NULL, "unknown key '%s'", name);
+            s_error (&ctx, NULL, "unknown key '%s'", s_show (&shown, name));
     }
     else
         s_set_text (&ctx, f, obj, eq + 1);

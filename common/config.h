@@ -17,14 +17,26 @@
 
     Every problem is reported as "file:line:col: error: message" (1-based,
     from libyaml's marks) on the stream the caller gives; the loader
-    collects all of them before returning their count. Nothing is ever
-    written to the configuration file.  */
+    collects all of them before returning their count, showing the first
+    FASGD_CFG_MAX_MESSAGES. A key set twice, in any spelling (nested and
+    dotted), is an error naming both places. Nothing is ever written to
+    the configuration file.  */
 #ifndef FASGD_CONFIG_H_INCLUDED
 #define FASGD_CONFIG_H_INCLUDED
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/*  Limits on a configuration file, each refused with a message before
+    the work it would cost: any file is checked in time and memory linear
+    in its size, and that size is bounded. A real configuration holds a
+    few dozen keys three levels deep.  */
+#define FASGD_CFG_MAX_BYTES    (1u << 20)  /* 1 MiB */
+#define FASGD_CFG_MAX_DEPTH    16          /* nested mappings and lists */
+#define FASGD_CFG_MAX_KEYS     10000       /* keys, counting every mapping's */
+#define FASGD_CFG_MAX_MESSAGES 20          /* error lines shown; then one line counts the rest */
+#define FASGD_CFG_SHOW_MAX     64          /* bytes of a value echoed in a message, then "..." */
 
 typedef enum {
     FASGD_CFG_INT = 1,      /* int */

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -212,7 +213,7 @@ START_TEST (test_duplicates_and_structure)
 {
     cfg_t c;
     ck_assert_int_eq (s_load (&c, "workers: 2\nworkers: 3\n"), 1);
-    s_expect ("t.yaml:2:1: error: duplicate key 'workers' (first at line 1)");
+    s_expect ("t.yaml:2:1: error: duplicate key 'workers' (first at line 1, column 1)");
     ck_assert_int_eq (s_load (&c, "- 1\n- 2\n"), 1);
     s_expect ("t.yaml:1:1: error: the top level must be a mapping of keys, not a list");
     ck_assert_int_eq (s_load (&c, "workers: 2\n---\nworkers: 3\n"), 1);
@@ -344,6 +345,168 @@ START_TEST (test_file_errors)
 }
 END_TEST
 
+/*  A key set twice in two spellings: nested and dotted, or a flow mapping
+    and a nested one. The last used to win silently.  */
+START_TEST (test_duplicate_across_spellings)
+{
+    cfg_t c;
+    ck_assert_int_eq (s_load (&c, "rule:\n  lr: 0.1\nrule.lr: 0.2\n"), 1);
+    s_expect ("t.yaml:3:1: error: duplicate key 'rule.lr' (first at line 2, column 3)");
+    ck_assert_int_eq (s_load (&c, "rule.lr: 0.2\nrule: {lr: 0.1}\n"), 1);
+    s_expect ("t.yaml:2:8: error: duplicate key 'rule.lr' (first at line 1, column 1)");
+    ck_assert_int_eq (s_load (&c, "rule.fasgd: {gamma: 0.5}\nrule:\n  fasgd:\n    gamma: 0.6\n"), 1);
+    s_expect ("t.yaml:4:5: error: duplicate key 'rule.fasgd.gamma' (first at line 1, column 14)");
+    /*  A section opened twice, each time for other keys, is fine.  */
+    ck_assert_int_eq (s_load (&c, "rule:\n  name: sasgd\nrule.lr: 0.5\nrule.fasgd: {group: 2}\n"), 0);
+    ck_assert_int_eq (c.rule, 1);
+    ck_assert_double_eq (c.lr, 0.5);
+    ck_assert_int_eq (c.sub.group, 2);
+}
+END_TEST
+
+static int
+s_lines (const char *text)
+{
+    int n = 0;
+    for (; text && *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
+static double
+s_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*  Many keys: each problem counted, the first 20 shown and one line for
+    the rest, in time linear in the file (the bound is generous: the old
+    quadratic check took seconds and printed a line per key).  */
+START_TEST (test_many_keys_linear)
+{
+    cfg_t c;
+    size_t cap = 50000 * 16;
+    char *text = malloc (cap), *p = text;
+    for (int i = 0; i < 9999; i++)
+        p += sprintf (p, "k%05d: 1\n", i);
+    double t0 = s_now ();
+    ck_assert_int_eq (s_load (&c, text), 9999);
+    ck_assert_double_lt (s_now () - t0, 5.0);
+    ck_assert_int_eq (s_lines (s_errs), 21);
+    s_expect ("t.yaml: error: 9979 more errors not shown");
+    /*  The same key 9,999 times: one duplicate per line, found by hash.  */
+    p = text;
+    for (int i = 0; i < 9999; i++)
+        p += sprintf (p, "%s: %d\n", i % 2 ? "workers" : "rule.lr", 1 + i % 7);
+    t0 = s_now ();
+    ck_assert_int_eq (s_load (&c, text), 9997);
+    ck_assert_double_lt (s_now () - t0, 5.0);
+    ck_assert_int_eq (s_lines (s_errs), 21);
+    /*  40,000 keys: refused as a whole, at the 10,001st.  */
+    p = text;
+    for (int i = 0; i < 40000; i++)
+        p += sprintf (p, "k%05d: 1\n", i);
+    t0 = s_now ();
+    ck_assert_int_eq (s_load (&c, text), 1);
+    ck_assert_double_lt (s_now () - t0, 5.0);
+    ck_assert_int_eq (s_lines (s_errs), 1);
+    s_expect ("t.yaml:10001:1: error: more than 10000 keys: a configuration holds at most 10000");
+    free (text);
+}
+END_TEST
+
+/*  Nesting deeper than 16 levels is refused before libyaml builds the
+    document (100,000 levels once took tens of seconds).  */
+START_TEST (test_deep_nesting_refused)
+{
+    cfg_t c;
+    size_t depth = 100000;
+    char *text = malloc (depth * 4 + 16), *p = text;
+    p += sprintf (p, "workers: ");
+    for (size_t i = 0; i < depth; i++)
+        *p++ = '[';
+    for (size_t i = 0; i < depth; i++)
+        *p++ = ']';
+    *p++ = '\n';
+    *p = 0;
+    double t0 = s_now ();
+    ck_assert_int_eq (s_load (&c, text), 1);
+    ck_assert_double_lt (s_now () - t0, 2.0);
+    s_expect ("t.yaml:1:25: error: nested more than 16 levels deep: a configuration is at most 16");
+    /*  Block mappings count the same; 16 levels are allowed.  */
+    p = text;
+    for (int i = 0; i < 17; i++)
+        p += sprintf (p, "%*sa%d:\n", 2 * i, "", i);
+    ck_assert_int_eq (s_load (&c, text), 1);
+    s_expect ("nested more than 16 levels deep");
+    p = text;
+    for (int i = 0; i < 15; i++)
+        p += sprintf (p, "%*sa%d:\n", 2 * i, "", i);
+    sprintf (p, "%*sa15: 1\n", 30, "");
+    ck_assert_int_eq (s_load (&c, text), 1);
+    s_expect ("unknown key 'a0'");
+    free (text);
+}
+END_TEST
+
+/*  A file past 1 MiB is refused before it is parsed, and so is an endless
+    one: only the first 1 MiB and a byte are ever read.  */
+START_TEST (test_large_file_refused)
+{
+    cfg_t c;
+    size_t len = 2u << 20;
+    char *text = malloc (len + 1);
+    for (size_t i = 0; i < len; i += 64)
+        memcpy (text + i, "# a comment line, of sixty-four bytes with its line break......\n", 64);
+    text [len] = 0;
+    ck_assert_int_eq (s_load (&c, text), 1);
+    s_expect ("t.yaml: error: larger than 1048576 bytes: a configuration is at most that (1 MiB)");
+    char path [] = "/tmp/fasgd-test-config-XXXXXX";
+    int fd = mkstemp (path);
+    ck_assert_int_ge (fd, 0);
+    ck_assert_int_eq (write (fd, text, len), (ssize_t) len);
+    close (fd);
+    char *buf = NULL;
+    size_t blen;
+    FILE *errs = open_memstream (&buf, &blen);
+    fasgd_config_defaults (s_keys, &c, errs);
+    ck_assert_int_eq (fasgd_config_load (s_keys, &c, path, errs), 1);
+    double t0 = s_now ();
+    ck_assert_int_eq (fasgd_config_load (s_keys, &c, "/dev/zero", errs), 1);
+    ck_assert_double_lt (s_now () - t0, 2.0);
+    fclose (errs);
+    unlink (path);
+    ck_assert_msg (strstr (buf, "error: larger than 1048576 bytes"), "%s", buf);
+    ck_assert_msg (strstr (buf, "/dev/zero: error: larger than 1048576 bytes"), "%s", buf);
+    free (buf);
+    free (text);
+}
+END_TEST
+
+/*  A value is echoed cut to 64 bytes and "...", control characters as '?'.  */
+START_TEST (test_values_cut_in_messages)
+{
+    cfg_t c;
+    char text [2200];
+    char value [2049];
+    memset (value, 'x', 2048);
+    value [2048] = 0;
+    snprintf (text, sizeof text, "workers: %s\n", value);
+    ck_assert_int_eq (s_load (&c, text), 1);
+    char want [128];
+    snprintf (want, sizeof want, "workers must be an integer (got '%.64s...')\n", value);
+    s_expect (want);
+    ck_assert_uint_lt (strlen (s_errs), 160);
+    ck_assert_int_eq (s_load (&c, "rule.name: \"\\e[31mred\\e[0m\"\n"), 1);
+    s_expect ("(got '?[31mred?[0m')");
+    snprintf (text, sizeof text, "%s: 1\n", value);
+    ck_assert_int_eq (s_load (&c, text), 1);
+    ck_assert_uint_lt (strlen (s_errs), 160);
+}
+END_TEST
+
 static void
 s_count (const char *name, const fasgd_cfg_key_t *key, void *arg)
 {
@@ -398,6 +561,11 @@ config_suite (void)
     tcase_add_test (tc, test_dump_round_trip);
     tcase_add_test (tc, test_file_errors);
     tcase_add_test (tc, test_visit_and_describe);
+    tcase_add_test (tc, test_duplicate_across_spellings);
+    tcase_add_test (tc, test_many_keys_linear);
+    tcase_add_test (tc, test_deep_nesting_refused);
+    tcase_add_test (tc, test_large_file_refused);
+    tcase_add_test (tc, test_values_cut_in_messages);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -214,15 +214,15 @@ fasgd_model_new (const fasgd_model_spec_t *spec, char *err, size_t errlen)
         return NULL;
     }
     /*  Widths are at most 10^6, so each product fits in 64 bits with room
-        for the sum. The 2^31 limit keeps every offset and every count on
-        the wire in an int32 and θ itself under 8 GiB.  */
+        for the sum. The limit keeps every offset and every count on the
+        wire in an int32 and each copy of θ within 1 GiB.  */
     uint64_t total = 0;
     for (int l = 1; l < spec->nsizes; l++)
         total += (uint64_t) spec->sizes [l - 1] * (uint64_t) spec->sizes [l]
                + (uint64_t) spec->sizes [l];
-    if (total >= (1ULL << 31)) {
+    if (total > FASGD_MODEL_MAX_PARAMS) {
         fasgd_errbuf (err, errlen, "model has %llu parameters, the limit is %llu",
-                 (unsigned long long) total, (unsigned long long) (1ULL << 31) - 1);
+                 (unsigned long long) total, (unsigned long long) FASGD_MODEL_MAX_PARAMS);
         return NULL;
     }
 

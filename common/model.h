@@ -30,6 +30,13 @@
 
 #define FASGD_MODEL_MAX_LAYERS 8            /* weight layers */
 #define FASGD_MODEL_MAX_WIDTH  1000000      /* units in any one layer */
+/*  Most parameters of a model, all layers together: 2^28 - 1 floats, 1 GiB
+    per copy of θ, of which a server holds several (θ and its snapshots,
+    the gradient, the rule's statistics) and a client a few. The widths
+    alone would allow 8·10^12; anything past this is refused before a byte
+    is allocated, by fasgd_model_new and, for an external model, by the
+    server.  */
+#define FASGD_MODEL_MAX_PARAMS ((1ULL << 28) - 1)
 
 typedef enum { FASGD_ACT_RELU = 0, FASGD_ACT_TANH } fasgd_activation_t;
 typedef enum { FASGD_INIT_HE = 0, FASGD_INIT_GLOROT, FASGD_INIT_NORMAL } fasgd_init_t;
@@ -74,8 +81,8 @@ int fasgd_model_init_parse (const char *name);
 const char *fasgd_model_init_name (int init);
 
 /*  Validates the spec (2..FASGD_MODEL_MAX_LAYERS + 1 sizes, each
-    1..FASGD_MODEL_MAX_WIDTH, known activation and init, fewer than 2^31
-    parameters) and returns a model, or NULL with the reason in err (which
+    1..FASGD_MODEL_MAX_WIDTH, known activation and init, at most
+    FASGD_MODEL_MAX_PARAMS parameters) and returns a model, or NULL with the reason in err (which
     may be NULL).  */
 fasgd_model_t *fasgd_model_new (const fasgd_model_spec_t *spec, char *err, size_t errlen);
 void fasgd_model_destroy (fasgd_model_t **self_p);

@@ -19,9 +19,13 @@
 #include <unistd.h>
 
 #define S_STREAM_INIT 2                 /* the simulator's: same seed, same θ0 */
-/*  An external model's size: a gradient message of 4·D bytes stays
-    within what one ZeroMQ message and a size_t comfortably hold.  */
-#define S_EXTERNAL_MAX_PARAMS ((uint64_t) 1 << 30)
+/*  An external model's size: the MLP's limit, so that a gradient message
+    of 4·D bytes and every copy of θ stay within 1 GiB.  */
+#define S_EXTERNAL_MAX_PARAMS ((uint64_t) FASGD_MODEL_MAX_PARAMS)
+/*  Copies of θ's size the server holds at most: θ, a second snapshot
+    while a fetch holds the first, the gradient, and up to three vectors
+    of the rule's statistics.  */
+#define S_THETA_COPIES 6
 #define S_BATCH_PER_WAKE 256            /* messages handled per poll wake-up */
 #define S_CONTROL_MAXMSG 4096           /* a control request is one short word */
 #define S_CONTROL_PER_WAKE 8            /* control requests handled per poll wake-up */
@@ -157,18 +161,30 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
             goto fail;
         }
         if (params > S_EXTERNAL_MAX_PARAMS) {
-            fasgd_log_error ("external.tensors: %" PRIu64 " parameters, more than the %llu a "
-                             "gradient message may carry", params, (unsigned long long) S_EXTERNAL_MAX_PARAMS);
+            fasgd_log_error ("external.tensors: %" PRIu64 " parameters, more than the limit of %llu",
+                             params, (unsigned long long) S_EXTERNAL_MAX_PARAMS);
             goto fail;
         }
         self->n = (size_t) params;
     }
     else {
         if (!(self->model = fasgd_model_new (&spec, err, sizeof err))) {
-            fasgd_log_error ("model: %s", err);
+            fasgd_log_error ("model.sizes: %s", err);
             goto fail;
         }
         self->n = fasgd_model_nparams (self->model);
+    }
+    /*  Before anything of θ's size is allocated: a model that fits the
+        limit may still not fit this machine.  */
+    long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+    uint64_t need = (uint64_t) self->n * sizeof (float) * S_THETA_COPIES;
+    if (pages > 0 && page > 0 && need > (uint64_t) pages * (uint64_t) page) {
+        fasgd_log_error ("%s: %zu parameters need about %llu MiB (theta, its snapshots, the gradient "
+                         "and the rule's statistics), more than this machine's %llu MiB of memory",
+                         self->model ? "model.sizes" : "external.tensors", self->n,
+                         (unsigned long long) (need >> 20),
+                         (unsigned long long) (((uint64_t) pages * (uint64_t) page) >> 20));
+        goto fail;
     }
     fasgd_rule_params_t rp;
     fasgd_rule_cfg_to_params (&cfg->rule, cfg->clients, &rp);

@@ -282,7 +282,7 @@ START_TEST (test_server_external_refusals)
         { "a:2x0", "''", "", "external.tensors: \"2x0\" must be a SHAPE" },
         { "a:2,a:3", "''", "", "external.tensors: \"a\" appears twice" },
         { "a b:2", "''", "", "external.tensors: name \"a b\"" },
-        { "a:1073741825", "''", "", "more than the 1073741824" },
+        { "a:268435456", "''", "", "external.tensors: 268435456 parameters, more than the limit of 268435455" },
         { "a:10", "/nonexistent/theta.npy", "", "external.init: /nonexistent/theta.npy: No such file" },
         { "a:10", "WRONG", "", "40 bytes" },
         { "a:10", "''", "heartbeat: {interval_ms: 500, expiry_ms: 500}\n",

@@ -156,13 +156,18 @@ START_TEST (test_spec_validation)
     s.init = -1;
     s_expect_refused (s, "unknown init -1 (he = 0, glorot = 1, normal = 2)");
 
-    /*  1000000·2148 + 2148 = 2,148,002,148 >= 2^31; 2147 columns fit.  */
-    const int big [] = { 1000000, 2148 };
+    /*  1000000·269 + 269 = 269,000,269 > 2^28 - 1; 268 columns fit.  */
+    const int big [] = { 1000000, 269 };
     s_expect_refused (s_spec (FASGD_ACT_RELU, FASGD_INIT_HE, 2, big),
-                      "model has 2148002148 parameters, the limit is 2147483647");
-    const int fits [] = { 1000000, 2147 };
+                      "model has 269000269 parameters, the limit is 268435455");
+    /*  784, 10^6, 10: the 795,000,010 parameters that once passed for a
+        server's -n after allocating 3 GB.  */
+    const int wide [] = { 784, 1000000, 10 };
+    s_expect_refused (s_spec (FASGD_ACT_RELU, FASGD_INIT_HE, 3, wide),
+                      "model has 795000010 parameters, the limit is 268435455");
+    const int fits [] = { 1000000, 268 };
     fasgd_model_t *model = s_model (FASGD_ACT_RELU, FASGD_INIT_HE, 2, fits);
-    ck_assert_uint_eq (fasgd_model_nparams (model), 2147002147u);
+    ck_assert_uint_eq (fasgd_model_nparams (model), 268000268u);
     fasgd_model_destroy (&model);
     /*  Products of widths at the limit must not wrap.  */
     const int huge [] = { 1000000, 1000000, 1000000 };

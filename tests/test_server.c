@@ -358,6 +358,25 @@ START_TEST (test_bad_config_and_bind)
 }
 END_TEST
 
+/*  -n refuses a model past FASGD_MODEL_MAX_PARAMS at once, naming the key,
+    rather than allocating gigabytes and calling it OK.  */
+START_TEST (test_check_refuses_a_huge_model)
+{
+    const char *build = getenv ("FASGD_TOP_BUILDDIR");
+    char cmd [1024];
+    snprintf (cmd, sizeof cmd,
+              "printf 'model: {sizes: [784, 1000000, 10]}\\neval: {enabled: false}\\n' > /tmp/fasgd-test-huge.yaml; "
+              "timeout 20 '%s/server/fasgd-server' -n -c /tmp/fasgd-test-huge.yaml > /tmp/fasgd-test-huge.out 2>&1; "
+              "rc=$?; grep -q 'model.sizes: model has 795000010 parameters, the limit is 268435455' "
+              "/tmp/fasgd-test-huge.out || rc=99; grep -q 'configuration OK' /tmp/fasgd-test-huge.out && rc=98; "
+              "rm -f /tmp/fasgd-test-huge.yaml /tmp/fasgd-test-huge.out; exit $rc", build ? build : ".");
+    int64_t t0 = zclock_mono ();
+    int st = system (cmd);
+    ck_assert_int_eq (WEXITSTATUS (st), 1);
+    ck_assert_int_lt (zclock_mono () - t0, 10000);
+}
+END_TEST
+
 /*  1 when text has no byte outside printable ASCII but its newlines.  */
 static int
 s_printable (const char *text)
@@ -1067,6 +1086,7 @@ server_suite (void)
     tcase_add_test (tc, test_theta_used_rules_and_repeats);
     tcase_add_test (tc, test_silent_client_expires);
     tcase_add_test (tc, test_bad_config_and_bind);
+    tcase_add_test (tc, test_check_refuses_a_huge_model);
     tcase_add_test (tc, test_control_status_and_garbage);
     tcase_add_test (tc, test_control_checkpoint_failure_and_budget);
     tcase_add_test (tc, test_control_disabled);

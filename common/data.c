@@ -17,7 +17,7 @@
 
 #define FASGD_DATA_IDX_UBYTE 0x08
 
-/*  First buffer size; doubling from here lands exactly on the 2 GiB cap.  */
+/*  First buffer of a gzip body; it doubles from here up to the claim.  */
 #define FASGD_DATA_READ_CHUNK ((size_t) 1 << 16)
 
 /*  gzread counts in unsigned and answers in int, so never ask for more
@@ -31,19 +31,24 @@ s_be32 (const uint8_t *p)
          | (uint32_t) p [2] << 8 | (uint32_t) p [3];
 }
 
-/*  One whole file, decompressed.  */
+/*  An IDX file being read: its header first, its body once the header's
+    claim has been checked.  */
 typedef struct {
-    uint8_t *buf;
-    size_t   len;
+    const char *path;
+    gzFile   gz;
     int      gzipped;    /* for messages: sizes are then decompressed sizes */
-} s_file_t;
+    uint64_t size;       /* a plain file's size on disk */
+    uint32_t dims [3];
+    uint8_t *body;       /* after s_idx_body: exactly the claimed bytes */
+} s_idx_t;
 
 static void
-s_file_free (s_file_t *f)
+s_idx_close (s_idx_t *f)
 {
-    free (f->buf);
-    f->buf = NULL;
-    f->len = 0;
+    if (f->gz)
+        gzclose (f->gz);
+    free (f->body);
+    memset (f, 0, sizeof *f);
 }
 
 /*  Reports the state of a gzFile after a failed or final read; returns -1
@@ -80,14 +85,43 @@ s_gz_check (gzFile gz, const char *path, char *err, size_t errlen)
     return -1;
 }
 
-/*  Reads all of path into f, plain or gzip. The buffer grows with what is
-    actually read, never with what a header claims, and stops at
-    FASGD_DATA_MAX_BYTES.  */
+/*  Reads up to len bytes; returns how many (short only at the end of the
+    data), or -1 after reporting a read or decompression error.  */
+static int64_t
+s_gz_read (s_idx_t *f, uint8_t *buf, size_t len, char *err, size_t errlen)
+{
+    size_t got = 0;
+    while (got < len) {
+        size_t want = len - got;
+        if (want > FASGD_DATA_READ_MAX_CALL)
+            want = FASGD_DATA_READ_MAX_CALL;
+        int n = gzread (f->gz, buf + got, (unsigned) want);
+        if (n < 0) {
+            if (s_gz_check (f->gz, f->path, err, errlen) == 0)
+                fasgd_errbuf (err, errlen, "%s: read failed", f->path);
+            return -1;
+        }
+        if (n == 0)
+            break;
+        got += (size_t) n;
+    }
+    /*  A zero from gzread is both "end of file" and "gave up": only
+        gzerror tells a clean end from a damaged stream.  */
+    if (got < len && s_gz_check (f->gz, f->path, err, errlen) != 0)
+        return -1;
+    return (int64_t) got;
+}
+
+/*  Opens path, plain or gzip, and reads and checks its IDX header: the
+    magic, ubyte, ndims dimensions, and their sizes into f->dims. Nothing
+    of the body is read. Anything but a regular file (a FIFO, /dev/zero)
+    is refused at once: its size says nothing about what it will send.  */
 static int
-s_file_read (s_file_t *f, const char *path, char *err, size_t errlen)
+s_idx_open (s_idx_t *f, const char *path, unsigned ndims, char *err, size_t errlen)
 {
     memset (f, 0, sizeof *f);
-    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    f->path = path;
+    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         fasgd_errbuf (err, errlen, "%s: cannot open: %s", path, strerror (errno));
         return -1;
@@ -103,97 +137,40 @@ s_file_read (s_file_t *f, const char *path, char *err, size_t errlen)
         close (fd);
         return -1;
     }
-    gzFile gz = gzdopen (fd, "rb");
-    if (!gz) {
+    if (!S_ISREG (st.st_mode)) {
+        fasgd_errbuf (err, errlen, "%s: not a regular file (a device, a FIFO or a socket)", path);
+        close (fd);
+        return -1;
+    }
+    /*  O_NONBLOCK only kept open() from waiting on a FIFO's writer.  */
+    int flags = fcntl (fd, F_GETFL);
+    if (flags >= 0)
+        fcntl (fd, F_SETFL, flags & ~O_NONBLOCK);
+    f->size = (uint64_t) st.st_size;
+    f->gz = gzdopen (fd, "rb");
+    if (!f->gz) {
         fasgd_errbuf (err, errlen, "%s: out of memory opening the file", path);
         close (fd);
         return -1;
     }
-    gzbuffer (gz, 1 << 17);
+    gzbuffer (f->gz, 1 << 16);
 
-    size_t cap = 0;
-    int rc = 0, reported = 0;
-    for (;;) {
-        if (f->len == cap) {
-            if (cap == FASGD_DATA_MAX_BYTES) {
-                uint8_t probe;
-                int got = gzread (gz, &probe, 1);
-                if (got > 0) {
-                    fasgd_errbuf (err, errlen, "%s: larger than %zu bytes%s, refusing to load",
-                            path, (size_t) FASGD_DATA_MAX_BYTES,
-                            gzdirect (gz) ? "" : " decompressed");
-                    rc = -1;
-                    reported = 1;
-                }
-                else
-                if (got < 0)
-                    rc = -1;
-                break;
-            }
-            size_t ncap = cap ? cap * 2 : FASGD_DATA_READ_CHUNK;
-            if (ncap > FASGD_DATA_MAX_BYTES)
-                ncap = FASGD_DATA_MAX_BYTES;
-            uint8_t *nbuf = realloc (f->buf, ncap);
-            if (!nbuf) {
-                fasgd_errbuf (err, errlen, "%s: out of memory after %zu bytes", path, f->len);
-                rc = -1;
-                reported = 1;
-                break;
-            }
-            f->buf = nbuf;
-            cap = ncap;
-        }
-        size_t want = cap - f->len;
-        if (want > FASGD_DATA_READ_MAX_CALL)
-            want = FASGD_DATA_READ_MAX_CALL;
-        int got = gzread (gz, f->buf + f->len, (unsigned) want);
-        if (got < 0) {
-            rc = -1;
-            break;
-        }
-        if (got == 0)
-            break;
-        f->len += (size_t) got;
-    }
-    /*  A zero from gzread is both "end of file" and "gave up": only
-        gzerror tells a clean end from a damaged stream.  */
-    if (!reported) {
-        if (s_gz_check (gz, path, err, errlen) != 0)
-            rc = -1;
-        else
-        if (rc != 0)
-            fasgd_errbuf (err, errlen, "%s: read failed", path);
-    }
-    f->gzipped = !gzdirect (gz);
-    int crc = gzclose (gz);
-    if (rc == 0 && crc != Z_OK) {
-        if (crc == Z_BUF_ERROR)
-            fasgd_errbuf (err, errlen, "%s: corrupt gzip: stream truncated", path);
-        else
-            fasgd_errbuf (err, errlen, "%s: error closing the file (zlib %d)", path, crc);
-        rc = -1;
-    }
-    if (rc != 0)
-        s_file_free (f);
-    return rc;
-}
-
-/*  Checks the IDX magic and reads the ndims big-endian sizes that follow
-    it. Only the header: the caller checks the payload length.  */
-static int
-s_idx_header (const s_file_t *f, const char *path, unsigned ndims,
-              uint32_t *dims, char *err, size_t errlen)
-{
+    uint8_t head [4 + 4 * 3];
+    size_t hlen = 4 + 4 * (size_t) ndims;
+    int64_t got = s_gz_read (f, head, 4, err, errlen);
+    if (got < 0)
+        return -1;
+    f->gzipped = !gzdirect (f->gz);
     uint32_t expect = FASGD_DATA_IDX_UBYTE << 8 | ndims;
-    if (f->len == 0) {
+    if (got == 0) {
         fasgd_errbuf (err, errlen, "%s: empty file", path);
         return -1;
     }
-    if (f->len < 4) {
-        fasgd_errbuf (err, errlen, "%s: too short for an IDX header (%zu bytes)", path, f->len);
+    if (got < 4) {
+        fasgd_errbuf (err, errlen, "%s: too short for an IDX header (%u bytes)", path, (unsigned) got);
         return -1;
     }
-    uint32_t magic = s_be32 (f->buf);
+    uint32_t magic = s_be32 (head);
     if ((magic & 0xffffff00u) != (uint32_t) FASGD_DATA_IDX_UBYTE << 8) {
         fasgd_errbuf (err, errlen, "%s: wrong magic: expected 0x%08x (IDX ubyte, %u dimension%s), found 0x%08x",
                 path, expect, ndims, ndims == 1 ? "" : "s", magic);
@@ -209,30 +186,93 @@ s_idx_header (const s_file_t *f, const char *path, unsigned ndims,
                 path, ndims, expect, found, magic, hint);
         return -1;
     }
-    size_t header = 4 + 4 * (size_t) ndims;
-    if (f->len < header) {
+    got = s_gz_read (f, head + 4, hlen - 4, err, errlen);
+    if (got < 0)
+        return -1;
+    if ((size_t) got < hlen - 4) {
         fasgd_errbuf (err, errlen, "%s: truncated header: %zu bytes, an IDX header with %u dimension%s needs %zu",
-                path, f->len, ndims, ndims == 1 ? "" : "s", header);
+                path, 4 + (size_t) got, ndims, ndims == 1 ? "" : "s", hlen);
         return -1;
     }
     for (unsigned i = 0; i < ndims; i++)
-        dims [i] = s_be32 (f->buf + 4 + 4 * i);
+        f->dims [i] = s_be32 (head + 4 + 4 * i);
     return 0;
 }
 
-/*  Checks that the file holds exactly `expect` bytes; `what` describes
-    the header's claim for the message.  */
+/*  Reads the body the header claims, `claim` bytes after a header of
+    hlen (`what` describes the claim for messages). The claim is checked
+    before any of it is read: against FASGD_DATA_MAX_BYTES, and for a
+    plain file against its size. A gzip stream is read into a buffer that
+    grows with what it actually yields, up to the claim, and is refused as
+    soon as it goes past it.  */
 static int
-s_idx_length (const s_file_t *f, const char *path, uint64_t expect,
-              const char *what, char *err, size_t errlen)
+s_idx_body (s_idx_t *f, uint64_t claim, size_t hlen, const char *what, char *err, size_t errlen)
 {
-    if ((uint64_t) f->len == expect)
-        return 0;
-    fasgd_errbuf (err, errlen, "%s: %s: header says %s (%llu bytes), file has %zu%s",
-            path, (uint64_t) f->len < expect ? "truncated" : "trailing garbage",
-            what, (unsigned long long) expect, f->len,
-            f->gzipped ? " decompressed" : "");
-    return -1;
+    uint64_t total = claim + hlen;
+    if (!f->gzipped && f->size != total) {
+        fasgd_errbuf (err, errlen, "%s: %s: header says %s (%llu bytes), file has %llu",
+                f->path, f->size < total ? "truncated" : "trailing garbage", what,
+                (unsigned long long) total, (unsigned long long) f->size);
+        return -1;
+    }
+    if (total > FASGD_DATA_MAX_BYTES) {
+        fasgd_errbuf (err, errlen, "%s: header says %s (%llu bytes), more than the %llu bytes%s "
+                "a data file may hold", f->path, what, (unsigned long long) total,
+                (unsigned long long) FASGD_DATA_MAX_BYTES, f->gzipped ? " decompressed" : "");
+        return -1;
+    }
+    size_t want = (size_t) claim, len = 0;
+    size_t cap = f->gzipped && want > FASGD_DATA_READ_CHUNK ? FASGD_DATA_READ_CHUNK : want;
+    f->body = malloc (cap ? cap : 1);
+    if (!f->body) {
+        fasgd_errbuf (err, errlen, "%s: out of memory for %zu bytes", f->path, cap);
+        return -1;
+    }
+    for (;;) {
+        int64_t got = s_gz_read (f, f->body + len, cap - len, err, errlen);
+        if (got < 0)
+            return -1;
+        len += (size_t) got;
+        if (len < cap || cap == want)
+            break;
+        size_t ncap = cap > want / 2 ? want : cap * 2;
+        uint8_t *nbody = realloc (f->body, ncap);
+        if (!nbody) {
+            fasgd_errbuf (err, errlen, "%s: out of memory after %zu bytes", f->path, len);
+            return -1;
+        }
+        f->body = nbody;
+        cap = ncap;
+    }
+    if (len < want) {
+        fasgd_errbuf (err, errlen, "%s: truncated: header says %s (%llu bytes), file has %llu%s",
+                f->path, what, (unsigned long long) total, (unsigned long long) (len + hlen),
+                f->gzipped ? " decompressed" : "");
+        return -1;
+    }
+    /*  Exactly the claim, or trailing garbage: count a little past it to
+        say how much, never the whole of a stream that goes on.  */
+    uint8_t extra [4096];
+    int64_t more = s_gz_read (f, extra, sizeof extra, err, errlen);
+    if (more < 0)
+        return -1;
+    if (more > 0) {
+        fasgd_errbuf (err, errlen, "%s: trailing garbage: header says %s (%llu bytes), file has %s%llu%s",
+                f->path, what, (unsigned long long) total,
+                (size_t) more == sizeof extra ? "more than " : "",
+                (unsigned long long) (total + (uint64_t) more), f->gzipped ? " decompressed" : "");
+        return -1;
+    }
+    int crc = gzclose (f->gz);
+    f->gz = NULL;
+    if (crc != Z_OK) {
+        if (crc == Z_BUF_ERROR)
+            fasgd_errbuf (err, errlen, "%s: corrupt gzip: stream truncated", f->path);
+        else
+            fasgd_errbuf (err, errlen, "%s: error closing the file (zlib %d)", f->path, crc);
+        return -1;
+    }
+    return 0;
 }
 
 fasgd_dataset_t *
@@ -244,16 +284,14 @@ fasgd_dataset_load_idx (const char *images, const char *labels,
         fasgd_errbuf (err, errlen, "no %s file given", images ? "label" : "image");
         return NULL;
     }
-    s_file_t img = { 0 }, lab = { 0 };
+    s_idx_t img, lab;
+    memset (&lab, 0, sizeof lab);
     fasgd_dataset_t *self = NULL;
     char what [96];
 
-    if (s_file_read (&img, images, err, errlen) != 0)
+    if (s_idx_open (&img, images, 3, err, errlen) != 0)
         goto out;
-    uint32_t idims [3];
-    if (s_idx_header (&img, images, 3, idims, err, errlen) != 0)
-        goto out;
-    uint32_t n = idims [0], rows = idims [1], cols = idims [2];
+    uint32_t n = img.dims [0], rows = img.dims [1], cols = img.dims [2];
     if (rows == 0 || cols == 0 || rows > FASGD_DATA_MAX_SIDE || cols > FASGD_DATA_MAX_SIDE) {
         fasgd_errbuf (err, errlen, "%s: bad image size %" PRIu32 "x%" PRIu32 " (each side must be 1..%d)",
                 images, rows, cols, FASGD_DATA_MAX_SIDE);
@@ -264,26 +302,25 @@ fasgd_dataset_load_idx (const char *images, const char *labels,
         goto out;
     }
     snprintf (what, sizeof what, "%" PRIu32 " images of %" PRIu32 "x%" PRIu32, n, rows, cols);
-    if (s_idx_length (&img, images, 16 + (uint64_t) n * rows * cols, what, err, errlen) != 0)
+    if (s_idx_body (&img, (uint64_t) n * rows * cols, 16, what, err, errlen) != 0)
         goto out;
 
-    if (s_file_read (&lab, labels, err, errlen) != 0)
+    if (s_idx_open (&lab, labels, 1, err, errlen) != 0)
         goto out;
-    uint32_t nlabels;
-    if (s_idx_header (&lab, labels, 1, &nlabels, err, errlen) != 0)
-        goto out;
+    uint32_t nlabels = lab.dims [0];
     if (nlabels == 0) {
         fasgd_errbuf (err, errlen, "%s: header says 0 labels", labels);
         goto out;
     }
-    snprintf (what, sizeof what, "%" PRIu32 " labels", nlabels);
-    if (s_idx_length (&lab, labels, 8 + (uint64_t) nlabels, what, err, errlen) != 0)
-        goto out;
+    /*  Known before the labels' body is read.  */
     if (nlabels != n) {
         fasgd_errbuf (err, errlen, "%s has %" PRIu32 " images but %s has %" PRIu32 " labels",
                 images, n, labels, nlabels);
         goto out;
     }
+    snprintf (what, sizeof what, "%" PRIu32 " labels", nlabels);
+    if (s_idx_body (&lab, nlabels, 8, what, err, errlen) != 0)
+        goto out;
 
     uint32_t m = max_examples && max_examples < n ? max_examples : n;
     self = fasgd_dataset_new (m, rows, cols);
@@ -297,21 +334,21 @@ fasgd_dataset_load_idx (const char *images, const char *labels,
     float scale [256];
     for (int b = 0; b < 256; b++)
         scale [b] = (float) b / 255.0f;
-    const uint8_t *px = img.buf + 16;
+    const uint8_t *px = img.body;
     uint64_t total = (uint64_t) m * self->dim;
     for (uint64_t i = 0; i < total; i++)
         self->x [i] = scale [px [i]];
-    memcpy (self->y, lab.buf + 8, m);
+    memcpy (self->y, lab.body, m);
     /*  Over the whole file, not the first m: a shortened training set
         must not shrink the model's output layer.  */
     uint8_t top = 0;
     for (uint32_t i = 0; i < n; i++)
-        if (lab.buf [8 + i] > top)
-            top = lab.buf [8 + i];
+        if (lab.body [i] > top)
+            top = lab.body [i];
     self->nclasses = (uint32_t) top + 1;
 out:
-    s_file_free (&img);
-    s_file_free (&lab);
+    s_idx_close (&img);
+    s_idx_close (&lab);
     return self;
 }
 

@@ -5,10 +5,15 @@
     replacement (Fashion-MNIST, KMNIST): a big-endian header (magic
     0x00000803 for ubyte images with 3 dimensions, 0x00000801 for ubyte
     labels with 1) followed by the raw bytes. The loader trusts nothing in
-    the header: it reads the whole file first (through zlib, so a .gz and a
-    plain file are the same to it), capped at FASGD_DATA_MAX_BYTES, and only
-    then checks the header against what it actually got. A lying or corrupt
-    file is an error message, never a huge allocation or a crash.
+    the header: it reads the header alone (through zlib, so a .gz and a
+    plain file are the same to it), and checks what it claims (magic,
+    dimensions, and the bytes they add up to) against FASGD_DATA_MAX_BYTES
+    and, for a plain file, against the file's size, before reading a byte
+    of the body. A gzip stream is read into a buffer that grows with what
+    it yields, never past the claim, and is refused as soon as it goes
+    beyond it; anything but a regular file (a FIFO, /dev/zero) is refused
+    at once. A lying or corrupt file is an error message, never a huge
+    allocation, a long read or a crash.
 
     Shuffles draw from common/rng.h, so a given seed gives the same order on
     every platform, which keeps simulator runs and networked runs
@@ -23,9 +28,11 @@
 /*  Debian's dataset-fashion-mnist installs the four .gz files here.  */
 #define FASGD_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 
-/*  Cap on one decompressed file: MNIST-sized sets are tens of megabytes,
-    and the cap bounds what a header can make us allocate.  */
-#define FASGD_DATA_MAX_BYTES ((size_t) 2 << 30)
+/*  Cap on one decompressed file, header included: MNIST-sized sets are
+    tens of megabytes, the largest IDX sets (EMNIST) about 550 MB; the cap
+    bounds what a header can make us read and allocate (four times as much
+    again as floats).  */
+#define FASGD_DATA_MAX_BYTES ((uint64_t) 1 << 30)
 
 /*  Largest accepted image side; real sets use 28, anything past this is a
     corrupt header rather than a picture.  */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -577,6 +578,131 @@ START_TEST (test_err_corrupt_gzip)
 }
 END_TEST
 
+static double
+s_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*  Appends one gzip member holding len bytes of data (zeros when data is
+    NULL) to f: a reader decompresses concatenated members as one stream.  */
+static void
+s_gz_member (FILE *f, const uint8_t *data, size_t len)
+{
+    z_stream z;
+    memset (&z, 0, sizeof z);
+    ck_assert_int_eq (deflateInit2 (&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), Z_OK);
+    static uint8_t zeros [1 << 16];
+    uint8_t out [1 << 16];
+    size_t left = len;
+    int flush;
+    do {
+        size_t n = left < sizeof zeros ? left : sizeof zeros;
+        z.next_in = (Bytef *) (data ? data + (len - left) : zeros);
+        z.avail_in = (uInt) n;
+        left -= n;
+        flush = left ? Z_NO_FLUSH : Z_FINISH;
+        do {
+            z.next_out = out;
+            z.avail_out = sizeof out;
+            ck_assert_int_ne (deflate (&z, flush), Z_STREAM_ERROR);
+            size_t have = sizeof out - z.avail_out;
+            ck_assert_uint_eq (fwrite (out, 1, have, f), have);
+        } while (z.avail_out == 0);
+    } while (flush != Z_FINISH);
+    deflateEnd (&z);
+}
+
+/*  What is not a regular file is refused at once: /dev/zero once took
+    30 s (read up to the 2 GiB cap), and a FIFO without a writer blocked
+    for ever.  */
+START_TEST (test_err_not_a_file)
+{
+    char dir [128], lb [256], p [256];
+    s_tmp_begin (dir, sizeof dir);
+    s_write_labels (s_path (lb, sizeof lb, dir, "lb"), 10, 0);
+
+    char im [256];
+    s_write_images (s_path (im, sizeof im, dir, "im"), 10, 2, 2, 0);
+    double t0 = s_now ();
+    s_expect_fail ("/dev/zero", lb, "/dev/zero: not a regular file", NULL);
+    s_expect_fail (im, "/dev/zero", "/dev/zero: not a regular file", NULL);
+    ck_assert_double_lt (s_now () - t0, 1.0);
+
+    s_path (p, sizeof p, dir, "fifo");
+    ck_assert_int_eq (mkfifo (p, 0600), 0);
+    t0 = s_now ();
+    s_expect_fail (p, lb, p, "not a regular file");
+    ck_assert_double_lt (s_now () - t0, 1.0);
+    unlink (p);
+    s_tmp_end (dir);
+}
+END_TEST
+
+START_TEST (test_err_gzip_bomb)
+{
+    char dir [128], lb [256], p [256];
+    s_tmp_begin (dir, sizeof dir);
+    s_write_labels (s_path (lb, sizeof lb, dir, "lb"), 10, 0);
+    double t0;
+
+    /*  What a file claims is checked before its body is read. A valid
+        header for 10 images of 28x28 and their pixels, then 32 members of
+        64 MiB of zeros each (a 2 MB file; once read to the 2 GiB cap, 30
+        to 55 s): refused as soon as the stream goes past the claim.  */
+    uint32_t dims [3] = { 10, 28, 28 };
+    size_t len;
+    uint8_t *buf = s_idx (0x803, dims, 3, NULL, 10 * 784, &len);
+    FILE *f = fopen (s_path (p, sizeof p, dir, "bomb.gz"), "wb");
+    ck_assert_ptr_nonnull (f);
+    s_gz_member (f, buf, len);
+    free (buf);
+    long start = ftell (f);
+    s_gz_member (f, NULL, (size_t) 64 << 20);
+    long member = ftell (f) - start;
+    uint8_t *copy = malloc ((size_t) member);
+    ck_assert_ptr_nonnull (copy);
+    fflush (f);
+    FILE *r = fopen (p, "rb");
+    ck_assert_int_eq (fseek (r, start, SEEK_SET), 0);
+    ck_assert_uint_eq (fread (copy, 1, (size_t) member, r), (size_t) member);
+    fclose (r);
+    for (int i = 1; i < 32; i++)
+        ck_assert_uint_eq (fwrite (copy, 1, (size_t) member, f), (size_t) member);
+    ck_assert_int_eq (fclose (f), 0);
+    t0 = s_now ();
+    s_expect_fail (p, lb, "trailing garbage: header says 10 images of 28x28 (7856 bytes)",
+                   "file has more than");
+    ck_assert_double_lt (s_now () - t0, 2.0);
+
+    /*  The zeros alone: a wrong magic, known after four bytes.  */
+    f = fopen (p, "wb");
+    ck_assert_ptr_nonnull (f);
+    for (int i = 0; i < 32; i++)
+        ck_assert_uint_eq (fwrite (copy, 1, (size_t) member, f), (size_t) member);
+    ck_assert_int_eq (fclose (f), 0);
+    free (copy);
+    t0 = s_now ();
+    s_expect_fail (p, lb, "wrong magic", "found 0x00000000");
+    ck_assert_double_lt (s_now () - t0, 2.0);
+
+    /*  A plain file as large as its header says, past the 1 GiB cap: a
+        sparse file, refused before a byte of it is read.  */
+    uint32_t big [3] = { 100, 4096, 4096 };
+    buf = s_idx (0x803, big, 3, NULL, 0, &len);
+    s_write (s_path (p, sizeof p, dir, "sparse"), buf, len, 0);
+    free (buf);
+    ck_assert_int_eq (truncate (p, 16 + (off_t) 100 * 4096 * 4096), 0);
+    t0 = s_now ();
+    s_expect_fail (p, lb, "header says 100 images of 4096x4096 (1677721616 bytes), "
+                   "more than the 1073741824 bytes a data file may hold", NULL);
+    ck_assert_double_lt (s_now () - t0, 1.0);
+    s_tmp_end (dir);
+}
+END_TEST
+
 /*  A generated set built in memory: x row i is (i, i + 0.25, ...) and
     y [i] = i % 256, so every row says which example it came from.  */
 static fasgd_dataset_t *
@@ -918,6 +1044,8 @@ data_suite (void)
     tcase_add_test (tc, test_err_truncated_and_trailing);
     tcase_add_test (tc, test_err_count_mismatch);
     tcase_add_test (tc, test_err_corrupt_gzip);
+    tcase_add_test (tc, test_err_not_a_file);
+    tcase_add_test (tc, test_err_gzip_bomb);
     suite_add_tcase (s, tc);
 
     tc = tcase_create ("dataset");

@@ -331,6 +331,20 @@ s_set_scalar (s_ctx_t *ctx, const s_flat_t *f, void *obj, const yaml_node_t *nod
                 s_error (ctx, mark, "%s must not contain a NUL character", f->name);
                 return -1;
             }
+            /*  Paths, endpoints and names: a control character (C0, DEL,
+                or C1, U+0080..U+009F in UTF-8) is a mistake or an attack
+                on the terminal a message lands in, and --dump-config could
+                not write it back as YAML.  */
+            for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char) text [i];
+                if (c < 0x20 || c == 0x7F
+                    || (c == 0xC2 && i + 1 < len && (unsigned char) text [i + 1] >= 0x80
+                        && (unsigned char) text [i + 1] <= 0x9F)) {
+                    s_error (ctx, mark, "%s must not contain a control character (byte %zu of %zu)",
+                             f->name, i + 1, len);
+                    return -1;
+                }
+            }
             if (len >= k->size) {
                 s_error (ctx, mark, "%s is too long (%zu bytes, at most %zu)", f->name, len, k->size - 1);
                 return -1;

@@ -507,6 +507,23 @@ START_TEST (test_values_cut_in_messages)
 }
 END_TEST
 
+/*  A string holding a control character (found by fuzz_config: DEL and
+    U+0080 loaded, and --dump-config then wrote YAML that did not load
+    back) is refused, naming the key.  */
+START_TEST (test_control_characters_refused)
+{
+    cfg_t c;
+    ck_assert_int_eq (s_load (&c, "data.path: \"a\\x7fb\"\n"), 1);
+    s_expect ("t.yaml:1:12: error: data.path must not contain a control character (byte 2 of 3)");
+    ck_assert_int_eq (s_load (&c, "data.path: \"a\\u0080\"\n"), 1);
+    s_expect ("data.path must not contain a control character (byte 2 of 3)");
+    ck_assert_int_eq (s_load (&c, "data.path: \"a\\tb\"\n"), 1);
+    ck_assert_int_eq (fasgd_config_set (s_keys, &c, "data.path=\"\\e[0m\"", NULL), 1);
+    /*  Other characters beyond ASCII are fine, U+00A0 too.  */
+    ck_assert_int_eq (s_load (&c, "data.path: \"caf\u00e9-\\u00a0\"\n"), 0);
+}
+END_TEST
+
 static void
 s_count (const char *name, const fasgd_cfg_key_t *key, void *arg)
 {
@@ -566,6 +583,7 @@ config_suite (void)
     tcase_add_test (tc, test_deep_nesting_refused);
     tcase_add_test (tc, test_large_file_refused);
     tcase_add_test (tc, test_values_cut_in_messages);
+    tcase_add_test (tc, test_control_characters_refused);
     suite_add_tcase (s, tc);
     return s;
 }

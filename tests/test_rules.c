@@ -1052,6 +1052,27 @@ START_TEST (test_state_mismatch_refused)
     ck_assert_int_eq (fasgd_rule_state_set (r [5], longer, len [5]), -1);
     ck_assert_int_eq (fasgd_rule_state_set (r [5], NULL, len [5]), -1);
     free (longer);
+    /*  A statistic that is NaN or infinite: it would poison θ at the
+        first update after a resume.  */
+    for (int c = 0; c < S_NCONF; c++) {
+        /*  The last float of the blob is a statistic when there are any
+            (a stateless rule's blob is its 40-byte header alone).  */
+        if (len [c] <= 40)
+            continue;
+        unsigned char *bad = malloc (len [c]), *saved = malloc (len [c]), *after = malloc (len [c]);
+        memcpy (bad, blob [c], len [c]);
+        fasgd_rule_state_get (r [c], saved);
+        const float nonfinite [] = { NAN, -INFINITY };
+        for (int k = 0; k < 2; k++) {
+            memcpy (bad + len [c] - sizeof (float), &nonfinite [k], sizeof (float));
+            ck_assert_int_eq (fasgd_rule_state_set (r [c], bad, len [c]), -1);
+        }
+        fasgd_rule_state_get (r [c], after);
+        ck_assert_mem_eq (after, saved, len [c]);
+        free (bad);
+        free (saved);
+        free (after);
+    }
     ck_assert_int_eq (fasgd_rule_state_set (r [5], blob [5], len [5]), 0);
     fasgd_rule_destroy (&small);
 

@@ -14,10 +14,12 @@
     the rule the blob must fit (kind, statistic, softsync group) and its
     size n in 1..4, so a blob of the right length is within the fuzzer's
     reach. Invariants besides memory safety: a refused blob leaves the
-    rule's state as it was; an accepted one is a state the rule writes and reads back unchanged.  */
+    rule's state as it was; an accepted one holds no NaN or infinity and
+    is a state the rule writes and reads back unchanged.  */
 #include "log.h"
 #include "rules.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,8 +66,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         fasgd_rule_state_get (rule, after);
         if (rc != 0 && memcmp (before, after, len) != 0)
             __builtin_trap ();
-        /*  An accepted state is one the rule itself writes and reads
-            back unchanged.  */
+        /*  An accepted state holds only finite statistics (40 bytes of
+            header, then floats)...  */
+        for (size_t i = 40; rc == 0 && i + sizeof (float) <= len; i += sizeof (float)) {
+            float v;
+            memcpy (&v, after + i, sizeof v);
+            if (!isfinite (v))
+                __builtin_trap ();
+        }
+        /*  ...and is one the rule itself writes and reads back unchanged.  */
         if (rc == 0 && (fasgd_rule_state_set (rule, after, len) != 0
                         || (fasgd_rule_state_get (rule, before), memcmp (before, after, len) != 0)))
             __builtin_trap ();

@@ -774,19 +774,38 @@ fasgd_config_load (const fasgd_cfg_key_t *table, void *obj, const char *path, FI
         return 1;
     }
     /*  Read whole, but never more than one byte past the limit: a huge
-        file, /dev/zero or a FIFO that never ends is refused after 1 MiB.  */
-    size_t cap = FASGD_CFG_MAX_BYTES + 1, len = 0;
-    char *text = malloc (cap + 1);
+        file, /dev/zero or a FIFO that never ends is refused after 1 MiB.
+        The buffer grows with what is read, from a size that holds a
+        usual configuration.  */
+    size_t cap = FASGD_CFG_MAX_BYTES + 1, size = 4096, len = 0;
+    char *text = malloc (size + 1);
+    int failed = 0;
+    while (text) {
+        if (len == size) {
+            if (size == cap)
+                break;
+            size = size > cap / 2 ? cap : size * 2;
+            char *grown = realloc (text, size + 1);
+            if (!grown) {
+                free (text);
+                text = NULL;
+                break;
+            }
+            text = grown;
+        }
+        size_t got = fread (text + len, 1, size - len, file);
+        len += got;
+        if (got == 0) {
+            failed = ferror (file);
+            break;
+        }
+    }
     if (!text) {
         fclose (file);
         if (errs)
             fprintf (errs, "%s: error: out of memory\n", path);
         return 1;
     }
-    size_t got;
-    while (len < cap && (got = fread (text + len, 1, cap - len, file)) > 0)
-        len += got;
-    int failed = ferror (file);
     int e = errno;
     fclose (file);
     int rc;

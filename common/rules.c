@@ -841,18 +841,6 @@ fasgd_rule_state_set (fasgd_rule_t *self, const void *buf, size_t len)
     }
     const unsigned char *in = (const unsigned char *) buf + sizeof h;
     size_t bytes = self->n * sizeof (float);
-    /*  A NaN or an infinity in the statistics would reach θ through the
-        first update after a resume: refused like a non-finite gradient.
-        Read through memcpy: the blob has no alignment guarantee.  */
-    for (size_t i = 0; i < (size_t) self->nvec * self->n; i++) {
-        float v;
-        memcpy (&v, in + i * sizeof v, sizeof v);
-        if (!isfinite (v)) {
-            fasgd_log_error ("rule state: value %zu of %zu is not finite",
-                             i + 1, (size_t) self->nvec * self->n);
-            return -1;
-        }
-    }
     for (int k = 0; k < self->nvec; k++, in += bytes)
         memcpy (self->vec [k], in, bytes);
     self->pending = h.pending;

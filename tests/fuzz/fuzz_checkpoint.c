@@ -1,21 +1,20 @@
 /*  libFuzzer harness: the bytes of a checkpoint that `fasgd-server
     --resume` reads.
 
-    SLOT: a checkpoint parser that reads a whole checkpoint from a memory
-    buffer (common/checkpoint.h) is being written on its own; until it is
-    merged, this harness drives the part of today's reader that takes
-    bytes from the file and can run without a server: the rule state,
-    fasgd_rule_state_set, which server/checkpoint.c calls with the blob
-    that follows θ. When the memory-buffer parser lands, call it on
-    (data, size) at the mark below, and keep the rule-state call for the
-    blob it returns.
-
-    The input is a control byte and then the blob. The control byte picks
-    the rule the blob must fit (kind, statistic, softsync group) and its
-    size n in 1..4, so a blob of the right length is within the fuzzer's
-    reach. Invariants besides memory safety: a refused blob leaves the
-    rule's state as it was; an accepted one holds no NaN or infinity and
-    is a state the rule writes and reads back unchanged.  */
+    The input is a control byte and then the bytes. The control byte picks
+    the rule (kind, statistic, softsync group) and the model size n in
+    1..4, so input of the right length is within the fuzzer's reach; its
+    top bit picks what the bytes are:
+    - set: a whole checkpoint file, read by fasgd_checkpoint_parse against
+      a model of one tensor of n parameters and that rule, as --resume
+      reads it; an accepted one holds a finite θ and a state the rule
+      takes;
+    - clear: the rule state blob alone, through fasgd_rule_state_set.
+    Invariants besides memory safety: a refused blob leaves the rule's
+    state as it was; an accepted one holds no NaN or infinity and is a
+    state the rule writes and reads back unchanged.  */
+#include "checkpoint.h"
+#include "floats.h"
 #include "log.h"
 #include "rules.h"
 
@@ -47,8 +46,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     data++;
     size--;
 
-    /*  MARK: the memory-buffer checkpoint parser goes here.  */
-
     fasgd_rule_params_t p;
     fasgd_rule_params_default (&p);
     p.kind = (int) (ctl % 6);
@@ -59,6 +56,25 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     if (!rule)
         return 0;
     size_t len = fasgd_rule_state_size (rule);
+    if (ctl & 0x80) {
+        fasgd_checkpoint_desc_t desc;
+        memset (&desc, 0, sizeof desc);
+        desc.rule = p.kind;
+        desc.params = n;
+        desc.state_len = len;
+        desc.ntensors = 1;
+        strcpy (desc.tensors [0].name, "t");
+        desc.tensors [0].ndim = 1;
+        desc.tensors [0].dims [0] = n;
+        char err [256];
+        fasgd_checkpoint_t *ck = fasgd_checkpoint_parse (data, size, &desc, err, sizeof err);
+        if (ck && (ck->n != n || ck->state_len != len || fasgd_floats_any_nonfinite (ck->theta, n)
+                   || ck->T > FASGD_CHECKPOINT_T_MAX || fasgd_rule_state_set (rule, ck->state, len) != 0))
+            __builtin_trap ();
+        fasgd_checkpoint_destroy (&ck);
+        fasgd_rule_destroy (&rule);
+        return 0;
+    }
     uint8_t *before = malloc (len), *after = malloc (len);
     if (before && after) {
         fasgd_rule_state_get (rule, before);

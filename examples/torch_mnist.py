@@ -161,7 +161,16 @@ def run_worker(torch, args):
             loss = torch.nn.functional.cross_entropy(model(torch.from_numpy(xb)),
                                                      torch.from_numpy(y[idx]))
             loss.backward()
-            c.step_gated(pb.grads, pb.params)   # push (computed on θ of c.timestamp), then fetch
+            try:
+                c.step_gated(pb.grads, pb.params)   # push (computed on θ of c.timestamp), then fetch
+            except fasgd.Error as e:
+                # 422: the server's guard refused this gradient (an outsized
+                # norm; limits.* in fasgd.yaml(5)); nothing was applied.
+                # Go on from fresh parameters, as fasgd-client does.
+                if e.status != 422:
+                    raise
+                print("%s: step %d: %s; going on" % (name, step, e.reason), flush=True)
+                c.fetch_into(pb.params)
             done = (args.steps > 0 and step >= args.steps
                     or args.updates > 0 and c.server_timestamp >= args.updates)
             if xv is not None and ((args.eval_every > 0 and step % args.eval_every == 0) or done):

@@ -1,6 +1,8 @@
 /*  curve: certificates, keys and handshake events (see curve.h).  */
 #include "curve.h"
 
+#include "log.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -10,29 +12,16 @@
 #include <unistd.h>
 
 static int
-s_err (char *err, size_t errlen, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
-
-static int
-s_err (char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-    return -1;
-}
-
-static int
 s_readable (const char *path, char *err, size_t errlen)
 {
     struct stat st;
     if (stat (path, &st) != 0)
-        return s_err (err, errlen, "cannot read %s: %s", path, strerror (errno));
+        return fasgd_errbuf (err, errlen, "cannot read %s: %s", path, strerror (errno));
     if (!S_ISREG (st.st_mode))
-        return s_err (err, errlen, "%s is not a file", path);
+        return fasgd_errbuf (err, errlen, "%s is not a file", path);
     /*  A certificate is a few hundred bytes.  */
     if (st.st_size > 65536)
-        return s_err (err, errlen, "%s is not a certificate (%lld bytes)", path, (long long) st.st_size);
+        return fasgd_errbuf (err, errlen, "%s is not a certificate (%lld bytes)", path, (long long) st.st_size);
     return 0;
 }
 
@@ -48,7 +37,7 @@ fasgd_curve_public_key_load (const char *arg, char out [FASGD_CURVE_KEY_LEN + 1]
         return -1;
     zcert_t *cert = zcert_load (arg);
     if (!cert)
-        return s_err (err, errlen, "%s is not a certificate (fasgd-ctl keygen writes them)", arg);
+        return fasgd_errbuf (err, errlen, "%s is not a certificate (fasgd-ctl keygen writes them)", arg);
     snprintf (out, FASGD_CURVE_KEY_LEN + 1, "%s", zcert_public_txt (cert));
     zcert_destroy (&cert);
     return 0;
@@ -66,7 +55,7 @@ fasgd_curve_secret_cert_load (const char *path, char *err, size_t errlen)
         has_secret |= secret [i];
     if (!has_secret) {
         zcert_destroy (&cert);
-        s_err (err, errlen, "%s holds no secret key (give NAME.key_secret, or NAME.key with it beside)", path);
+        fasgd_errbuf (err, errlen, "%s holds no secret key (give NAME.key_secret, or NAME.key with it beside)", path);
     }
     return cert;
 }
@@ -77,7 +66,7 @@ s_write_new (const char *path, const char *text, mode_t mode, char *err, size_t 
 {
     int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
     if (fd < 0)
-        return s_err (err, errlen, "cannot create %s: %s", path, strerror (errno));
+        return fasgd_errbuf (err, errlen, "cannot create %s: %s", path, strerror (errno));
     size_t len = strlen (text);
     ssize_t w = write (fd, text, len);
     int e = w == (ssize_t) len ? 0 : (w < 0 ? errno : EIO);
@@ -87,7 +76,7 @@ s_write_new (const char *path, const char *text, mode_t mode, char *err, size_t 
         e = errno;
     if (e) {
         unlink (path);
-        return s_err (err, errlen, "cannot write %s: %s", path, strerror (e));
+        return fasgd_errbuf (err, errlen, "cannot write %s: %s", path, strerror (e));
     }
     return 0;
 }
@@ -97,7 +86,7 @@ fasgd_curve_keygen (const char *path, char *err, size_t errlen)
 {
     char secret_path [4096];
     if (!*path || snprintf (secret_path, sizeof secret_path, "%s_secret", path) >= (int) sizeof secret_path)
-        return s_err (err, errlen, "a certificate needs a file name");
+        return fasgd_errbuf (err, errlen, "a certificate needs a file name");
     const char *slash = strrchr (path, '/');
     char name [256];
     snprintf (name, sizeof name, "%s", slash ? slash + 1 : path);
@@ -108,10 +97,10 @@ fasgd_curve_keygen (const char *path, char *err, size_t errlen)
         if (*p == '"' || *p == '\\' || *p < 32 || *p > 126)
             *p = '_';
     if (!*name)
-        return s_err (err, errlen, "%s: a certificate needs a file name", path);
+        return fasgd_errbuf (err, errlen, "%s: a certificate needs a file name", path);
     zcert_t *cert = zcert_new ();
     if (!cert)
-        return s_err (err, errlen, "out of memory");
+        return fasgd_errbuf (err, errlen, "out of memory");
     char text [1024];
     int rc = 0;
     snprintf (text, sizeof text,

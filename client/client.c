@@ -429,10 +429,8 @@ s_reply_check (fasgd_client_t *self, uint32_t seq, int expect, int nframes,
 }
 
 /*  Reads one event of ch's monitor. A failed handshake that cannot
-    succeed on retrying (the server refused the key, or the two sides
-    disagree on CURVE) returns -1 with the reason in last_reason; so do
-    three connections in a row closed mid-handshake with CURVE on (the
-    server could not decrypt: the wrong server key).  */
+    succeed on retrying (fasgd_curve_judge) returns -1 with the reason
+    in last_reason.  */
 static int
 s_handshake_check (fasgd_client_t *self, s_channel_t *ch, int *drops)
 {
@@ -440,12 +438,7 @@ s_handshake_check (fasgd_client_t *self, s_channel_t *ch, int *drops)
     uint32_t value;
     if (fasgd_curve_event_recv (ch->monitor, &event, &value) != 0)
         return 0;
-    int curve = *self->curve.server_key != 0;
-    const char *why = fasgd_curve_why (event, value, 1, curve);
-    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-        *drops = 0;
-    else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && curve && ++*drops >= FASGD_CURVE_DROPS)
-        why = FASGD_CURVE_DROPS_WHY;
+    const char *why = fasgd_curve_judge (event, value, *self->curve.server_key != 0, drops);
     if (!why)
         return 0;
     self->last_status = 0;

@@ -197,3 +197,20 @@ fasgd_curve_why (int event, uint32_t value, int is_client, int curve)
                          : "the peer's CURVE handshake did not decrypt (a client with the wrong server key?)";
     return "malformed handshake";
 }
+
+const char *
+fasgd_curve_judge (int event, uint32_t value, int curve, int *drops)
+{
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        *drops = 0;
+        return NULL;
+    }
+    const char *why = fasgd_curve_why (event, value, 1, curve);
+    if (why || event != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL || ++*drops < FASGD_CURVE_DROPS)
+        return why;
+    return curve ? "the server closed the connection during the CURVE handshake three times in a row: "
+                   "is the server key right, and does the server use CURVE?"
+                 : "the server closed the connection during the handshake three times in a row: "
+                   "it most likely requires CURVE (give this client the server's public key: "
+                   "--server-key, or fasgd_client_set_curve)";
+}

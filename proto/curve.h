@@ -46,11 +46,15 @@ int fasgd_curve_event_recv (zsock_t *monitor, int *event, uint32_t *value);
     or a success).  */
 const char *fasgd_curve_why (int event, uint32_t value, int is_client, int curve);
 
-/*  A CURVE client's connection closed mid-handshake this many times in a
-    row, with no success between: the server could not decrypt it, or
-    speaks no CURVE and closed first. FASGD_CURVE_DROPS_WHY says so.  */
+/*  Follows a client's handshakes, one event at a time: why its
+    connection cannot succeed by retrying, or NULL. Besides what
+    fasgd_curve_why says, a server closes a handshake it cannot go on
+    with (it cannot decrypt ours: the wrong server key; or it requires
+    CURVE and we speak none) often before we read why: *drops counts
+    such closes in a row (a success resets it, start it at 0), and
+    FASGD_CURVE_DROPS of them are a verdict too.  */
+const char *fasgd_curve_judge (int event, uint32_t value, int curve, int *drops);
+
 #define FASGD_CURVE_DROPS 3
-#define FASGD_CURVE_DROPS_WHY "the server closed the connection during the CURVE handshake three times " \
-    "in a row: is the server key right, and does the server use CURVE?"
 
 #endif

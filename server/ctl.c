@@ -257,11 +257,8 @@ s_ask (const char *endpoint, const s_curve_t *curve, const char *command, int ti
         }
         int event;
         uint32_t value;
-        while (!why && fasgd_curve_event_recv (monitor, &event, &value) == 0) {
-            why = fasgd_curve_why (event, value, 1, *curve->server_key != 0);
-            if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && *curve->server_key && ++drops >= FASGD_CURVE_DROPS)
-                why = FASGD_CURVE_DROPS_WHY;
-        }
+        while (!why && fasgd_curve_event_recv (monitor, &event, &value) == 0)
+            why = fasgd_curve_judge (event, value, *curve->server_key != 0, &drops);
         if (rc < 0 && zmq_errno () != EINTR)
             break;
     }

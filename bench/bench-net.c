@@ -495,10 +495,11 @@ s_send_header (void *sock, const fasgd_header_t *h, int more)
     zmq_send (sock, head, sizeof head, more ? ZMQ_SNDMORE : 0);
 }
 
-/*  Receives one reply: its header into h and the length of its body.
-    0, or -1 on a timeout or a malformed header.  */
+/*  Receives one reply: its header into h and the length of its body,
+    and the body's first cap bytes into body when it is not NULL. 0, or
+    -1 on a timeout or a malformed header.  */
 static int
-s_recv_reply (void *sock, fasgd_header_t *h, size_t *body_len)
+s_recv_reply_body (void *sock, fasgd_header_t *h, size_t *body_len, char *body, size_t cap)
 {
     memset (h, 0, sizeof *h);
     *body_len = 0;
@@ -517,11 +518,20 @@ s_recv_reply (void *sock, fasgd_header_t *h, size_t *body_len)
             zmq_msg_close (&m);
             return -1;
         }
-        *body_len += zmq_msg_size (&m);
+        size_t size = zmq_msg_size (&m);
+        if (body && *body_len < cap)
+            memcpy (body + *body_len, zmq_msg_data (&m), size < cap - *body_len ? size : cap - *body_len);
+        *body_len += size;
         more = zmq_msg_more (&m);
         zmq_msg_close (&m);
     }
     return rc == FASGD_PROTO_OK ? 0 : -1;
+}
+
+static int
+s_recv_reply (void *sock, fasgd_header_t *h, size_t *body_len)
+{
+    return s_recv_reply_body (sock, h, body_len, NULL, 0);
 }
 
 /*  A DEALER connected to endpoint; with server_key, speaking CURVE with
@@ -564,13 +574,22 @@ s_client_main (void *arg)
     h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_JOIN, .seq = ++seq };
     s_send_header (ps, &h, 1);
     zmq_send (ps, "bench-net", 9, 0);
-    if (s_recv_reply (ps, &r, &len) != 0 || r.type != FASGD_MSG_WELCOME) {
+    static __thread char welcome [FASGD_PROTO_DESC_MAX];
+    if (s_recv_reply_body (ps, &r, &len, welcome, sizeof welcome) != 0 || r.type != FASGD_MSG_WELCOME) {
         snprintf (c->error, sizeof c->error, "JOIN: no WELCOME (type %d, status %d)", r.type, r.status);
         goto done;
     }
     id = r.client_id;
+    /*  The bare server sends no description and wants no session.  */
+    fasgd_proto_desc_t desc = { .session = 0 };
+    char why [128];
+    if (len > 0 && fasgd_proto_desc_decode (welcome, len, &desc, why, sizeof why) != 0) {
+        snprintf (c->error, sizeof c->error, "JOIN: a WELCOME it cannot read: %s", why);
+        goto done;
+    }
+    uint64_t session = desc.session;
     h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_FETCH, .client_id = id,
-                           .seq = ++seq };
+                           .seq = ++seq, .session = session };
     s_send_header (fs, &h, 0);
     if (s_recv_reply (fs, &r, &len) != 0 || r.type != FASGD_MSG_PARAMS || len != bytes) {
         snprintf (c->error, sizeof c->error, "first FETCH: type %d, status %d, %zu bytes (expected %zu)",
@@ -582,7 +601,7 @@ s_client_main (void *arg)
 
     while (!__atomic_load_n (c->stop, __ATOMIC_ACQUIRE)) {
         h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_PUSH, .client_id = id,
-                               .seq = ++seq, .timestamp = j,
+                               .seq = ++seq, .timestamp = j, .session = session,
                                .flags = c->one_trip ? FASGD_PROTO_FLAG_THEN_FETCH : 0 };
         s_send_header (ps, &h, 1);
         /*  No copy and no free: the buffer outlives every send, and the
@@ -613,7 +632,7 @@ s_client_main (void *arg)
             goto done;
         }
         h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_FETCH, .client_id = id,
-                               .seq = ++seq, .timestamp = j };
+                               .seq = ++seq, .timestamp = j, .session = session };
         s_send_header (fs, &h, 0);
         if (s_recv_reply (fs, &r, &len) != 0 || r.type != FASGD_MSG_PARAMS || len != bytes) {
             snprintf (c->error, sizeof c->error, "FETCH: type %d, status %d, %zu bytes (expected %zu)",
@@ -624,7 +643,7 @@ s_client_main (void *arg)
         __atomic_add_fetch (&c->steps, 1, __ATOMIC_RELAXED);
     }
     h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_LEAVE, .client_id = id,
-                           .seq = ++seq };
+                           .seq = ++seq, .session = session };
     s_send_header (ps, &h, 0);
     s_recv_reply (ps, &r, &len);
 done:

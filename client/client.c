@@ -84,6 +84,7 @@ typedef struct {
     const char *endpoint;
     const s_curve_t *curve;
     uint32_t client_id;
+    uint64_t session;
     int interval_ms;
     atomic_int_least64_t last_sent;     /* zclock_mono () of the caller's last request */
 } s_heartbeat_t;
@@ -172,7 +173,7 @@ s_channel_open (s_channel_t *ch)
     int64_t limit = ch->maxmsgsize + S_FRAME_SLACK;
     zmq_setsockopt (zsock_resolve (ch->sock), ZMQ_MAXMSGSIZE, &limit, sizeof limit);
     s_curve_apply (ch->curve, ch->sock);
-    if (fasgd_curve_monitor (ch->sock, 1, &ch->monitor) != 0) {
+    if (fasgd_curve_monitor (ch->sock, ZMQ_EVENT_HANDSHAKE_SUCCEEDED, &ch->monitor) != 0) {
         fasgd_log_error ("client: cannot watch the connection to %s: %s", ch->endpoint, zmq_strerror (errno));
         s_channel_close (ch);
         return -1;
@@ -256,7 +257,7 @@ s_heartbeat_actor (zsock_t *pipe, void *args)
         int64_t due = last + hb->interval_ms;
         if (sock && now >= due) {
             fasgd_header_t h = { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_HEARTBEAT,
-                                 .client_id = hb->client_id, .seq = ++seq };
+                                 .client_id = hb->client_id, .seq = ++seq, .session = hb->session };
             uint8_t buf [FASGD_PROTO_HEADER_SIZE];
             fasgd_proto_header_encode (&h, buf);
             /*  A full queue (no server) drops the beat; the next is due
@@ -318,6 +319,7 @@ s_heartbeat_start (fasgd_client_t *self)
     self->hb.endpoint = self->push_endpoint;
     self->hb.curve = &self->curve;
     self->hb.client_id = self->id;
+    self->hb.session = self->desc.session;
     self->hb.interval_ms = (int) ms;
     atomic_store (&self->hb.last_sent, zclock_mono ());
     /*  czmq is initialised by now (fasgd_client_new made the first
@@ -466,6 +468,7 @@ s_request (fasgd_client_t *self, s_channel_t *ch, fasgd_header_t *req, zframe_t 
     }
     req->version = FASGD_PROTO_VERSION;
     req->seq = ++self->seq;
+    req->session = req->type == FASGD_MSG_JOIN ? 0 : self->desc.session;
     uint8_t hbuf [FASGD_PROTO_HEADER_SIZE];
     fasgd_proto_header_encode (req, hbuf);
     size_t out = sizeof hbuf + (body ? zframe_size (body) : 0);

@@ -175,6 +175,8 @@ fasgd_proto_header_encode (const fasgd_header_t *h, uint8_t out [FASGD_PROTO_HEA
 {
     uint64_t vbits;
     memcpy (&vbits, &h->vbar, sizeof vbits);
+    if (s_type_is_request (h->type))
+        vbits = h->session;
     s_put16 (out, (uint16_t) FASGD_PROTO_MAGIC);
     out [2] = h->version;
     out [3] = h->type;
@@ -207,7 +209,10 @@ fasgd_proto_header_decode (const void *buf, size_t len, fasgd_header_t *h)
     h->seq = s_get32 (p + 12);
     h->timestamp = s_get64 (p + 16);
     uint64_t vbits = s_get64 (p + 24);
-    memcpy (&h->vbar, &vbits, sizeof vbits);
+    if (s_type_is_request (h->type))
+        h->session = vbits;
+    else
+        memcpy (&h->vbar, &vbits, sizeof vbits);
 
     /*  The version comes before any other check: another version may have
         other types, flags or codes, which are not this decoder's to judge.  */
@@ -216,7 +221,7 @@ fasgd_proto_header_decode (const void *buf, size_t len, fasgd_header_t *h)
     if (!s_type_known (h->type))
         return FASGD_PROTO_MALFORMED;
     /*  Unknown flag bits are refused rather than ignored, so that a later
-        flag can never be silently dropped by a version-1 peer.  */
+        flag can never be silently dropped by an older peer.  */
     uint16_t allowed = h->type == FASGD_MSG_FETCH ? FASGD_PROTO_FLAG_IF_NEWER
                      : h->type == FASGD_MSG_PUSH || h->type == FASGD_MSG_PUSH_REPEAT
                        ? FASGD_PROTO_FLAG_THEN_FETCH : 0;
@@ -224,7 +229,7 @@ fasgd_proto_header_decode (const void *buf, size_t len, fasgd_header_t *h)
         return FASGD_PROTO_MALFORMED;
     if (s_type_is_request (h->type) ? h->status != 0 : !s_status_known (h->status))
         return FASGD_PROTO_MALFORMED;
-    if (!s_bits_finite64 (vbits))
+    if (!s_type_is_request (h->type) && !s_bits_finite64 (vbits))
         return FASGD_PROTO_MALFORMED;
     return FASGD_PROTO_OK;
 }
@@ -369,6 +374,7 @@ static const s_desc_key_t s_desc_keys [] = {
     S_FIELD ("gates.eps",         S_DOUBLE,  gate_eps,         0),
     S_FIELD ("heartbeat_ms",      S_U32,     heartbeat_ms,     0),
     S_FIELD ("expiry_ms",         S_U32,     expiry_ms,        0),
+    S_FIELD ("session",           S_U64,     session,          0),
 };
 #define S_NKEYS (sizeof s_desc_keys / sizeof s_desc_keys [0])
 

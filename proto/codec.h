@@ -41,7 +41,8 @@ typedef struct {
     uint32_t client_id;
     uint32_t seq;
     uint64_t timestamp;
-    double   vbar;
+    double   vbar;          /* replies; 0 in requests */
+    uint64_t session;       /* requests: the token of the client's WELCOME (0 in JOIN); 0 in replies */
 } fasgd_header_t;
 
 /*  Decoder results.  */
@@ -50,7 +51,8 @@ typedef struct {
 #define FASGD_PROTO_VERSION_MISMATCH -3
 
 /*  Writes h as 32 bytes (magic and version filled in from h->version,
-    which callers set to FASGD_PROTO_VERSION).  */
+    which callers set to FASGD_PROTO_VERSION). Bytes 24-31 carry the
+    session of a request, the vbar of a reply.  */
 void fasgd_proto_header_encode (const fasgd_header_t *h, uint8_t out [FASGD_PROTO_HEADER_SIZE]);
 
 /*  Decodes a header frame of len bytes: FASGD_PROTO_OK, or

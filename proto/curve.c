@@ -126,13 +126,13 @@ fasgd_curve_keygen (const char *path, char *err, size_t errlen)
 }
 
 int
-fasgd_curve_monitor (zsock_t *sock, int succeeded, zsock_t **monitor_p)
+fasgd_curve_monitor (zsock_t *sock, int also, zsock_t **monitor_p)
 {
     static atomic_uint next = 0;
     char ep [80];
     snprintf (ep, sizeof ep, "inproc://fasgd-handshakes-%d-%u", (int) getpid (), atomic_fetch_add (&next, 1));
     int events = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
-                 | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | (succeeded ? ZMQ_EVENT_HANDSHAKE_SUCCEEDED : 0);
+                 | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | also;
     *monitor_p = NULL;
     if (zmq_socket_monitor (zsock_resolve (sock), ep, events) != 0)
         return -1;

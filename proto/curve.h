@@ -26,10 +26,11 @@ zcert_t *fasgd_curve_secret_cert_load (const char *path, char *err, size_t errle
     -1 with the reason in err.  */
 int fasgd_curve_keygen (const char *path, char *err, size_t errlen);
 
-/*  Makes sock, not yet bound or connected, report its handshakes (failed
-    ones, and with succeeded those that went through) on a new PAIR
-    socket, *monitor_p. 0, or -1 with errno set.  */
-int fasgd_curve_monitor (zsock_t *sock, int succeeded, zsock_t **monitor_p);
+/*  Makes sock, not yet bound or connected, report its failed handshakes
+    and the other events of the mask `also` (ZMQ_EVENT_*: e.g.
+    HANDSHAKE_SUCCEEDED, or a server's ACCEPTED and DISCONNECTED) on a new
+    PAIR socket, *monitor_p. 0, or -1 with errno set.  */
+int fasgd_curve_monitor (zsock_t *sock, int also, zsock_t **monitor_p);
 
 /*  Stops sock's monitor and destroys *monitor_p (NULL accepted). Must
     come before sock is closed: libzmq's I/O thread blocks for good on an

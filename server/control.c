@@ -138,11 +138,12 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 FASGD_PROTO_VERSION, PACKAGE_VERSION, s_wall_seconds (),
                 (double) (now - self->started_ms) / 1000.0, (unsigned long long) self->T,
                 fasgd_rule_kind_name (self->cfg.rule.name), fasgd_rule_vbar (self->rule));
-    s_text_add (t, "clients=%zu\njoins=%llu\nleaves=%llu\nexpired=%llu\nrefused=%llu\n", self->live,
+    s_text_add (t, "clients=%zu\njoins=%llu\nleaves=%llu\nexpired=%llu\nrefused=%llu\nforbidden=%llu\n", self->live,
                 (unsigned long long) a->joins, (unsigned long long) a->leaves,
                 (unsigned long long) a->expired,
                 (unsigned long long) (a->malformed + a->unknown + a->conflict + a->nonfinite + a->version
-                                      + a->refused + a->forbidden));
+                                      + a->refused + a->forbidden),
+                (unsigned long long) a->forbidden);
     s_text_add (t, "guard_refused=%llu\nguard_clipped=%llu\nguard_forgotten=%llu\ngrad_norm_median=%.6g\n",
                 (unsigned long long) a->guarded, (unsigned long long) a->clipped,
                 (unsigned long long) a->forgotten, fasgd_srv_guard_median (self));
@@ -150,9 +151,9 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
     if (self->cert) {
         if (self->allowed)
             s_text_add (t, "allowed_keys=%zu\n", fasgd_srv_security_nkeys (self));
-        s_text_add (t, "auth_refused=%llu\nhandshake_failed=%llu\nforbidden=%llu\nrevoked=%llu\n",
+        s_text_add (t, "auth_refused=%llu\nhandshake_failed=%llu\nrevoked=%llu\n",
                     (unsigned long long) a->auth_refused, (unsigned long long) a->handshake_failed,
-                    (unsigned long long) a->forbidden, (unsigned long long) a->revoked);
+                    (unsigned long long) a->revoked);
     }
     s_text_add (t, "window_s=%.3f\nupdate_rate=%.3f\npush_rate=%.3f\nrepeat_rate=%.3f\nfetch_rate=%.3f\n"
                 "not_modified_rate=%.3f\n", secs, (double) (self->T - old->T) * per_s,

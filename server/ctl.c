@@ -221,7 +221,7 @@ s_ask (const char *endpoint, const s_curve_t *curve, const char *command, int ti
         zsock_set_curve_serverkey (sock, curve->server_key);
     }
     zsock_t *monitor = NULL;
-    if (fasgd_curve_monitor (sock, 1, &monitor) != 0) {
+    if (fasgd_curve_monitor (sock, ZMQ_EVENT_HANDSHAKE_SUCCEEDED, &monitor) != 0) {
         fprintf (stderr, "fasgd-ctl: cannot watch the connection: %s\n", zmq_strerror (zmq_errno ()));
         zsock_destroy (&sock);
         return S_EXIT_SERVER;
@@ -707,7 +707,8 @@ s_print_status (const s_reply_t *r, const char *endpoint)
     s_row ("rule", "%s, vbar %.6g", s_safe (s_get (r, "rule"), 20, b1, sizeof b1), s_num (r, "vbar"));
     s_row ("clients", "%.0f connected (%.0f joined, %.0f left, %.0f expired since start)", s_num (r, "clients"),
            s_num (r, "joins"), s_num (r, "leaves"), s_num (r, "expired"));
-    s_row ("requests refused", "%.0f", s_num (r, "refused"));
+    s_row ("requests refused", "%.0f, %.0f of them naming another's client id", s_num (r, "refused"),
+           s_num (r, "forbidden"));
     if (s_get (r, "security") && !strcmp (s_get (r, "security"), "curve")) {
         if (s_get (r, "allowed_keys"))
             snprintf (t, sizeof t, "%.0f keys allowed", s_num (r, "allowed_keys"));

@@ -409,9 +409,15 @@ fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch)
                                "unknown client %u: join first", req.client_id);
         goto done;
     }
-    /*  With CURVE an id belongs to the key that joined with it: another
-        key gets the same answer as an id never seen, and changes
-        nothing.  */
+    /*  An id belongs to whoever joined with it: its session token, and
+        with CURVE its key. Anything else gets the same answer as an id
+        never seen, and changes nothing.  */
+    if (req.session != c->session) {
+        self->st.forbidden++;
+        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNKNOWN_CLIENT,
+                               "unknown client %u for this session: join first", req.client_id);
+        goto done;
+    }
     if (self->cert && (!key || strcmp (key, c->key) != 0)) {
         self->st.forbidden++;
         fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNKNOWN_CLIENT,

@@ -45,6 +45,7 @@
 
 typedef struct {
     uint32_t id;
+    uint64_t session;                   /* the WELCOME's token, which its requests must carry */
     char name [64];
     int64_t joined_ms, last_seen_ms;
     uint64_t pushes, repeats, fetches, not_modified;
@@ -105,8 +106,7 @@ struct fasgd_server_t {
     uint64_t T;
     int needs_used, cache_last;
     fasgd_dataset_t *valid;
-    char desc [FASGD_PROTO_DESC_MAX];
-    int desc_len;
+    fasgd_proto_desc_t desc;            /* WELCOME's, but for each client's session */
 
     fasgd_srv_client_t **clients;               /* by id - 1 */
     uint32_t next_id;
@@ -208,9 +208,9 @@ fasgd_srv_client_t *fasgd_srv_client (fasgd_server_t *self, uint32_t id);
 void fasgd_srv_client_free (fasgd_server_t *self, fasgd_srv_client_t *c);
 /*  Expires every client silent for longer than expiry_ms.  */
 void fasgd_srv_expire (fasgd_server_t *self, int64_t now);
-/*  Answers a JOIN: registers a client named by body and bound to the
-    CURVE key its connection brought (NULL without CURVE), replies
-    WELCOME.  */
+/*  Answers a JOIN: registers a client named by body and bound to a new
+    session token and to the CURVE key its connection brought (NULL
+    without CURVE), replies WELCOME.  */
 void fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
                      const char *body, size_t len, const char *key);
 

@@ -1,12 +1,37 @@
 /*  registry: the clients the server knows. Ids come from JOIN and are
-    never reused; a client is forgotten when it leaves or has been silent
-    for heartbeat.expiry_ms.  */
+    never reused, each bound to a session token drawn at random that its
+    later requests must carry (proto/PROTOCOL.md, "Identity"); a client is
+    forgotten when it leaves or has been silent for heartbeat.expiry_ms.  */
 #include "internal.h"
 
 #include "log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+/*  64 random bits from the kernel, never 0 (a request without a
+    session); 0 when the kernel gives none.  */
+static uint64_t
+s_session_token (void)
+{
+    uint64_t t = 0;
+    for (int tries = 0; t == 0 && tries < 8; tries++) {
+        ssize_t got = getrandom (&t, sizeof t, 0);
+        if (got < 0 && errno == ENOSYS) {
+            int fd = open ("/dev/urandom", O_RDONLY | O_CLOEXEC);
+            got = fd < 0 ? -1 : read (fd, &t, sizeof t);
+            if (fd >= 0)
+                close (fd);
+        }
+        if (got != (ssize_t) sizeof t)
+            t = 0;
+    }
+    return t;
+}
 
 fasgd_srv_client_t *
 fasgd_srv_client (fasgd_server_t *self, uint32_t id)
@@ -68,6 +93,13 @@ fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
                                (unsigned long long) self->cfg.max_cache_bytes);
         return;
     }
+    uint64_t session = s_session_token ();
+    if (!session) {
+        self->st.refused++;
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE,
+                               "no random bytes for a session token: %s", strerror (errno));
+        return;
+    }
     fasgd_srv_client_t *c = calloc (1, sizeof *c);
     if (c && self->next_id % 1024 == 0) {
         /*  Ids are never reused, so the table only grows, 1024 at a time.  */
@@ -85,6 +117,7 @@ fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
         return;
     }
     c->id = ++self->next_id;
+    c->session = session;
     self->clients [c->id - 1] = c;
     self->live++;
     size_t k = 0;
@@ -104,6 +137,10 @@ fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
         fasgd_log_notice ("client %u (%s) joined; %zu connected", c->id, *c->name ? c->name : "-", self->live);
     fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_WELCOME, FASGD_STATUS_OK);
     h.client_id = c->id;
-    fasgd_srv_reply (self, sock, identity, &h, self->desc, (size_t) self->desc_len, NULL);
+    fasgd_proto_desc_t d = self->desc;
+    d.session = session;
+    char text [FASGD_PROTO_DESC_MAX];
+    int n = fasgd_proto_desc_encode (&d, text, sizeof text);   /* it fits: fasgd_server_new checked */
+    fasgd_srv_reply (self, sock, identity, &h, text, (size_t) (n > 0 ? n : 0), NULL);
 }
 

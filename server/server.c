@@ -96,8 +96,11 @@ s_build_desc (fasgd_server_t *self)
     d.gate_eps = self->cfg.gates.eps;
     d.heartbeat_ms = (uint32_t) self->cfg.heartbeat_ms;
     d.expiry_ms = (uint32_t) self->cfg.expiry_ms;
-    self->desc_len = fasgd_proto_desc_encode (&d, self->desc, sizeof self->desc);
-    return self->desc_len < 0 ? -1 : 0;
+    self->desc = d;
+    /*  Every WELCOME is this with a session: the longest must fit.  */
+    d.session = UINT64_MAX;
+    char text [FASGD_PROTO_DESC_MAX];
+    return fasgd_proto_desc_encode (&d, text, sizeof text) < 0 ? -1 : 0;
 }
 
 /*  A ROUTER socket bound to endpoint (CURVE-secured when configured),

@@ -144,11 +144,24 @@ s_recv (zsock_t *sock, fasgd_header_t *h, void *body, size_t len)
     return got;
 }
 
+/*  The session each id's WELCOME gave (ids count from 1 in each test's
+    server), which s_req puts in every request but JOIN, as a client does;
+    a test that plays a stranger overwrites h.session.  */
+#define S_MAX_SESSIONS 4096
+static uint64_t s_sessions [S_MAX_SESSIONS];
+
+static inline uint64_t
+s_session_of (uint32_t id)
+{
+    return id < S_MAX_SESSIONS ? s_sessions [id] : 0;
+}
+
 static inline fasgd_header_t
 s_req (int type, uint32_t id, uint32_t seq, uint64_t ts)
 {
     fasgd_header_t h = { .version = FASGD_PROTO_VERSION, .type = (uint8_t) type, .client_id = id,
-                         .seq = seq, .timestamp = ts };
+                         .seq = seq, .timestamp = ts,
+                         .session = type == FASGD_MSG_JOIN ? 0 : s_session_of (id) };
     return h;
 }
 
@@ -161,9 +174,10 @@ s_req_then_fetch (int type, uint32_t id, uint32_t seq, uint64_t ts)
     return h;
 }
 
-/*  Joins a server of the given rule; returns the client id.  */
+/*  Joins as "tester" and reads the WELCOME's description into d,
+    remembering its session for s_req; returns the client id.  */
 static inline uint32_t
-s_join_rule (zsock_t *push, const char *rule)
+s_join_desc (zsock_t *push, fasgd_proto_desc_t *d)
 {
     fasgd_header_t h = s_req (FASGD_MSG_JOIN, 0, 1, 0), r;
     s_send (push, &h, "tester", 6);
@@ -171,14 +185,25 @@ s_join_rule (zsock_t *push, const char *rule)
     size_t len = s_recv (push, &r, desc, sizeof desc);
     ck_assert_int_eq (r.type, FASGD_MSG_WELCOME);
     ck_assert_int_eq (r.status, FASGD_STATUS_OK);
-    fasgd_proto_desc_t d;
     char err [128];
-    ck_assert_int_eq (fasgd_proto_desc_decode (desc, len, &d, err, sizeof err), 0);
+    ck_assert_int_eq (fasgd_proto_desc_decode (desc, len, d, err, sizeof err), 0);
+    ck_assert_uint_gt (r.client_id, 0);
+    ck_assert_uint_ne (d->session, 0);
+    if (r.client_id < S_MAX_SESSIONS)
+        s_sessions [r.client_id] = d->session;
+    return r.client_id;
+}
+
+/*  Joins a server of the given rule; returns the client id.  */
+static inline uint32_t
+s_join_rule (zsock_t *push, const char *rule)
+{
+    fasgd_proto_desc_t d;
+    uint32_t id = s_join_desc (push, &d);
     ck_assert_uint_eq (d.params, D);
     ck_assert_str_eq (d.rule, rule);
     ck_assert_str_eq (d.push_gate, "bfasgd");
-    ck_assert_uint_gt (r.client_id, 0);
-    return r.client_id;
+    return id;
 }
 
 static inline uint32_t

@@ -20,6 +20,7 @@
 
 #define S_D         16          /* w1 3x4 + b1 1x4 */
 #define S_ID        7
+#define S_SESSION   UINT64_C (0x5E55105E55105E55)   /* the WELCOME's token */
 #define S_MAX_RECS  4096
 
 typedef enum {
@@ -29,7 +30,7 @@ typedef enum {
     S_FAKE_GARBAGE,             /* a frame that is no header */
     S_FAKE_STALE,               /* a reply with the wrong seq, then the right one */
     S_FAKE_DELAY,               /* the right reply after delay_ms */
-    S_FAKE_VERSION,             /* a reply in protocol version 2 */
+    S_FAKE_VERSION,             /* a reply in the next protocol version */
     S_FAKE_BAD_DESC             /* JOIN: a WELCOME whose tensors do not add up */
 } s_fake_mode_t;
 
@@ -197,7 +198,7 @@ s_fake_handle (s_fake_t *f, zsock_t *sock, int on_fetch, zmsg_t *msg)
             break;
         case S_FAKE_VERSION: {
             fasgd_header_t v = rep;
-            v.version = 2;
+            v.version = FASGD_PROTO_VERSION + 1;
             v.type = FASGD_MSG_ERROR;
             v.status = FASGD_STATUS_VERSION;
             s_send_reply (sock, routing, &v, NULL, 0);
@@ -250,8 +251,9 @@ static void
 s_desc_default (fasgd_proto_desc_t *d)
 {
     memset (d, 0, sizeof *d);
-    d->protocol = 1;
+    d->protocol = FASGD_PROTO_VERSION;
     d->params = S_D;
+    d->session = S_SESSION;
     d->ntensors = 2;
     snprintf (d->tensors [0].name, sizeof d->tensors [0].name, "w1");
     d->tensors [0].ndim = 2;
@@ -459,9 +461,11 @@ START_TEST (test_join_desc)
     ck_assert_double_eq (fasgd_client_vbar (c), 0.25);
     ck_assert_int_eq (fasgd_client_last_status (c), 200);
 
-    /*  The JOIN as the server saw it: id 0, the name as the body.  */
+    /*  The JOIN as the server saw it: id 0, no session, the name as the
+        body.  */
     s_rec_t r = s_fake_rec (f, FASGD_MSG_JOIN, 0);
     ck_assert_uint_eq (r.h.client_id, 0);
+    ck_assert_uint_eq (r.h.session, 0);
     ck_assert_uint_eq (r.body_len, strlen ("test-worker"));
     ck_assert (memcmp (r.body, "test-worker", r.body_len) == 0);
     ck_assert_uint_eq (fasgd_client_stats (c)->bytes_out, 32 + strlen ("test-worker"));
@@ -498,6 +502,7 @@ START_TEST (test_fetch_push_round_trip)
         ck_assert_float_eq (theta [i], 0.5f * (float) i - 3.0f);
     s_rec_t r = s_fake_rec (f, FASGD_MSG_FETCH, 0);
     ck_assert (r.on_fetch);
+    ck_assert_uint_eq (r.h.session, S_SESSION);      /* the WELCOME's token */
     ck_assert_uint_eq (r.h.client_id, S_ID);
     ck_assert_uint_eq (r.h.flags, 0);
     ck_assert_uint_eq (r.h.timestamp, 0);
@@ -524,6 +529,7 @@ START_TEST (test_fetch_push_round_trip)
     ck_assert (!r.on_fetch);
     ck_assert_uint_eq (r.h.timestamp, 10);
     ck_assert_uint_eq (r.h.client_id, S_ID);
+    ck_assert_uint_eq (r.h.session, S_SESSION);
     ck_assert (s_body_is (&r, grad, S_D));
 
     /*  Now θ is newer than what the client holds.  */
@@ -810,6 +816,7 @@ START_TEST (test_heartbeats)
     ck_assert_int_le (beats, 10);
     s_rec_t r = s_fake_rec (f, FASGD_MSG_HEARTBEAT, 0);
     ck_assert_uint_eq (r.h.client_id, S_ID);
+    ck_assert_uint_eq (r.h.session, S_SESSION);
     ck_assert_uint_eq (r.body_len, 0);
     /*  Heartbeats are not the caller's traffic.  */
     ck_assert_uint_eq (fasgd_client_stats (c)->bytes_out, 32 + strlen ("test-worker"));

@@ -17,7 +17,7 @@ raw_peer="$top_build/tests/raw_peer"
 data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
 python=${FASGD_PYTHON:-/usr/bin/python3}
 
-echo "1..30"
+echo "1..31"
 if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
     echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"; exit 1
 fi
@@ -133,14 +133,23 @@ check "a second client with the allowed key joins; STATUS names its key" \
     wait_status "len(j.get('per_client', [])) == 1 and j['per_client'][0]['key_name'] == 'alice'" 20
 alice_id=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['per_client'][0]['id'])" \
     "$tmp/status.json")
-"$raw_peer" "$push" "$tmp/keys/server.key" "$tmp/keys/carol.key_secret" LEAVE "$alice_id" > "$tmp/out" 2> "$tmp/err"
-check "LEAVE for that id from another allowed key gets 401" grep -q '^status 401$' "$tmp/out"
-"$raw_peer" "$fetch" "$tmp/keys/server.key" "$tmp/keys/carol.key_secret" FETCH "$alice_id" > "$tmp/out" 2> "$tmp/err"
-check "FETCH for that id from another allowed key gets 401" grep -q '^status 401$' "$tmp/out"
 "$raw_peer" "$push" "$tmp/keys/server.key" "$tmp/keys/alice.key_secret" HEARTBEAT "$alice_id" > "$tmp/out" 2> "$tmp/err"
-check "the same request with the key that joined gets 200" grep -q '^status 200$' "$tmp/out"
-check "the client is still there, its requests counted as forbidden" \
-    status_has "j['clients'] == 1 and j['forbidden'] >= 2"
+check "a request for that id without its session gets 401, even with its key" grep -q '^status 401$' "$tmp/out"
+# A peer with alice's key joins, and tells its session to carol.
+"$raw_peer" "$push" "$tmp/keys/server.key" "$tmp/keys/alice.key_secret" JOIN 0 > "$tmp/out" 2> "$tmp/err"
+peer_id=$(sed -n 's/^id \([0-9]*\) session .*/\1/p' "$tmp/out")
+peer_session=$(sed -n 's/^id [0-9]* session \([0-9]*\)$/\1/p' "$tmp/out")
+"$raw_peer" "$push" "$tmp/keys/server.key" "$tmp/keys/carol.key_secret" LEAVE "$peer_id" "$peer_session" \
+    > "$tmp/out" 2> "$tmp/err"
+check "LEAVE for that id and session from another allowed key gets 401" grep -q '^status 401$' "$tmp/out"
+"$raw_peer" "$fetch" "$tmp/keys/server.key" "$tmp/keys/carol.key_secret" FETCH "$peer_id" "$peer_session" \
+    > "$tmp/out" 2> "$tmp/err"
+check "FETCH for that id and session from another allowed key gets 401" grep -q '^status 401$' "$tmp/out"
+"$raw_peer" "$push" "$tmp/keys/server.key" "$tmp/keys/alice.key_secret" LEAVE "$peer_id" "$peer_session" \
+    > "$tmp/out" 2> "$tmp/err"
+check "the same request with the key and session that joined gets 200" grep -q '^status 200$' "$tmp/out"
+check "the first client is still there, the requests counted as forbidden" \
+    status_has "j['clients'] == 1 and j['forbidden'] >= 3 and j['per_client'][0]['id'] == $alice_id"
 
 # Revoked without a restart, allowed again after the next reload.
 mv "$tmp/allowed/alice.key" "$tmp/"
@@ -208,5 +217,5 @@ run secured "$client" -s "$(sed -n 's/^push=//p' "$tmp/plain-ports")" -f "$(sed 
 check "a secured client against a plain server is refused at once, told so" \
     sh -c "test $rc -eq 1 -a $took -lt 10 && grep -q 'the server does not use CURVE\|does the server use CURVE' '$tmp/err'"
 
-[ $n -eq 30 ] || echo "# ran $n checks, planned 30"
+[ $n -eq 31 ] || echo "# ran $n checks, planned 31"
 [ $failed -eq 0 ]

@@ -87,7 +87,7 @@ s_get_le (const uint8_t *p, int n)
     return v;
 }
 
-/*  A header that version 1 accepts for this type.  */
+/*  A header that this version accepts for this type.  */
 static fasgd_header_t
 s_valid_header (int type)
 {
@@ -102,6 +102,8 @@ s_valid_header (int type)
         h.status = type == FASGD_MSG_ERROR ? FASGD_STATUS_MALFORMED : FASGD_STATUS_OK;
         h.vbar = 0.125 * type;
     }
+    else if (type != FASGD_MSG_JOIN)
+        h.session = UINT64_C (0x8877665544332211) ^ (uint64_t) type;
     if (type == FASGD_MSG_FETCH)
         h.flags = FASGD_PROTO_FLAG_IF_NEWER;
     return h;
@@ -118,6 +120,7 @@ s_assert_header_eq (const fasgd_header_t *a, const fasgd_header_t *b)
     ck_assert_uint_eq (a->seq, b->seq);
     ck_assert_uint_eq (a->timestamp, b->timestamp);
     ck_assert_uint_eq (s_dbits (a->vbar), s_dbits (b->vbar));
+    ck_assert_uint_eq (a->session, b->session);
 }
 
 /*  Encodes h and decodes the 32 bytes again.  */
@@ -135,10 +138,16 @@ s_reencode (const fasgd_header_t *h, fasgd_header_t *out)
 START_TEST (test_header_round_trip_every_type)
 {
     const double vbars [] = { 0.0, -0.0, 1.5, 4.9406564584124654e-324, DBL_MAX, -DBL_MAX, 1e-300 };
+    /*  A request's bytes 24-31 are its session: any 64 bits, NaN's too.  */
+    const uint64_t sessions [] = { 0, 1, UINT64_MAX, UINT64_C (0x7FF8000000000000),
+                                   UINT64_C (0xFFF0000000000000), UINT64_C (0x8000000000000000), 42 };
     for (size_t i = 0; i < S_NTYPES; i++) {
         for (size_t v = 0; v < sizeof vbars / sizeof vbars [0]; v++) {
             fasgd_header_t h = s_valid_header (s_types [i]), back;
-            h.vbar = vbars [v];
+            if (s_is_request (s_types [i]))
+                h.session = sessions [v];
+            else
+                h.vbar = vbars [v];
             ck_assert_int_eq (s_reencode (&h, &back), FASGD_PROTO_OK);
             s_assert_header_eq (&h, &back);
         }
@@ -188,7 +197,7 @@ START_TEST (test_header_bytes_exact)
     h.timestamp = UINT64_C (0x1122334455667788);
     h.vbar = 1.5;                                   /* 0x3FF8000000000000 */
     const uint8_t expect [FASGD_PROTO_HEADER_SIZE] = {
-        0x5D, 0xFA, 0x01, 0x07, 0x30, 0x01, 0x00, 0x00,
+        0x5D, 0xFA, 0x02, 0x07, 0x30, 0x01, 0x00, 0x00,
         0x04, 0x03, 0x02, 0x01, 0xD0, 0xC0, 0xB0, 0xA0,
         0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
         0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xF8, 0x3F
@@ -201,7 +210,8 @@ START_TEST (test_header_bytes_exact)
     ck_assert_int_eq (fasgd_proto_header_decode (expect, sizeof expect, &back), FASGD_PROTO_OK);
     s_assert_header_eq (&h, &back);
 
-    /*  A FETCH request with its flag: flags at offset 6, vbar 0.  */
+    /*  A FETCH request with its flag: flags at offset 6, its session at
+        offset 24.  */
     memset (&h, 0, sizeof h);
     h.version = FASGD_PROTO_VERSION;
     h.type = FASGD_MSG_FETCH;
@@ -209,11 +219,12 @@ START_TEST (test_header_bytes_exact)
     h.client_id = 7;
     h.seq = 0x100;
     h.timestamp = 0x1234;
+    h.session = UINT64_C (0xF1E2D3C4B5A69788);
     const uint8_t expect2 [FASGD_PROTO_HEADER_SIZE] = {
-        0x5D, 0xFA, 0x01, 0x06, 0x00, 0x00, 0x01, 0x00,
+        0x5D, 0xFA, 0x02, 0x06, 0x00, 0x00, 0x01, 0x00,
         0x07, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
         0x34, 0x12, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+        0x88, 0x97, 0xA6, 0xB5, 0xC4, 0xD3, 0xE2, 0xF1
     };
     fasgd_proto_header_encode (&h, out);
     ck_assert_mem_eq (out, expect2, sizeof expect2);
@@ -270,7 +281,7 @@ END_TEST
 
 START_TEST (test_header_version_mismatch)
 {
-    const uint8_t versions [] = { 0, 2, 3, 255 };
+    const uint8_t versions [] = { 0, 1, 3, 255 };
     for (size_t i = 0; i < sizeof versions / sizeof versions [0]; i++) {
         fasgd_header_t h = s_valid_header (FASGD_MSG_PUSH), back;
         h.version = versions [i];
@@ -284,10 +295,10 @@ START_TEST (test_header_version_mismatch)
         ck_assert_uint_eq (back.seq, 0x12345678u);
         ck_assert_uint_eq (back.timestamp, h.timestamp);
     }
-    /*  Another version is not judged by version 1's rules: an unknown
+    /*  Another version is not judged by this one's rules: an unknown
         type, flags, status and a NaN still give a mismatch.  */
-    fasgd_header_t h = s_valid_header (FASGD_MSG_JOIN), back;
-    h.version = 2;
+    fasgd_header_t h = s_valid_header (FASGD_MSG_ACK), back;
+    h.version = 3;
     h.type = 200;
     h.flags = 0xFFFF;
     h.status = 7;
@@ -395,7 +406,7 @@ START_TEST (test_header_nonfinite_vbar)
         UINT64_C (0x7FF0000000000000),      /* +Inf */
         UINT64_C (0xFFF0000000000000),      /* -Inf */
     };
-    const int types [] = { FASGD_MSG_ACK, FASGD_MSG_PARAMS, FASGD_MSG_PUSH, FASGD_MSG_JOIN };
+    const int types [] = { FASGD_MSG_ACK, FASGD_MSG_PARAMS, FASGD_MSG_WELCOME, FASGD_MSG_ERROR };
     for (size_t t = 0; t < sizeof types / sizeof types [0]; t++)
         for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
             uint8_t buf [FASGD_PROTO_HEADER_SIZE];
@@ -634,7 +645,8 @@ static const char s_example [] =
     "gates.push.skip=resend-last\n"
     "gates.eps=0.0001\n"
     "heartbeat_ms=1000\n"
-    "expiry_ms=10000\n";
+    "expiry_ms=10000\n"
+    "session=12297829382473034410\n";
 
 static int
 s_decode_str (const char *text, fasgd_proto_desc_t *d, char *err, size_t errlen)
@@ -670,6 +682,7 @@ s_assert_desc_eq (const fasgd_proto_desc_t *a, const fasgd_proto_desc_t *b)
     ck_assert_uint_eq (s_dbits (a->gate_eps), s_dbits (b->gate_eps));
     ck_assert_uint_eq (a->heartbeat_ms, b->heartbeat_ms);
     ck_assert_uint_eq (a->expiry_ms, b->expiry_ms);
+    ck_assert_uint_eq (a->session, b->session);
 }
 
 /*  A description at every limit: 64 tensors with 31-character names,
@@ -708,6 +721,7 @@ s_desc_extreme (fasgd_proto_desc_t *d)
     d->gate_eps = 4.9406564584124654e-324;
     d->heartbeat_ms = UINT32_MAX;
     d->expiry_ms = 0;
+    d->session = UINT64_MAX;
 }
 
 /*  Tensors of any rank from 1 to FASGD_PROTO_MAX_DIMS (a convolution's
@@ -778,6 +792,7 @@ START_TEST (test_desc_example)
     ck_assert_double_eq (d.gate_eps, 0.0001);
     ck_assert_uint_eq (d.heartbeat_ms, 1000);
     ck_assert_uint_eq (d.expiry_ms, 10000);
+    ck_assert_uint_eq (d.session, UINT64_C (0xAAAAAAAAAAAAAAAA));
 
     /*  CRLF line ends, no final newline, blank lines and unknown keys
         (with any value at all) read the same.  */
@@ -1018,6 +1033,8 @@ static const s_bad_desc_t s_bad_descs [] = {
     { "protocol=-1\nparams=6\ntensors=a:2x3\n", 0, "protocol must be" },
     { S_BASE "heartbeat_ms=4294967296\n", 0, "line 4: heartbeat_ms must be" },
     { S_BASE "expiry_ms=1s\n", 0, "expiry_ms must be" },
+    { S_BASE "session=18446744073709551616\n", 0, "session must be" },
+    { S_BASE "session=-1\n", 0, "session must be" },
     { S_BASE "gates.fetch.every=-1\n", 0, "gates.fetch.every must be" },
     { S_BASE "gates.push.every=2147483648\n", 0, "gates.push.every must be" },
     /*  doubles  */
@@ -1150,7 +1167,7 @@ s_header_oracle (const uint8_t *p, size_t len)
         return FASGD_PROTO_MALFORMED;
     if (s_is_request (type) ? status != 0 : !s_is_known_status ((int) status))
         return FASGD_PROTO_MALFORMED;
-    if (((s_get_le (p + 24, 8) >> 52) & 0x7FF) == 0x7FF)     /* exponent all ones */
+    if (!s_is_request (type) && ((s_get_le (p + 24, 8) >> 52) & 0x7FF) == 0x7FF)    /* a non-finite vbar */
         return FASGD_PROTO_MALFORMED;
     return FASGD_PROTO_OK;
 }

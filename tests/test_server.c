@@ -254,11 +254,14 @@ START_TEST (test_refusals_leave_the_server_working)
     h = s_req (FASGD_MSG_PUSH, id + 1000, 25, 0);
     s_send (push, &h, g, sizeof g);
     s_expect_error (push, FASGD_STATUS_UNKNOWN_CLIENT, 25);
-    /*  Another protocol version.  */
+    /*  Another protocol version: the next, and version 1 (no sessions).  */
     h = s_req (FASGD_MSG_HEARTBEAT, id, 26, 0);
     uint8_t head [FASGD_PROTO_HEADER_SIZE];
     fasgd_proto_header_encode (&h, head);
-    head [2] = 2;
+    head [2] = FASGD_PROTO_VERSION + 1;
+    zsock_send (push, "b", head, sizeof head);
+    s_expect_error (push, FASGD_STATUS_VERSION, 26);
+    head [2] = 1;
     zsock_send (push, "b", head, sizeof head);
     s_expect_error (push, FASGD_STATUS_VERSION, 26);
     /*  Garbage of every shape.  */
@@ -306,6 +309,84 @@ START_TEST (test_refusals_leave_the_server_working)
     ck_assert_uint_eq (s_recv (fetch, &r, theta, sizeof theta), sizeof theta);
     ck_assert_uint_eq (r.timestamp, 1);
 
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+/*  An id belongs to the session of the JOIN that made it: a request that
+    names it with any other session (none, a guess, another client's own)
+    is answered 401, as for an id never seen, and changes nothing.  */
+START_TEST (test_identity_bound_to_session)
+{
+    server_t s;
+    s_start (&s, NULL);
+    zsock_t *push = s_connect (s.push), *fetch = s_connect (s.fetch);
+    uint32_t id = s_join (push);
+    float g [D], theta0 [D], theta1 [D];
+    for (int i = 0; i < D; i++)
+        g [i] = 0.01f;
+    fasgd_header_t h = s_req (FASGD_MSG_PUSH, id, 2, 0), r;
+    s_send (push, &h, g, sizeof g);
+    s_recv (push, &r, NULL, 0);
+    ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    h = s_req (FASGD_MSG_FETCH, id, 3, 0);
+    s_send (fetch, &h, NULL, 0);
+    ck_assert_uint_eq (s_recv (fetch, &r, theta0, sizeof theta0), sizeof theta0);
+    ck_assert_uint_eq (r.timestamp, 1);
+
+    /*  A stranger on its own connections, one that joined itself too.  */
+    zsock_t *spush = s_connect (s.push), *sfetch = s_connect (s.fetch);
+    uint32_t other = s_join (spush);
+    const uint64_t session = s_session_of (id);
+    const uint64_t wrong [] = { 0, session ^ 1, session + (UINT64_C (1) << 63), s_session_of (other) };
+    const int types [] = { FASGD_MSG_PUSH, FASGD_MSG_PUSH_REPEAT, FASGD_MSG_FETCH, FASGD_MSG_HEARTBEAT,
+                           FASGD_MSG_EVAL, FASGD_MSG_LEAVE };
+    uint32_t seq = 100;
+    int refused = 0;
+    for (size_t w = 0; w < sizeof wrong / sizeof wrong [0]; w++)
+        for (size_t t = 0; t < sizeof types / sizeof types [0]; t++) {
+            h = s_req (types [t], id, ++seq, 1);
+            h.session = wrong [w];
+            zsock_t *sock = types [t] == FASGD_MSG_FETCH ? sfetch : spush;
+            if (types [t] == FASGD_MSG_PUSH)
+                s_send (sock, &h, g, sizeof g);
+            else if (types [t] == FASGD_MSG_EVAL)
+                s_send (sock, &h, "error=0.99\n", 11);
+            else
+                s_send (sock, &h, NULL, 0);
+            s_expect_error (sock, FASGD_STATUS_UNKNOWN_CLIENT, seq);
+            refused++;
+        }
+    /*  The right session on the stranger's connection is the client's own
+        (a reconnect opens new connections): that is not refused.  */
+    h = s_req (FASGD_MSG_HEARTBEAT, id, ++seq, 0);
+    s_send (spush, &h, NULL, 0);
+    s_recv (spush, &r, NULL, 0);
+    ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+
+    /*  Nothing changed: θ and T are as the one push left them, and the
+        client is still joined.  */
+    h = s_req (FASGD_MSG_FETCH, id, ++seq, 0);
+    s_send (fetch, &h, NULL, 0);
+    ck_assert_uint_eq (s_recv (fetch, &r, theta1, sizeof theta1), sizeof theta1);
+    ck_assert_uint_eq (r.timestamp, 1);
+    ck_assert_mem_eq (theta0, theta1, sizeof theta0);
+    char *text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    char want [64];
+    snprintf (want, sizeof want, "\nforbidden=%d\n", refused);
+    ck_assert_msg (strstr (text, want) && strstr (text, "\nclients=2\n") && strstr (text, "\npushes=1\n")
+                   && strstr (text, "\nleaves=0\n"), "%s", text);
+    free (text);
+    h = s_req (FASGD_MSG_LEAVE, id, ++seq, 0);
+    s_send (push, &h, NULL, 0);
+    s_recv (push, &r, NULL, 0);
+    ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+
+    zsock_destroy (&spush);
+    zsock_destroy (&sfetch);
     zsock_destroy (&push);
     zsock_destroy (&fetch);
     ck_assert_int_eq (s_stop (&s), 0);
@@ -407,7 +488,7 @@ START_TEST (test_control_status_and_garbage)
 
     char *text = s_control_cmd (s.control, "STATUS");
     ck_assert_ptr_nonnull (text);
-    ck_assert_msg (strncmp (text, "status=200\nprotocol=1\n", 22) == 0, "%s", text);
+    ck_assert_msg (strncmp (text, "status=200\nprotocol=2\n", 22) == 0, "%s", text);
     const char *want [] = { "\nT=2\n", "\nrule=asgd\n", "\nclients=1\n", "\npushes=2\n", "\nrepeats=0\n",
                             "\ntau.0=1\ntau.1=1\ntau.2-3=0\n", "\ntau.1024+=0\n", "\ntau_max=1\n",
                             "\nclient.1.name=tester\n", "\nclient.1.pushes=2\n", "\nclient.1.last_tau=1\n",
@@ -741,11 +822,9 @@ s_server_checkpoint (const char *dir, const char *sizes, size_t *len)
     server_t s;
     s_start_sets (&s, sets);
     zsock_t *push = s_connect (s.push);
-    fasgd_header_t h = s_req (FASGD_MSG_JOIN, 0, 1, 0), r;
-    s_send (push, &h, "tester", 6);
-    s_recv (push, &r, NULL, 0);
-    ck_assert_int_eq (r.type, FASGD_MSG_WELCOME);
-    uint32_t id = r.client_id;
+    fasgd_proto_desc_t d;
+    uint32_t id = s_join_desc (push, &d);
+    fasgd_header_t h, r;
     /*  A gradient of the model's size, mostly small numbers.  */
     size_t n = 0, prev = 0;
     for (const char *p = sizes; *p; ) {
@@ -1083,6 +1162,7 @@ server_suite (void)
     tcase_add_test (tc, test_push_fetch_round_trip);
     tcase_add_test (tc, test_push_then_fetch);
     tcase_add_test (tc, test_refusals_leave_the_server_working);
+    tcase_add_test (tc, test_identity_bound_to_session);
     tcase_add_test (tc, test_theta_used_rules_and_repeats);
     tcase_add_test (tc, test_silent_client_expires);
     tcase_add_test (tc, test_bad_config_and_bind);

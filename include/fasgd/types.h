@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#define FASGD_PROTO_VERSION      1u
+#define FASGD_PROTO_VERSION      2u
 
 typedef enum {
     FASGD_STATUS_OK = 200,
@@ -45,6 +45,7 @@ typedef struct {
     int fetch_every, push_every;
     double fetch_c, push_c, gate_eps;
     uint32_t heartbeat_ms, expiry_ms;
+    uint64_t session;                       /* the token every later request carries; 0 none */
 } fasgd_proto_desc_t;
 
 /*  The number of floats of a tensor (the product of its dims), for a

@@ -65,6 +65,7 @@ class ProtoDesc(ctypes.Structure):
         ("gate_eps", ctypes.c_double),
         ("heartbeat_ms", ctypes.c_uint32),
         ("expiry_ms", ctypes.c_uint32),
+        ("session", ctypes.c_uint64),
     ]
 
 

@@ -211,6 +211,6 @@ fasgd_curve_judge (int event, uint32_t value, int curve, int *drops)
     return curve ? "the server closed the connection during the CURVE handshake three times in a row: "
                    "is the server key right, and does the server use CURVE?"
                  : "the server closed the connection during the handshake three times in a row: "
-                   "it most likely requires CURVE (give this client the server's public key: "
-                   "--server-key, or fasgd_client_set_curve)";
+                   "it requires CURVE (give this client the server's public key: --server-key, or "
+                   "fasgd_client_set_curve), or it is turning connections away (limits.connections)";
 }

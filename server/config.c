@@ -61,6 +61,9 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "0: never"),
     FASGD_CFG_KEY_INT ("limits.clients", fasgd_server_cfg_t, max_clients, 1, 10000000, "10000",
         "clients joined at once; a JOIN beyond is refused with 503"),
+    FASGD_CFG_KEY_INT ("limits.connections", fasgd_server_cfg_t, max_connections, 0, 10000000, "0",
+        "TCP connections peers may hold open at once on the three sockets; one beyond is closed as it "
+        "is accepted; 0: 4 x limits.clients + 64, within the file descriptors the server may open"),
     FASGD_CFG_KEY_INT ("limits.status_clients", fasgd_server_cfg_t, status_clients, 0, 10000000, "1000",
         "clients a STATUS reply lists, those with the most pushes first (clients_listed says how many)"),
     FASGD_CFG_KEY_DOUBLE ("limits.bandwidth", fasgd_server_cfg_t, bandwidth, 0, 1e15, 0, "0",

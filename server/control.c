@@ -144,6 +144,9 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 (unsigned long long) (a->malformed + a->unknown + a->conflict + a->nonfinite + a->version
                                       + a->refused + a->forbidden),
                 (unsigned long long) a->forbidden);
+    s_text_add (t, "connections=%llu\nconnections_max=%llu\nconnections_shed=%llu\naccept_failed=%llu\n",
+                (unsigned long long) (self->conns + self->conns_control), (unsigned long long) self->conn_max,
+                (unsigned long long) a->conn_shed, (unsigned long long) a->accept_failed);
     s_text_add (t, "guard_refused=%llu\nguard_clipped=%llu\nguard_forgotten=%llu\ngrad_norm_median=%.6g\n",
                 (unsigned long long) a->guarded, (unsigned long long) a->clipped,
                 (unsigned long long) a->forgotten, fasgd_srv_guard_median (self));

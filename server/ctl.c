@@ -709,6 +709,9 @@ s_print_status (const s_reply_t *r, const char *endpoint)
            s_num (r, "joins"), s_num (r, "leaves"), s_num (r, "expired"));
     s_row ("requests refused", "%.0f, %.0f of them naming another's client id", s_num (r, "refused"),
            s_num (r, "forbidden"));
+    s_row ("connections", "%.0f open (at most %.0f), %.0f turned away, %.0f accepts failed",
+           s_num (r, "connections"), s_num (r, "connections_max"), s_num (r, "connections_shed"),
+           s_num (r, "accept_failed"));
     if (s_get (r, "security") && !strcmp (s_get (r, "security"), "curve")) {
         if (s_get (r, "allowed_keys"))
             snprintf (t, sizeof t, "%.0f keys allowed", s_num (r, "allowed_keys"));

@@ -28,7 +28,7 @@
 
 #define FASGD_SRV_TAU_BUCKETS 12        /* 0, 1, 2-3, 4-7, ..., 512-1023, 1024+ */
 #define FASGD_SRV_WINDOW_SAMPLES 11     /* a sample a second: rates over the last 10 s */
-#define FASGD_SRV_MONITORS 3            /* push, fetch, control: their handshake failures */
+#define FASGD_SRV_MONITORS 3            /* push, fetch, control: their connections and handshakes */
 #define FASGD_SRV_NORM_WINDOW 1024      /* accepted gradient norms the median is taken over */
 
 /*  An immutable image of θ at one timestamp, in wire byte order. On a
@@ -68,6 +68,7 @@ typedef struct {
     uint64_t forbidden;                 /* requests from a key other than the client's, or revoked */
     uint64_t guarded, clipped, forgotten;   /* the guard: refused, clipped, clients forgotten */
     uint64_t auth_refused, handshake_failed, revoked;   /* CURVE: connections refused, keys revoked */
+    uint64_t conn_shed, accept_failed;  /* connections turned away at limits.connections; accept () failed */
     uint64_t bytes_in, bytes_out;
     double tau_sum;
     uint64_t tau_count, tau_max;
@@ -153,14 +154,20 @@ struct fasgd_server_t {
     int64_t ctl_second_ms, ctl_ckpt_ms;     /* control: this second's start, the last CHECKPOINT asked */
     int ctl_in_second;
 
-    /*  CURVE (security.c): cert NULL when off.  */
-    zcert_t *cert;
-    zsock_t *zap;                       /* the ZAP handler */
-    zhashx_t *allowed;                  /* public key (Z85) → name; NULL with allow_any */
+    /*  Connections (connections.c): a monitor on each bound socket.  */
     zsock_t *monitors [FASGD_SRV_MONITORS];
     zsock_t *watched [FASGD_SRV_MONITORS];     /* the sockets they watch */
     const char *monitor_names [FASGD_SRV_MONITORS];
     int nmonitors;
+    uint64_t conns, conn_max;           /* on push and fetch: open now, and the most allowed */
+    uint64_t conns_control;             /* on the control socket */
+    int control_monitor;                /* its monitor's index; -1 none */
+    uint64_t nofile;                    /* RLIMIT_NOFILE */
+
+    /*  CURVE (security.c): cert NULL when off.  */
+    zcert_t *cert;
+    zsock_t *zap;                       /* the ZAP handler */
+    zhashx_t *allowed;                  /* public key (Z85) → name; NULL with allow_any */
     int64_t sec_log_ms;                 /* refusal log lines: this second's start, */
     int sec_log_count;                  /* lines in it, */
     uint64_t sec_log_dropped;           /* and those left out */
@@ -277,17 +284,34 @@ double fasgd_srv_guard_median (const fasgd_server_t *self);
 int fasgd_srv_security_new (fasgd_server_t *self, char *err, size_t errlen);
 /*  Makes sock (not yet bound) a CURVE server; nothing when CURVE is off.  */
 void fasgd_srv_security_apply (fasgd_server_t *self, zsock_t *sock);
-/*  Watches the failed handshakes of sock (bound, and closed only after
-    fasgd_srv_security_destroy); what names it in log lines. -1 with
-    errno set.  */
-int fasgd_srv_security_watch (fasgd_server_t *self, zsock_t *sock, const char *what);
 /*  Before the sockets are closed.  */
 void fasgd_srv_security_destroy (fasgd_server_t *self);
 /*  Warns that endpoint is bound without CURVE where other hosts reach it.  */
 void fasgd_srv_security_warn_plain (fasgd_server_t *self, const char *endpoint);
-/*  Serves one ZAP request, or one event of monitor k; -1 when none waited.  */
+/*  Serves one ZAP request; -1 when none waited.  */
 int fasgd_srv_security_zap (fasgd_server_t *self);
-int fasgd_srv_security_monitor (fasgd_server_t *self, int k);
+/*  Counts and logs a failed handshake (a ZMQ_EVENT_HANDSHAKE_FAILED_*
+    event) on the socket named what; nothing without CURVE.  */
+void fasgd_srv_security_handshake_failed (fasgd_server_t *self, const char *what, int event, uint32_t value);
+/*  A log line about a refusal, unless this second's five are spent; the
+    count of those left out comes with the next line logged.  */
+void fasgd_srv_refusal_log (fasgd_server_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+/*  --------------------------------------------------------------------
+    connections.c  */
+
+/*  Raises the soft descriptor limit to the hard one and sets conn_max
+    from limits.connections and the descriptors there are.  */
+void fasgd_srv_conn_limits (fasgd_server_t *self);
+/*  Watches sock's connections and handshakes (sock bound, and closed only
+    after fasgd_srv_conn_destroy); what names it in log lines. -1 with
+    errno set.  */
+int fasgd_srv_conn_watch (fasgd_server_t *self, zsock_t *sock, const char *what);
+/*  Handles one event of monitor k: counts connections and turns away
+    those beyond conn_max. -1 when none waited.  */
+int fasgd_srv_conn_event (fasgd_server_t *self, int k);
+/*  Before the sockets are closed.  */
+void fasgd_srv_conn_destroy (fasgd_server_t *self);
 /*  The CURVE key (Z85) msg's connection was allowed with; NULL when
     CURVE is off.  */
 const char *fasgd_srv_security_key (fasgd_server_t *self, zmq_msg_t *msg);

@@ -13,8 +13,8 @@
     to it at JOIN.
 
     Handshakes that fail before ZAP is asked (a plain peer, a client with
-    the wrong server key) are seen on monitor sockets, counted and logged
-    with the endpoint. Log lines about refusals are bounded: a peer that
+    the wrong server key) are seen on the monitor sockets of
+    connections.c, and counted and logged here with the endpoint. Log lines about refusals are bounded: a peer that
     retries forever costs a line a second, not a line a try.  */
 #include "internal.h"
 
@@ -32,13 +32,8 @@
 #define S_LOG_PER_SECOND 5              /* refusal log lines a second, then a count */
 #define S_MAX_CERTS 100000              /* files read from the allowlist directory */
 
-/*  One refusal log line, unless this second's share is spent; the count
-    of those left out comes with the next line logged.  */
-static void
-s_log_refusal (fasgd_server_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
-
-static void
-s_log_refusal (fasgd_server_t *self, const char *fmt, ...)
+void
+fasgd_srv_refusal_log (fasgd_server_t *self, const char *fmt, ...)
 {
     int64_t now = fasgd_srv_now_ms ();
     if (now - self->sec_log_ms >= 1000) {
@@ -176,28 +171,9 @@ fasgd_srv_security_apply (fasgd_server_t *self, zsock_t *sock)
     zcert_apply (self->cert, sock);
 }
 
-int
-fasgd_srv_security_watch (fasgd_server_t *self, zsock_t *sock, const char *what)
-{
-    /*  ZAP's refusals are counted by the handler; these are the rest.  */
-    if (!self->cert || self->nmonitors >= FASGD_SRV_MONITORS)
-        return 0;
-    zsock_t *mon;
-    if (fasgd_curve_monitor (sock, 0, &mon) != 0)
-        return -1;
-    self->monitors [self->nmonitors] = mon;
-    self->watched [self->nmonitors] = sock;
-    self->monitor_names [self->nmonitors] = what;
-    self->nmonitors++;
-    return 0;
-}
-
 void
 fasgd_srv_security_destroy (fasgd_server_t *self)
 {
-    for (int i = 0; i < self->nmonitors; i++)
-        fasgd_curve_monitor_stop (self->watched [i], &self->monitors [i]);
-    self->nmonitors = 0;
     zsock_destroy (&self->zap);
     zhashx_destroy (&self->allowed);
     zcert_destroy (&self->cert);
@@ -272,7 +248,7 @@ fasgd_srv_security_zap (fasgd_server_t *self)
     else {
         self->st.auth_refused++;
         s_zap_reply (self, id, id_len, "400", "key not allowed", "");
-        s_log_refusal (self, "refused a connection from %s: CURVE key %s is not in the allowlist",
+        fasgd_srv_refusal_log (self, "refused a connection from %s: CURVE key %s is not in the allowlist",
                        addr, curve ? key : "(none)");
     }
     for (int i = 0; i < 7; i++)
@@ -281,21 +257,17 @@ fasgd_srv_security_zap (fasgd_server_t *self)
     return 0;
 }
 
-int
-fasgd_srv_security_monitor (fasgd_server_t *self, int k)
+void
+fasgd_srv_security_handshake_failed (fasgd_server_t *self, const char *what, int event, uint32_t value)
 {
-    int event;
-    uint32_t value;
-    if (fasgd_curve_event_recv (self->monitors [k], &event, &value) != 0)
-        return -1;
-    /*  ZAP's refusals were counted when it refused.  */
-    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
-        return 0;
+    /*  ZAP's refusals were counted when it refused; without CURVE a
+        handshake fails only on garbage, which is not security's.  */
+    if (!self->cert || event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+        return;
     const char *why = fasgd_curve_why (event, value, 0, 1);
     self->st.handshake_failed++;
-    s_log_refusal (self, "refused a connection on the %s socket: %s", self->monitor_names [k],
-                   why ? why : "the peer closed the connection during the handshake");
-    return 0;
+    fasgd_srv_refusal_log (self, "refused a connection on the %s socket: %s", what,
+                           why ? why : "the peer closed the connection during the handshake");
 }
 
 int

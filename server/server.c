@@ -130,8 +130,8 @@ s_bind (fasgd_server_t *self, const char *what, const char *endpoint, size_t max
     const char *ep = zsock_endpoint (sock);
     snprintf (bound, len, "%s", ep ? ep : endpoint);
     fasgd_srv_security_warn_plain (self, bound);
-    if (fasgd_srv_security_watch (self, sock, what) != 0) {
-        fasgd_log_error ("cannot watch the %s socket's handshakes: %s", what, zmq_strerror (zmq_errno ()));
+    if (fasgd_srv_conn_watch (self, sock, what) != 0) {
+        fasgd_log_error ("cannot watch the %s socket's connections: %s", what, zmq_strerror (zmq_errno ()));
         zsock_destroy (&sock);
         return NULL;
     }
@@ -270,6 +270,8 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
         zsys_thread_affinity_cpu_add (cfg->cpu);
         fasgd_log_info ("pinned to CPU %d", cfg->cpu);
     }
+    self->control_monitor = -1;
+    fasgd_srv_conn_limits (self);
     if (fasgd_srv_security_new (self, err, sizeof err) != 0) {
         fasgd_log_error ("%s", err);
         goto fail;
@@ -319,6 +321,7 @@ fasgd_server_destroy (fasgd_server_t **self_p)
         if (self->clients [i])
             fasgd_srv_client_free (self, self->clients [i]);
     free (self->clients);
+    fasgd_srv_conn_destroy (self);
     fasgd_srv_security_destroy (self);
     /*  Closing the sockets lets ZeroMQ release the snapshots of unsent replies.  */
     zsock_destroy (&self->push);
@@ -395,7 +398,7 @@ fasgd_server_run (fasgd_server_t *self)
         for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_security_zap (self) == 0; k++)
             ;
         for (int m = 0; m < self->nmonitors; m++)
-            for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_security_monitor (self, m) == 0; k++)
+            for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_conn_event (self, m) == 0; k++)
                 ;
         /*  Fetches first: they are cheap and unblock clients.  */
         for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_handle (self, fetch, 1) == 0; k++)

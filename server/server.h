@@ -38,9 +38,10 @@ typedef struct {
     double grad_norm;               /* refuse (or clip) gradients of a larger L2 norm; 0 off */
     double grad_norm_factor;        /* ... or larger than this times the recent median; 0 off */
     int grad_norm_clip;             /* clip instead of refusing */
-    int max_refusals;
+    int max_refusals;               /* refusals in a row that make the server forget a client; 0 never */
     int max_clients;                /* clients joined at once; JOIN beyond: 503 */
-    int status_clients;             /* clients STATUS lists, the busiest first */               /* refusals in a row that make the server forget a client; 0 never */
+    int status_clients;             /* clients STATUS lists, the busiest first */
+    int max_connections;            /* TCP connections open at once; 0: from the clients and descriptors */
     double bandwidth;               /* bytes/s the server's link may carry; 0: no budget */
     char curve_cert [FASGD_PATH_LEN];       /* the server's secret certificate; empty: no CURVE */
     char curve_clients [FASGD_PATH_LEN];    /* a directory of allowed client certificates */

@@ -59,6 +59,7 @@ struct fasgd_rule_t {
     int      nvec;
     uint64_t pending;           /* softsync: gradients in vec[0] */
     double   vbar;
+    int      checked;           /* the caller checks g's finiteness */
 };
 
 /*  The blob header; the vectors follow it, nvec × n floats.  */
@@ -659,7 +660,7 @@ s_apply (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint
     assert (tout == tin || !s_overlap (tout, tin, n));
 
     /*  A first pass so that a bad gradient (a peer's NaN) touches nothing.  */
-    if (fasgd_floats_any_nonfinite (g, n))
+    if (!self->checked && fasgd_floats_any_nonfinite (g, n))
         return -1;
 
     switch (self->p.kind) {
@@ -687,6 +688,12 @@ s_apply (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint
             assert (0 && "kind checked in fasgd_rule_new");
             return -1;
     }
+}
+
+void
+fasgd_rule_gradients_checked (fasgd_rule_t *self)
+{
+    self->checked = 1;
 }
 
 int

@@ -112,6 +112,11 @@ fasgd_rule_t *fasgd_rule_new (const fasgd_rule_params_t *p, size_t n, char *err,
 /*  Frees the rule; accepts NULL and a pointer to NULL, nulls *self_p.  */
 void fasgd_rule_destroy (fasgd_rule_t **self_p);
 
+/*  The caller has checked that every gradient it applies is finite (the
+    server's guard sums g² over each first): apply then skips its own pass
+    over g, and a NaN or Inf given anyway is the caller's bug.  */
+void fasgd_rule_gradients_checked (fasgd_rule_t *self);
+
 /*  1 for dcasgd and gap-aware, which need theta_used in apply.  */
 int fasgd_rule_needs_theta_used (const fasgd_rule_t *self);
 

@@ -81,10 +81,9 @@ s_step_bound (const fasgd_server_t *self, double g, double *state)
             /*  The buffer sums up to c steps of α·g, applied divided by c.  */
             *state = s + p->lr * g;
             return p->lr * g;
-        case FASGD_RULE_DCASGD:
-            /*  Checked after the fact (the file's comment); g itself.  */
-            return p->lr * g;
         default:
+            /*  asgd, sasgd (α(τ) ≤ α), and dcasgd, whose θ is checked
+                after the fact (the file's comment): α·g.  */
             return p->lr * g;
     }
 }
@@ -182,7 +181,7 @@ fasgd_srv_guard_accepted (fasgd_server_t *self, fasgd_srv_client_t *c, double no
     gd->norm_next = (gd->norm_next + 1) % FASGD_SRV_NORM_WINDOW;
     if (gd->norm_count < FASGD_SRV_NORM_WINDOW)
         gd->norm_count++;
-    if (gd->median == 0 || gd->norm_count <= S_MEDIAN_EARLY || ++gd->since_median >= S_MEDIAN_EVERY) {
+    if (gd->norm_count <= S_MEDIAN_EARLY || ++gd->since_median >= S_MEDIAN_EVERY) {
         s_median_update (gd);
         gd->since_median = 0;
     }

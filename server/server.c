@@ -195,6 +195,8 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
         fasgd_log_error ("rule: %s", err);
         goto fail;
     }
+    /*  guard.c checks every gradient before the rule sees it.  */
+    fasgd_rule_gradients_checked (self->rule);
     self->needs_used = fasgd_rule_needs_theta_used (self->rule);
     self->cache_last = cfg->gates.push.kind != FASGD_GATE_ALWAYS
                        && cfg->gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST;

@@ -28,6 +28,7 @@
 #include "log.h"
 
 #include <czmq.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -600,12 +601,36 @@ s_gates_setup (fasgd_client_t *self)
     return 0;
 }
 
+/*  An endpoint a DEALER can connect to, by the checks ZeroMQ itself makes
+    at connect time: tcp://HOST:PORT (HOST a name, an IPv4 address or an
+    IPv6 one in brackets, PORT digits), ipc://PATH or inproc://NAME. Said
+    here rather than by connecting: a socket connected before
+    fasgd_client_set_curve would greet a CURVE server in plain.  */
+static int
+s_endpoint_ok (const char *ep)
+{
+    if (!strncmp (ep, "ipc://", 6) || !strncmp (ep, "inproc://", 9))
+        return strstr (ep, "://") [3] != '\0';
+    if (strncmp (ep, "tcp://", 6) != 0)
+        return 0;
+    const char *host = ep + 6, *colon = strrchr (host, ':');
+    if (!colon || colon == host || !colon [1])
+        return 0;
+    for (const char *p = colon + 1; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    for (const char *p = host; p < colon; p++)
+        if (!isalnum ((unsigned char) *p) && !strchr ("-._:[]%;", *p))
+            return 0;
+    return 1;
+}
+
 /*  API                                                                      */
 
 fasgd_client_t *
 fasgd_client_new (const char *push_endpoint, const char *fetch_endpoint)
 {
-    if (!push_endpoint || !fetch_endpoint)
+    if (!push_endpoint || !fetch_endpoint || !s_endpoint_ok (push_endpoint) || !s_endpoint_ok (fetch_endpoint))
         return NULL;
     fasgd_client_t *self = calloc (1, sizeof *self);
     if (!self)
@@ -623,12 +648,7 @@ fasgd_client_new (const char *push_endpoint, const char *fetch_endpoint)
     self->fetch.endpoint = self->fetch_endpoint;
     self->fetch.maxmsgsize = S_CONTROL_MAXMSG;
     atomic_init (&self->hb.last_sent, 0);
-    /*  Connecting now finds a malformed endpoint now (ZeroMQ connects
-        lazily, so an absent server is not an error here).  */
-    if (s_channel_open (&self->push) != 0 || s_channel_open (&self->fetch) != 0) {
-        fasgd_client_destroy (&self);
-        return NULL;
-    }
+    /*  The sockets open with the first request, made as set by then.  */
     return self;
 }
 

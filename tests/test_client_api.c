@@ -560,11 +560,52 @@ START_TEST (test_fetch_push_round_trip)
 }
 END_TEST
 
+/*  A new client connects nothing before its first request: its sockets
+    are made then, CURVE and all, so a secured client never greets a
+    CURVE server in plain first.  */
+START_TEST (test_new_connects_nothing)
+{
+    zsock_t *router = zsock_new (ZMQ_ROUTER);
+    ck_assert_int_ge (zsock_bind (router, "tcp://127.0.0.1:*"), 0);
+    zsock_t *mon = zsock_new (ZMQ_PAIR);
+    ck_assert_int_eq (zmq_socket_monitor (zsock_resolve (router), "inproc://new-connects-nothing",
+                                          ZMQ_EVENT_ACCEPTED), 0);
+    ck_assert_int_eq (zsock_connect (mon, "inproc://new-connects-nothing"), 0);
+    zsock_set_rcvtimeo (mon, 300);
+    const char *ep = zsock_endpoint (router);
+    fasgd_client_t *c = fasgd_client_new (ep, ep);
+    ck_assert_ptr_nonnull (c);
+    zmsg_t *ev = zmsg_recv (mon);
+    ck_assert_msg (ev == NULL, "the client connected before its first request");
+    /*  Its first request does connect.  */
+    fasgd_client_set_timeout (c, 100);
+    ck_assert_int_ne (fasgd_client_join (c, "x"), 0);
+    ev = zmsg_recv (mon);
+    ck_assert_ptr_nonnull (ev);
+    zmsg_destroy (&ev);
+    fasgd_client_destroy (&c);
+    zmq_socket_monitor (zsock_resolve (router), NULL, 0);
+    zsock_destroy (&mon);
+    zsock_destroy (&router);
+}
+END_TEST
+
 START_TEST (test_bad_arguments)
 {
     s_fake_t *f = s_fake_start (NULL);
     ck_assert_ptr_null (fasgd_client_new ("not an endpoint", f->fetch_ep));
     ck_assert_ptr_null (fasgd_client_new (f->push_ep, NULL));
+    const char *bad [] = { "tcp://host", "tcp://:5555", "tcp://host:55x5", "tcp://host:", "ipc://", "inproc://",
+                           "udp://host:5555", "tcp://ho st:5555", "" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++)
+        ck_assert_msg (fasgd_client_new (bad [i], f->fetch_ep) == NULL, "%s was taken", bad [i]);
+    const char *good [] = { "tcp://localhost:5555", "tcp://[::1]:5555", "tcp://10.0.0.1:1", "ipc:///tmp/x",
+                            "inproc://x", "tcp://eth0;10.0.0.1:5555" };
+    for (size_t i = 0; i < sizeof good / sizeof good [0]; i++) {
+        fasgd_client_t *ok = fasgd_client_new (good [i], good [i]);
+        ck_assert_msg (ok != NULL, "%s was refused", good [i]);
+        fasgd_client_destroy (&ok);
+    }
     fasgd_client_t *c = s_client (f, 0);
     float grad [S_D] = { 0 }, theta [S_D];
     uint64_t ts = 0;
@@ -1132,6 +1173,7 @@ s_suite (void)
     tcase_add_test (tc, test_join_desc);
     tcase_add_test (tc, test_fetch_push_round_trip);
     tcase_add_test (tc, test_bad_arguments);
+    tcase_add_test (tc, test_new_connects_nothing);
     tcase_add_test (tc, test_no_server_times_out);
     tcase_add_test (tc, test_silent_and_late_replies);
     tcase_add_test (tc, test_error_replies);

@@ -39,8 +39,10 @@
 
 typedef struct fasgd_client_t fasgd_client_t;
 
-/*  Connects (lazily, as ZeroMQ does) to the server's push and fetch
-    endpoints. NULL on a malformed endpoint or out of memory.  */
+/*  A client of the server at these push and fetch endpoints
+    (tcp://HOST:PORT, ipc://PATH or inproc://NAME); nothing is connected
+    before the first request. NULL on a malformed endpoint or out of
+    memory.  */
 fasgd_client_t *fasgd_client_new (const char *push_endpoint, const char *fetch_endpoint);
 void fasgd_client_destroy (fasgd_client_t **self_p);
 

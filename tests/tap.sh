@@ -13,6 +13,21 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The programs under test, and the MNIST digits most tests train on.
+server="$top_build/server/fasgd-server"
+client="$top_build/client/fasgd-client"
+ctl="$top_build/server/fasgd-ctl"
+data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
+python=${FASGD_PYTHON:-/usr/bin/python3}
+# plan_mnist N: the TAP plan of N checks; stops at once, failing, when the
+# digits are missing.
+plan_mnist() {
+    echo "1..$1"
+    if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
+        echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"; exit 1
+    fi
+}
+
 n=0; failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() {

@@ -6,14 +6,8 @@
 # with the clients carrying on. TAP output.
 tap_name=cluster
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-server="$top_build/server/fasgd-server"
-client="$top_build/client/fasgd-client"
-data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
 
-echo "1..15"
-if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
-    echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"; exit 1
-fi
+plan_mnist 15
 
 # The restarted server must get its ports back, so they come from below the
 # kernel's ephemeral range (32768 and up here): there no other test's

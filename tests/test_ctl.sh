@@ -7,10 +7,6 @@
 # the control port leaves the server answering. TAP output.
 tap_name=ctl
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-server="$top_build/server/fasgd-server"
-client="$top_build/client/fasgd-client"
-ctl="$top_build/server/fasgd-ctl"
-data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
 # ctl ARGS...: runs fasgd-ctl, stdout in $tmp/out, stderr in $tmp/err, status in $rc.
 ctl() { "$ctl" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?; }
 # json_check PYTHON-EXPRESSION: true when it holds for the object j in $tmp/out.
@@ -18,10 +14,7 @@ json_check() {
     python3 -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" "$tmp/out"
 }
 
-echo "1..25"
-if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
-    echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"; exit 1
-fi
+plan_mnist 25
 
 cat > "$tmp/server.yaml" <<YAML
 push_endpoint: tcp://127.0.0.1:*

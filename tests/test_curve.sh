@@ -10,17 +10,9 @@
 # so; bad security configurations are refused by -n. TAP output.
 tap_name=curve
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-server="$top_build/server/fasgd-server"
-client="$top_build/client/fasgd-client"
-ctl="$top_build/server/fasgd-ctl"
 raw_peer="$top_build/tests/raw_peer"
-data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
-python=${FASGD_PYTHON:-/usr/bin/python3}
 
-echo "1..31"
-if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
-    echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"; exit 1
-fi
+plan_mnist 31
 
 # run NAME COMMAND...: stdout in $tmp/NAME.out, stderr in $tmp/NAME.err,
 # status in $rc, seconds taken in $took.

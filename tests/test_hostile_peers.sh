@@ -10,17 +10,9 @@
 # beside it. TAP output.
 tap_name=hostile
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-server="$top_build/server/fasgd-server"
-client="$top_build/client/fasgd-client"
-ctl="$top_build/server/fasgd-ctl"
 flood_peer="$top_build/tests/flood_peer"
-data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
-python=${FASGD_PYTHON:-/usr/bin/python3}
 
-echo "1..10"
-if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
-    echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"; exit 1
-fi
+plan_mnist 10
 
 cat > "$tmp/server.yaml" <<YAML
 push_endpoint: tcp://127.0.0.1:*

@@ -11,15 +11,11 @@
 tap_name=testbed
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 testbed="$top_src/scripts/testbed"
-data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
 inst=t$(($$ % 10000000))
 tb() { "$testbed" --build "$top_build" --data "$data" --instance "$inst" "$@"; }
 leftovers() { ip netns list 2> /dev/null | awk '{ print $1 }' | grep "^fasgdtb-$inst-"; }
 
-echo "1..21"
-if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
-    echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"; exit 1
-fi
+plan_mnist 21
 
 # refused ARGS... EXPECTED-TEXT: exit 2, the text on stderr, nothing created.
 refused() {

@@ -114,6 +114,9 @@ struct fasgd_client_t {
     uint64_t last_push_ts;          /* the timestamp the last PUSH carried */
     int then_fetch;                 /* a request with THEN_FETCH is waiting */
     int fetched_once;               /* θ was received in this session */
+    int wire_push, wire_params;     /* fasgd_wire_t, from the WELCOME */
+    float *residual;                /* compact pushes: the rounding error not yet sent */
+    float *residual_next;           /* ... and what it becomes if this push is taken */
     float *accum;                   /* accumulate: skipped gradients, summed */
     float *sum;                     /* accumulate: the sum being sent */
     int has_accum;
@@ -411,7 +414,8 @@ s_reply_check (fasgd_client_t *self, uint32_t seq, int expect, int nframes,
     if (nframes > 2)
         return s_malformed (self, "more than two frames");
     size_t body_len = body ? zframe_size (body) : 0;
-    if (fasgd_proto_body_check (rep, body_len, self->nparams) != FASGD_PROTO_OK)
+    if (fasgd_proto_body_check_wire (rep, body_len, self->nparams, self->wire_push, self->wire_params)
+        != FASGD_PROTO_OK)
         return s_malformed (self, "body of the wrong length for its type");
     if (rep->type == FASGD_MSG_ERROR) {
         if (rep->status < 400 || rep->status > 599)
@@ -556,6 +560,9 @@ s_session_end (fasgd_client_t *self)
     free (self->accum);
     free (self->sum);
     self->accum = self->sum = NULL;
+    free (self->residual);
+    free (self->residual_next);
+    self->residual = self->residual_next = NULL;
 }
 
 /*  The gates of a description; -1 with the reason in last_reason when
@@ -785,6 +792,25 @@ fasgd_client_join (fasgd_client_t *self, const char *name)
         fasgd_log_warn ("client: %s", self->last_reason);
         return FASGD_CLIENT_EPROTO;
     }
+    /*  An absent wire key is float32, as before it existed.  */
+    self->wire_push = *desc.wire_push ? fasgd_proto_wire_parse (desc.wire_push) : FASGD_WIRE_F32;
+    self->wire_params = *desc.wire_params ? fasgd_proto_wire_parse (desc.wire_params) : FASGD_WIRE_F32;
+    if (self->wire_push < 0 || self->wire_params < 0) {
+        s_channel_close (&self->push);
+        self->last_status = 0;
+        fasgd_errbuf (self->last_reason, sizeof self->last_reason, "unknown wire format '%s' / '%s'",
+                      desc.wire_push, desc.wire_params);
+        fasgd_log_warn ("client: %s", self->last_reason);
+        return FASGD_CLIENT_EPROTO;
+    }
+    if (self->wire_push != FASGD_WIRE_F32) {
+        self->residual = calloc (self->nparams, sizeof (float));
+        self->residual_next = malloc (self->nparams * sizeof (float));
+        if (!self->residual || !self->residual_next) {
+            s_session_end (self);
+            return FASGD_CLIENT_ENOMEM;
+        }
+    }
     if (self->push_skip == S_SKIP_ACCUMULATE) {
         self->accum = malloc (self->nparams * sizeof (float));
         self->sum = malloc (self->nparams * sizeof (float));
@@ -846,11 +872,11 @@ s_params_take (fasgd_client_t *self, zframe_t **body_p, const fasgd_header_t *re
 {
     zframe_t *body = *body_p;
     *body_p = NULL;
-    if (!body || zframe_size (body) != self->nparams * sizeof (float)) {
+    if (!body || zframe_size (body) != self->nparams * fasgd_proto_wire_size (self->wire_params)) {
         zframe_destroy (&body);
         return s_malformed (self, "PARAMS of the wrong size");
     }
-    fasgd_proto_floats_decode (zframe_data (body), self->nparams, theta);
+    fasgd_proto_wire_decode (self->wire_params, zframe_data (body), self->nparams, theta);
     zframe_destroy (&body);
     *ts = rep->timestamp;
     self->fetched_once = 1;
@@ -893,9 +919,16 @@ s_push_request (fasgd_client_t *self, const float *src, uint64_t timestamp, floa
 {
     zframe_t *body = NULL;
     if (src) {
-        if (!(body = zframe_new (NULL, self->nparams * sizeof (float))))
+        if (!(body = zframe_new (NULL, self->nparams * fasgd_proto_wire_size (self->wire_push))))
             return FASGD_CLIENT_ENOMEM;
-        fasgd_proto_floats_encode (src, self->nparams, zframe_data (body));
+        if (self->wire_push == FASGD_WIRE_F32)
+            fasgd_proto_floats_encode (src, self->nparams, zframe_data (body));
+        else {
+            /*  Error feedback: what rounding leaves out of this push goes
+                into the next, once this one is taken.  */
+            fasgd_proto_wire_encode_feedback (self->wire_push, src, self->residual, self->residual_next,
+                                              self->nparams, zframe_data (body));
+        }
     }
     fasgd_header_t req = { .type = src ? FASGD_MSG_PUSH : FASGD_MSG_PUSH_REPEAT,
                            .flags = theta ? FASGD_PROTO_FLAG_THEN_FETCH : 0, .client_id = self->id,
@@ -915,6 +948,11 @@ s_push_request (fasgd_client_t *self, const float *src, uint64_t timestamp, floa
         self->stats.pushes++;
         self->pushed_once = 1;
         self->last_push_ts = timestamp;
+        if (self->residual) {
+            float *t = self->residual;
+            self->residual = self->residual_next;
+            self->residual_next = t;
+        }
     }
     else
         self->stats.repeats++;

@@ -67,6 +67,41 @@ int fasgd_proto_header_decode (const void *buf, size_t len, fasgd_header_t *h);
     ERROR: 0..255; others: 0), FASGD_PROTO_MALFORMED otherwise.  */
 int fasgd_proto_body_check (const fasgd_header_t *h, size_t body_len, size_t nparams);
 
+/*  How gradients (PUSH) and parameters (PARAMS) travel, as the WELCOME's
+    wire.push and wire.params say: float32, or rounded to bfloat16 or to
+    IEEE half precision, 2 bytes a value (PROTOCOL.md, "Compact wire").  */
+typedef enum {
+    FASGD_WIRE_F32 = 0,
+    FASGD_WIRE_BF16 = 1,
+    FASGD_WIRE_F16 = 2
+} fasgd_wire_t;
+
+/*  "f32", "bf16", "f16" and back; -1 and "?" for anything else.  */
+int fasgd_proto_wire_parse (const char *name);
+const char *fasgd_proto_wire_name (int wire);
+/*  Bytes a value takes on the wire: 4 or 2.  */
+size_t fasgd_proto_wire_size (int wire);
+
+/*  n values as wire, little-endian. bf16 and f16 round to nearest, ties
+    to even; a finite value stays finite (beyond the format's largest
+    finite value it becomes that value: ±3.39e38 for bf16, ±65504 for
+    f16), an infinity stays infinite and a NaN a NaN. f32 is
+    fasgd_proto_floats_encode.  */
+void fasgd_proto_wire_encode (int wire, const float *src, size_t n, void *dst);
+void fasgd_proto_wire_decode (int wire, const void *src, size_t n, float *dst);
+
+/*  Error feedback in one pass, for bf16 and f16: sends g + residual as
+    wire into dst, and writes to residual_next what the rounding left out
+    (g + residual − what dst decodes to). residual_next may not overlap
+    the others.  */
+void fasgd_proto_wire_encode_feedback (int wire, const float *g, const float *residual, float *residual_next,
+                                       size_t n, void *dst);
+
+/*  As fasgd_proto_body_check, with PUSH bodies of D values as push_wire
+    and PARAMS bodies as params_wire.  */
+int fasgd_proto_body_check_wire (const fasgd_header_t *h, size_t body_len, size_t nparams, int push_wire,
+                                 int params_wire);
+
 /*  float32 arrays in the protocol's little-endian order (a copy on
     big-endian hosts, a memcpy elsewhere).  */
 void fasgd_proto_floats_encode (const float *src, size_t n, void *dst);

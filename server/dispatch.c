@@ -153,6 +153,24 @@ s_tau_bucket (uint64_t tau)
 }
 
 
+/*  A reference to θ of snap (at T) as wire.params, from the server's
+    pool of wire images (the first 2·D bytes of a snapshot's buffer):
+    made when T moved since the last one.  */
+static fasgd_snapshot_t *
+s_wire_image (fasgd_server_t *self, const fasgd_snapshot_t *snap)
+{
+    if (!self->wire_img || self->wire_img->ts != snap->ts) {
+        fasgd_snapshot_t *img = fasgd_snapshot_new (self->wire_imgs);
+        if (!img)
+            return NULL;
+        fasgd_proto_wire_encode (self->cfg.wire_params, self->theta, self->n, img->theta);
+        img->ts = snap->ts;
+        fasgd_snapshot_release (self->wire_img);
+        self->wire_img = img;
+    }
+    return fasgd_snapshot_ref (self->wire_img);
+}
+
 /*  PARAMS with θ at T, sent from the shared snapshot without a copy:
     the answer to a FETCH (status 200), or to a PUSH or PUSH_REPEAT with
     THEN_FETCH (the push's status: 200, or 202 when softsync buffered it).
@@ -177,7 +195,19 @@ s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
     }
     c->fetches++;
     self->st.fetches++;
-    fasgd_srv_reply (self, sock, identity, &h, NULL, self->n * sizeof (float), snap);
+    if (self->cfg.wire_params != FASGD_WIRE_F32) {
+        /*  The image of θ rounded for the wire, made once per timestamp
+            and shared by the replies that carry it.  */
+        fasgd_snapshot_t *img = s_wire_image (self, snap);
+        fasgd_snapshot_release (snap);
+        if (!img) {
+            fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
+            return;
+        }
+        snap = img;
+    }
+    fasgd_srv_reply (self, sock, identity, &h, NULL, self->n * fasgd_proto_wire_size (self->cfg.wire_params),
+                     snap);
 }
 
 /*  Runs the guard on *gp from c (guard.c); on a refusal replies 422 with
@@ -271,15 +301,15 @@ s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
         return;
     }
     const void *data = zmq_msg_data (body);
-    /*  On a little-endian host an aligned body is used in place.  */
+    /*  On a little-endian host an aligned float32 body is used in place.  */
     const float *g;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (((uintptr_t) data & (sizeof (float) - 1)) == 0)
+    if (self->cfg.wire_push == FASGD_WIRE_F32 && ((uintptr_t) data & (sizeof (float) - 1)) == 0)
         g = data;
     else
 #endif
     {
-        fasgd_proto_floats_decode (data, self->n, self->grad);
+        fasgd_proto_wire_decode (self->cfg.wire_push, data, self->n, self->grad);
         g = self->grad;
     }
     /*  NaN, Inf, too large a norm: refused before anything is touched.  */
@@ -380,7 +410,9 @@ fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch)
         goto done;
     }
     size_t body_len = nparts == 3 ? zmq_msg_size (&parts [2]) : 0;
-    if (rc != FASGD_PROTO_OK || fasgd_proto_body_check (&req, body_len, self->n) != FASGD_PROTO_OK) {
+    if (rc != FASGD_PROTO_OK
+        || fasgd_proto_body_check_wire (&req, body_len, self->n, self->cfg.wire_push, self->cfg.wire_params)
+           != FASGD_PROTO_OK) {
         self->st.malformed++;
         fasgd_srv_reply_error (self, sock, &parts [0], rc == FASGD_PROTO_OK ? &req : NULL, FASGD_STATUS_MALFORMED,
                                "malformed %s (%zu-byte header, %zu-byte body)",

@@ -116,6 +116,9 @@ struct fasgd_server_t {
 
     fasgd_snapshot_t *current;
     fasgd_snapshot_pool_t *snaps;
+    /*  wire.params other than f32: θ rounded for the wire, at wire_img->ts.  */
+    fasgd_snapshot_t *wire_img;
+    fasgd_snapshot_pool_t *wire_imgs;
 
     fasgd_srv_stats_t st, st_last;              /* st_last: at the last status line */
     int64_t started_ms, last_status_ms, last_ckpt_ms, last_expiry_ms;

@@ -96,6 +96,8 @@ s_build_desc (fasgd_server_t *self)
     d.gate_eps = self->cfg.gates.eps;
     d.heartbeat_ms = (uint32_t) self->cfg.heartbeat_ms;
     d.expiry_ms = (uint32_t) self->cfg.expiry_ms;
+    snprintf (d.wire_push, sizeof d.wire_push, "%s", fasgd_proto_wire_name (self->cfg.wire_push));
+    snprintf (d.wire_params, sizeof d.wire_params, "%s", fasgd_proto_wire_name (self->cfg.wire_params));
     self->desc = d;
     /*  Every WELCOME is this with a session: the longest must fit.  */
     d.session = UINT64_MAX;
@@ -200,7 +202,8 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
     self->needs_used = fasgd_rule_needs_theta_used (self->rule);
     self->cache_last = cfg->gates.push.kind != FASGD_GATE_ALWAYS
                        && cfg->gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST;
-    if (!(self->snaps = fasgd_snapshot_pool_new (self->n))) {
+    if (!(self->snaps = fasgd_snapshot_pool_new (self->n))
+        || (cfg->wire_params != FASGD_WIRE_F32 && !(self->wire_imgs = fasgd_snapshot_pool_new (self->n)))) {
         fasgd_log_error ("out of memory");
         goto fail;
     }
@@ -331,6 +334,8 @@ fasgd_server_destroy (fasgd_server_t **self_p)
     zsock_destroy (&self->control);
     fasgd_snapshot_release (self->current);
     fasgd_snapshot_pool_destroy (&self->snaps);
+    fasgd_snapshot_release (self->wire_img);
+    fasgd_snapshot_pool_destroy (&self->wire_imgs);
     if (self->csv)
         fclose (self->csv);
     fasgd_dataset_destroy (&self->valid);

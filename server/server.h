@@ -38,6 +38,7 @@ typedef struct {
     double grad_norm;               /* refuse (or clip) gradients of a larger L2 norm; 0 off */
     double grad_norm_factor;        /* ... or larger than this times the recent median; 0 off */
     int grad_norm_clip;             /* clip instead of refusing */
+    int wire_push, wire_params;     /* fasgd_wire_t: how gradients and parameters travel */
     int max_refusals;               /* refusals in a row that make the server forget a client; 0 never */
     int max_clients;                /* clients joined at once; JOIN beyond: 503 */
     int status_clients;             /* clients STATUS lists, the busiest first */

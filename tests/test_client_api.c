@@ -127,6 +127,8 @@ s_fake_handle (s_fake_t *f, zsock_t *sock, int on_fetch, zmsg_t *msg)
     size_t rbody_len = 0;
     char desc [4096];
     uint8_t params [S_D * sizeof (float)];
+    /*  θ travels as the description says (float32 when it says nothing).  */
+    int params_wire = *f->desc.wire_params ? fasgd_proto_wire_parse (f->desc.wire_params) : FASGD_WIRE_F32;
     switch (req.type) {
         case FASGD_MSG_JOIN: {
             rep.type = FASGD_MSG_WELCOME;
@@ -148,9 +150,9 @@ s_fake_handle (s_fake_t *f, zsock_t *sock, int on_fetch, zmsg_t *msg)
             if ((req.flags & FASGD_PROTO_FLAG_IF_NEWER) && req.timestamp == rep.timestamp)
                 rep.status = FASGD_STATUS_NOT_MODIFIED;
             else {
-                fasgd_proto_floats_encode (theta, S_D, params);
+                fasgd_proto_wire_encode (params_wire, theta, S_D, params);
                 rbody = params;
-                rbody_len = sizeof params;
+                rbody_len = S_D * fasgd_proto_wire_size (params_wire);
             }
             break;
         case FASGD_MSG_PUSH:
@@ -158,9 +160,9 @@ s_fake_handle (s_fake_t *f, zsock_t *sock, int on_fetch, zmsg_t *msg)
             rep.type = FASGD_MSG_ACK;
             if (req.flags & FASGD_PROTO_FLAG_THEN_FETCH) {
                 rep.type = FASGD_MSG_PARAMS;
-                fasgd_proto_floats_encode (theta, S_D, params);
+                fasgd_proto_wire_encode (params_wire, theta, S_D, params);
                 rbody = params;
-                rbody_len = sizeof params;
+                rbody_len = S_D * fasgd_proto_wire_size (params_wire);
             }
             break;
         default:
@@ -587,6 +589,48 @@ START_TEST (test_new_connects_nothing)
     zmq_socket_monitor (zsock_resolve (router), NULL, 0);
     zsock_destroy (&mon);
     zsock_destroy (&router);
+}
+END_TEST
+
+/*  A compact wire: pushes go as bf16 with their rounding error carried
+    into the next accepted push (not into a refused one's), and θ comes as
+    f16.  */
+START_TEST (test_compact_wire)
+{
+    fasgd_proto_desc_t d;
+    s_desc_default (&d);
+    snprintf (d.wire_push, sizeof d.wire_push, "bf16");
+    snprintf (d.wire_params, sizeof d.wire_params, "f16");
+    s_fake_t *f = s_fake_start (&d);
+    fasgd_client_t *c = s_client (f, 1);
+    float theta [S_D], want [S_D];
+    uint64_t ts;
+    ck_assert_int_eq (fasgd_client_fetch (c, theta, &ts, 0), 0);
+    uint8_t buf [2 * S_D];
+    fasgd_proto_wire_encode (FASGD_WIRE_F16, f->theta, S_D, buf);
+    fasgd_proto_wire_decode (FASGD_WIRE_F16, buf, S_D, want);
+    ck_assert_mem_eq (theta, want, sizeof theta);
+
+    float g [S_D], zero [S_D] = { 0 }, r1 [S_D], r2 [S_D];
+    for (int i = 0; i < S_D; i++)
+        g [i] = 0.1f + 0.0123f * (float) i;
+    uint8_t first [2 * S_D], second [2 * S_D];
+    fasgd_proto_wire_encode_feedback (FASGD_WIRE_BF16, g, zero, r1, S_D, first);
+    fasgd_proto_wire_encode_feedback (FASGD_WIRE_BF16, g, r1, r2, S_D, second);
+    ck_assert_int_eq (fasgd_client_push (c, g, ts), 0);
+    s_rec_t r = s_fake_rec (f, FASGD_MSG_PUSH, 0);
+    ck_assert_uint_eq (r.body_len, 2 * S_D);
+    ck_assert_mem_eq (r.body, first, 2 * S_D);
+    /*  Refused: its residual is not kept.  */
+    s_fake_mode (f, S_FAKE_ERROR, FASGD_MSG_PUSH);
+    ck_assert_int_ne (fasgd_client_push (c, g, ts), 0);
+    s_fake_mode (f, S_FAKE_NORMAL, 0);
+    ck_assert_int_eq (fasgd_client_push (c, g, ts), 0);
+    r = s_fake_rec (f, FASGD_MSG_PUSH, 2);
+    ck_assert_mem_eq (r.body, second, 2 * S_D);
+    ck_assert_int_eq (fasgd_client_leave (c), 0);
+    fasgd_client_destroy (&c);
+    s_fake_stop (&f);
 }
 END_TEST
 
@@ -1174,6 +1218,7 @@ s_suite (void)
     tcase_add_test (tc, test_fetch_push_round_trip);
     tcase_add_test (tc, test_bad_arguments);
     tcase_add_test (tc, test_new_connects_nothing);
+    tcase_add_test (tc, test_compact_wire);
     tcase_add_test (tc, test_no_server_times_out);
     tcase_add_test (tc, test_silent_and_late_replies);
     tcase_add_test (tc, test_error_replies);

@@ -1147,6 +1147,226 @@ START_TEST (test_desc_errors)
 END_TEST
 
 /*  --------------------------------------------------------------------
+    Compact wire: bfloat16 and half precision  */
+
+static uint32_t
+s_bits32 (float f)
+{
+    uint32_t b;
+    memcpy (&b, &f, sizeof b);
+    return b;
+}
+
+static uint16_t
+s_enc1 (int wire, float x)
+{
+    uint8_t out [2];
+    fasgd_proto_wire_encode (wire, &x, 1, out);
+    return (uint16_t) (out [0] | out [1] << 8);
+}
+
+static float
+s_dec1 (int wire, uint16_t h)
+{
+    uint8_t in [2] = { (uint8_t) h, (uint8_t) (h >> 8) };
+    float x;
+    fasgd_proto_wire_decode (wire, in, 1, &x);
+    return x;
+}
+
+START_TEST (test_wire_names)
+{
+    ck_assert_int_eq (fasgd_proto_wire_parse ("f32"), FASGD_WIRE_F32);
+    ck_assert_int_eq (fasgd_proto_wire_parse ("bf16"), FASGD_WIRE_BF16);
+    ck_assert_int_eq (fasgd_proto_wire_parse ("f16"), FASGD_WIRE_F16);
+    ck_assert_int_eq (fasgd_proto_wire_parse ("fp16"), -1);
+    ck_assert_int_eq (fasgd_proto_wire_parse (""), -1);
+    ck_assert_str_eq (fasgd_proto_wire_name (FASGD_WIRE_BF16), "bf16");
+    ck_assert_str_eq (fasgd_proto_wire_name (7), "?");
+    ck_assert_uint_eq (fasgd_proto_wire_size (FASGD_WIRE_F32), 4);
+    ck_assert_uint_eq (fasgd_proto_wire_size (FASGD_WIRE_BF16), 2);
+    ck_assert_uint_eq (fasgd_proto_wire_size (FASGD_WIRE_F16), 2);
+    ck_assert_uint_eq (fasgd_proto_wire_size (-1), 0);
+}
+END_TEST
+
+/*  Every code reads back as itself: decode then encode is the identity
+    (NaNs stay NaNs), in both formats; and the byte order is little-endian.  */
+START_TEST (test_wire_every_code)
+{
+    for (int wire = FASGD_WIRE_BF16; wire <= FASGD_WIRE_F16; wire++)
+        for (uint32_t h = 0; h < 65536; h++) {
+            float x = s_dec1 (wire, (uint16_t) h);
+            uint16_t back = s_enc1 (wire, x);
+            int nan = wire == FASGD_WIRE_BF16 ? (h & 0x7F80u) == 0x7F80u && (h & 0x7Fu)
+                                              : (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu);
+            if (nan)
+                ck_assert_msg (isnan (x) && isnan (s_dec1 (wire, back)), "%s %04x", fasgd_proto_wire_name (wire), h);
+            else
+                ck_assert_msg (back == h, "%s %04x -> %g -> %04x", fasgd_proto_wire_name (wire), h, x, back);
+        }
+    ck_assert_uint_eq (s_bits32 (s_dec1 (FASGD_WIRE_BF16, 0x3F80)), 0x3F800000u);      /* 1 */
+    ck_assert_float_eq (s_dec1 (FASGD_WIRE_F16, 0x3C00), 1.0f);
+    ck_assert_float_eq (s_dec1 (FASGD_WIRE_F16, 0x0001), 5.9604644775390625e-8f);      /* 2^-24 */
+    ck_assert_float_eq (s_dec1 (FASGD_WIRE_F16, 0x7BFF), 65504.0f);
+    uint8_t out [2];
+    float one = 1.0f;
+    fasgd_proto_wire_encode (FASGD_WIRE_F16, &one, 1, out);
+    ck_assert (out [0] == 0x00 && out [1] == 0x3C);
+}
+END_TEST
+
+/*  The nearest code by search, ties to the even one, finite values
+    saturating: what the encoder must give.  */
+static uint16_t
+s_nearest (int wire, float x, const float *vals, const uint16_t *codes, size_t ncodes)
+{
+    size_t lo = 0, hi = ncodes;                 /* the first value >= x */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (vals [mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == ncodes)
+        return codes [ncodes - 1];
+    if (lo == 0 || vals [lo] == x)
+        return codes [lo];
+    double up = (double) vals [lo] - x, down = (double) x - vals [lo - 1];
+    if (up != down)
+        return up < down ? codes [lo] : codes [lo - 1];
+    (void) wire;
+    return (codes [lo] & 1) ? codes [lo - 1] : codes [lo];
+}
+
+START_TEST (test_wire_rounding)
+{
+    static float vals [65536];
+    static uint16_t codes [65536];
+    fasgd_rng_t r;
+    fasgd_rng_seed (&r, 20261201, 7);
+    for (int wire = FASGD_WIRE_BF16; wire <= FASGD_WIRE_F16; wire++) {
+        /*  The finite codes in increasing order of value (−0 left out).  */
+        size_t n = 0;
+        for (int neg = 1; neg >= 0; neg--)
+            for (uint32_t m = 0; m < 0x8000u; m++) {
+                uint16_t h = (uint16_t) (neg ? 0x8000u | (0x7FFFu - m) : m);
+                float x = s_dec1 (wire, h);
+                if (!isfinite (x) || (neg && x == 0))
+                    continue;
+                vals [n] = x;
+                codes [n++] = h;
+            }
+        float most = vals [n - 1];
+        for (int i = 0; i < 200000; i++) {
+            float x;
+            switch (i % 4) {
+                case 0:                         /* anything finite */
+                    do
+                        x = s_f32 (fasgd_rng_u32 (&r));
+                    while (!isfinite (x));
+                    break;
+                case 1:                         /* within the format's range */
+                    x = (float) ((fasgd_rng_uniform (&r) * 2 - 1) * most);
+                    break;
+                case 2:                         /* small, subnormal for f16 */
+                    x = (float) ((fasgd_rng_uniform (&r) * 2 - 1) * 1e-4);
+                    break;
+                default: {                      /* exactly halfway between two codes: ties */
+                    uint32_t k = fasgd_rng_below (&r, (uint32_t) n - 1);
+                    x = (float) (((double) vals [k] + vals [k + 1]) / 2);
+                    break;
+                }
+            }
+            uint16_t got = s_enc1 (wire, x), want = x > most ? codes [n - 1] : x < -most ? codes [0]
+                                                    : s_nearest (wire, x, vals, codes, n);
+            if (s_dec1 (wire, want) == 0)       /* zero keeps the sign of what rounded to it */
+                want = signbit (x) ? 0x8000 : 0;
+            ck_assert_msg (got == want, "%s: %.9g (%08x) gave %04x, want %04x", fasgd_proto_wire_name (wire),
+                           x, s_bits32 (x), got, want);
+        }
+    }
+}
+END_TEST
+
+START_TEST (test_wire_specials)
+{
+    for (int wire = FASGD_WIRE_BF16; wire <= FASGD_WIRE_F16; wire++) {
+        float big = wire == FASGD_WIRE_BF16 ? 3.3895313892515355e38f : 65504.0f;
+        ck_assert_msg (s_dec1 (wire, s_enc1 (wire, FLT_MAX)) == big, "%s: FLT_MAX", fasgd_proto_wire_name (wire));
+        ck_assert (s_dec1 (wire, s_enc1 (wire, -FLT_MAX)) == -big);
+        ck_assert (isinf (s_dec1 (wire, s_enc1 (wire, INFINITY))) && s_dec1 (wire, s_enc1 (wire, INFINITY)) > 0);
+        ck_assert (isinf (s_dec1 (wire, s_enc1 (wire, -INFINITY))));
+        ck_assert (isnan (s_dec1 (wire, s_enc1 (wire, NAN))));
+        ck_assert (s_enc1 (wire, 0.0f) == 0 && s_enc1 (wire, -0.0f) == 0x8000);
+    }
+    ck_assert_uint_eq (s_enc1 (FASGD_WIRE_F16, 65519.99f), 0x7BFF);
+    ck_assert_uint_eq (s_enc1 (FASGD_WIRE_F16, 65520.0f), 0x7BFF);     /* would round to Inf */
+    ck_assert_uint_eq (s_enc1 (FASGD_WIRE_F16, 2.9802322387695312e-8f), 0);        /* 2^-25 ties to 0 */
+    ck_assert_uint_eq (s_enc1 (FASGD_WIRE_F16, 2.9802326e-8f), 1);     /* just above */
+    ck_assert_uint_eq (s_enc1 (FASGD_WIRE_F16, 1023.5f / 16777216.0f), 0x400);  /* a tie up to the smallest normal */
+    ck_assert_uint_eq (s_enc1 (FASGD_WIRE_F16, 1022.5f / 16777216.0f), 0x3FE);  /* a tie down, to even */
+    ck_assert_uint_eq (s_enc1 (FASGD_WIRE_BF16, s_f32 (0x3F808000u)), 0x3F80);    /* a tie, to even */
+    ck_assert_uint_eq (s_enc1 (FASGD_WIRE_BF16, s_f32 (0x3F818000u)), 0x3F82);
+    ck_assert_uint_eq (s_enc1 (FASGD_WIRE_BF16, s_f32 (0x3F808001u)), 0x3F81);
+}
+END_TEST
+
+/*  Error feedback: what is sent plus what is kept is exactly g + r, and
+    what is kept is at most half a unit of the last place of what is sent.  */
+START_TEST (test_wire_feedback)
+{
+    enum { N = 1000 };
+    float g [N], res [N], next [N], sent [N];
+    uint8_t buf [2 * N], plain [2 * N];
+    fasgd_rng_t r;
+    fasgd_rng_seed (&r, 20261201, 8);
+    for (int wire = FASGD_WIRE_BF16; wire <= FASGD_WIRE_F16; wire++) {
+        for (int i = 0; i < N; i++) {
+            g [i] = (float) (fasgd_rng_normal (&r) * 0.01);
+            res [i] = (float) (fasgd_rng_normal (&r) * 1e-5);
+        }
+        /*  The sizes around the span of 32 and a remainder.  */
+        size_t sizes [] = { N, 1, 31, 32, 33, 999 };
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes [0]; s++) {
+            size_t n = sizes [s];
+            fasgd_proto_wire_encode_feedback (wire, g, res, next, n, buf);
+            fasgd_proto_wire_decode (wire, buf, n, sent);
+            float sum [N];
+            for (size_t i = 0; i < n; i++)
+                sum [i] = g [i] + res [i];
+            fasgd_proto_wire_encode (wire, sum, n, plain);
+            ck_assert_mem_eq (buf, plain, 2 * n);
+            for (size_t i = 0; i < n; i++) {
+                ck_assert_msg (sent [i] + next [i] == sum [i], "%s %zu", fasgd_proto_wire_name (wire), i);
+                ck_assert (fabsf (next [i]) <= fabsf (sum [i]) * (wire == FASGD_WIRE_BF16 ? 0x1p-8f : 0x1p-11f)
+                           + 0x1p-25f);
+            }
+        }
+    }
+}
+END_TEST
+
+START_TEST (test_wire_body_lengths)
+{
+    fasgd_header_t h = s_valid_header (FASGD_MSG_PUSH);
+    ck_assert_int_eq (fasgd_proto_body_check_wire (&h, 2 * 100, 100, FASGD_WIRE_BF16, FASGD_WIRE_F32), FASGD_PROTO_OK);
+    ck_assert_int_eq (fasgd_proto_body_check_wire (&h, 4 * 100, 100, FASGD_WIRE_BF16, FASGD_WIRE_F32),
+                      FASGD_PROTO_MALFORMED);
+    ck_assert_int_eq (fasgd_proto_body_check_wire (&h, 2 * 100, 100, FASGD_WIRE_F32, FASGD_WIRE_BF16),
+                      FASGD_PROTO_MALFORMED);
+    ck_assert_int_eq (fasgd_proto_body_check_wire (&h, 2 * 100, 100, 9, FASGD_WIRE_F32), FASGD_PROTO_MALFORMED);
+    ck_assert_int_eq (fasgd_proto_body_check_wire (&h, 0, SIZE_MAX / 2 + 1, FASGD_WIRE_F16, FASGD_WIRE_F32),
+                      FASGD_PROTO_MALFORMED);
+    h = s_valid_header (FASGD_MSG_PARAMS);
+    ck_assert_int_eq (fasgd_proto_body_check_wire (&h, 2 * 100, 100, FASGD_WIRE_F32, FASGD_WIRE_F16), FASGD_PROTO_OK);
+    ck_assert_int_eq (fasgd_proto_body_check_wire (&h, 4 * 100, 100, FASGD_WIRE_F32, FASGD_WIRE_F16),
+                      FASGD_PROTO_MALFORMED);
+}
+END_TEST
+
+/*  --------------------------------------------------------------------
     Random inputs  */
 
 /*  PROTOCOL.md's header rules, restated for the fuzz loop.  */
@@ -1432,6 +1652,16 @@ proto_suite (void)
     tcase_add_test (tc, test_body_overflow);
     tcase_add_test (tc, test_floats_round_trip);
     tcase_add_test (tc, test_floats_finite);
+    suite_add_tcase (s, tc);
+
+    tc = tcase_create ("wire");
+    tcase_set_timeout (tc, 60);
+    tcase_add_test (tc, test_wire_names);
+    tcase_add_test (tc, test_wire_every_code);
+    tcase_add_test (tc, test_wire_rounding);
+    tcase_add_test (tc, test_wire_specials);
+    tcase_add_test (tc, test_wire_feedback);
+    tcase_add_test (tc, test_wire_body_lengths);
     suite_add_tcase (s, tc);
 
     tc = tcase_create ("desc");

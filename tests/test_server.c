@@ -393,6 +393,55 @@ START_TEST (test_identity_bound_to_session)
 }
 END_TEST
 
+/*  wire.push: bf16, wire.params: f16: the WELCOME says so, pushes of 2·D
+    bytes are taken (4·D refused), and θ comes in 2·D bytes, rounded.  */
+START_TEST (test_compact_wire)
+{
+    server_t s;
+    const char *sets [] = { "wire.push=bf16", "wire.params=f16", NULL };
+    s_start_sets (&s, sets);
+    zsock_t *push = s_connect (s.push), *fetch = s_connect (s.fetch);
+    fasgd_proto_desc_t d;
+    uint32_t id = s_join_desc (push, &d);
+    ck_assert_str_eq (d.wire_push, "bf16");
+    ck_assert_str_eq (d.wire_params, "f16");
+    uint8_t wire [4 * D];
+    float theta0 [D], theta1 [D], g [D], sent [D];
+    fasgd_header_t h = s_req (FASGD_MSG_FETCH, id, 2, 0), r;
+    s_send (fetch, &h, NULL, 0);
+    ck_assert_uint_eq (s_recv (fetch, &r, wire, sizeof wire), 2 * D);
+    fasgd_proto_wire_decode (FASGD_WIRE_F16, wire, D, theta0);
+    for (int i = 0; i < D; i++)
+        g [i] = 0.01f * (float) (i % 13) + 1e-4f;
+    fasgd_proto_wire_encode (FASGD_WIRE_BF16, g, D, wire);
+    fasgd_proto_wire_decode (FASGD_WIRE_BF16, wire, D, sent);
+    h = s_req (FASGD_MSG_PUSH, id, 3, 0);
+    s_send (push, &h, wire, 2 * D);
+    s_recv (push, &r, NULL, 0);
+    ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    ck_assert_uint_eq (r.timestamp, 1);
+    /*  A float32 gradient is the wrong length here.  */
+    h = s_req (FASGD_MSG_PUSH, id, 4, 1);
+    s_send (push, &h, g, sizeof g);
+    s_expect_error (push, FASGD_STATUS_MALFORMED, 4);
+    h = s_req (FASGD_MSG_FETCH, id, 5, 0);
+    s_send (fetch, &h, NULL, 0);
+    ck_assert_uint_eq (s_recv (fetch, &r, wire, sizeof wire), 2 * D);
+    ck_assert_uint_eq (r.timestamp, 1);
+    fasgd_proto_wire_decode (FASGD_WIRE_F16, wire, D, theta1);
+    /*  θ ← θ − 0.5·g with the g sent, both θs seen through f16 (each
+        within half an f16 unit of the float32 one the server holds).  */
+    for (int i = 0; i < D; i++) {
+        float want = theta0 [i] - 0.5f * sent [i];
+        ck_assert_msg (fabsf (theta1 [i] - want) <= (fabsf (want) + fabsf (theta0 [i])) * 0x1p-11f + 0x1p-24f,
+                       "%d: %g, want %g", i, theta1 [i], want);
+    }
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 START_TEST (test_silent_client_expires)
 {
     server_t s;
@@ -1163,6 +1212,7 @@ server_suite (void)
     tcase_add_test (tc, test_push_then_fetch);
     tcase_add_test (tc, test_refusals_leave_the_server_working);
     tcase_add_test (tc, test_identity_bound_to_session);
+    tcase_add_test (tc, test_compact_wire);
     tcase_add_test (tc, test_theta_used_rules_and_repeats);
     tcase_add_test (tc, test_silent_client_expires);
     tcase_add_test (tc, test_bad_config_and_bind);

@@ -46,6 +46,7 @@ typedef struct {
     double fetch_c, push_c, gate_eps;
     uint32_t heartbeat_ms, expiry_ms;
     uint64_t session;                       /* the token every later request carries; 0 none */
+    char wire_push [8], wire_params [8];    /* "f32" (or "": the same), "bf16", "f16" */
 } fasgd_proto_desc_t;
 
 /*  The number of floats of a tensor (the product of its dims), for a

@@ -66,6 +66,8 @@ class ProtoDesc(ctypes.Structure):
         ("heartbeat_ms", ctypes.c_uint32),
         ("expiry_ms", ctypes.c_uint32),
         ("session", ctypes.c_uint64),
+        ("wire_push", ctypes.c_char * 8),
+        ("wire_params", ctypes.c_char * 8),
     ]
 
 

@@ -6,7 +6,7 @@
     no alignment guarantee.  */
 #include "codec.h"
 #include "log.h"
-#include "multiversion.h"
+#include "halves.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -362,185 +362,29 @@ fasgd_proto_wire_size (int wire)
     return wire == FASGD_WIRE_F32 ? 4 : wire == FASGD_WIRE_BF16 || wire == FASGD_WIRE_F16 ? 2 : 0;
 }
 
-/*  bfloat16 is float32's top half: the bottom half rounded away, ties to
-    even. Branch-free, so that the loops below vectorise.  */
-static inline uint16_t
-s_bf16_from_bits (uint32_t x)
-{
-    uint32_t abs = x & 0x7FFFFFFFu;
-    uint32_t r = (x + 0x7FFFu + ((x >> 16) & 1u)) >> 16;   /* ±Inf stays ±Inf */
-    uint32_t overflow = ((r & 0x7FFFu) == 0x7F80u) & (abs < 0x7F800000u);
-    r -= overflow;                                          /* finite stays finite */
-    return (uint16_t) (abs > 0x7F800000u ? (x >> 16) | 0x40u : r);     /* a NaN, kept quiet */
-}
-
-/*  Half precision, branch-free: a normal half has float's significand
-    rounded to 10 bits and its exponent rebiased (127 → 15); a subnormal
-    one is found by adding 0.5, whose ulp 2^-24 is a subnormal half's
-    unit, so that the float addition rounds it (ties to even).  */
-static inline uint16_t
-s_f16_from_bits (uint32_t x)
-{
-    uint32_t sign = (x >> 16) & 0x8000u, abs = x & 0x7FFFFFFFu;
-    float f;
-    memcpy (&f, &abs, sizeof f);
-    f += 0.5f;
-    uint32_t sub;
-    memcpy (&sub, &f, sizeof sub);
-    sub -= 0x3F000000u;
-    uint32_t normal = (abs + 0xC8000FFFu + ((abs >> 13) & 1u)) >> 13;
-    uint32_t h = abs < 0x38800000u ? sub : normal;
-    h = abs >= 0x477FF000u ? 0x7BFFu : h;       /* 65520 and up would round to Inf: 65504 */
-    h = abs == 0x7F800000u ? 0x7C00u : h;       /* ±Inf */
-    h = abs > 0x7F800000u ? 0x7E00u : h;        /* NaN */
-    return (uint16_t) (sign | h);
-}
-
-static inline uint32_t
-s_f16_to_bits (uint16_t h)
-{
-    uint32_t sign = (uint32_t) (h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
-    /*  A subnormal is m·2^-24, exact in float (and 0 for m = 0).  */
-    float f = (float) m * (1.0f / 16777216.0f);
-    uint32_t sub;
-    memcpy (&sub, &f, sizeof sub);
-    uint32_t bits = e == 0x1F ? 0x7F800000u | (m << 13) : e ? ((e + 112) << 23) | (m << 13) : sub;
-    return sign | bits;
-}
-
-static inline uint16_t
-s_half_from_bits (int wire, uint32_t x)
-{
-    return wire == FASGD_WIRE_BF16 ? s_bf16_from_bits (x) : s_f16_from_bits (x);
-}
-
-static inline uint32_t
-s_half_to_bits (int wire, uint16_t h)
-{
-    return wire == FASGD_WIRE_BF16 ? (uint32_t) h << 16 : s_f16_to_bits (h);
-}
-
-/*  Spans of a fixed length with restrict pointers: what gcc -O2
-    vectorises (the same bits: every operation here is on integers).  */
-#define S_SPAN 32
-
-static inline __attribute__ ((always_inline)) void
-s_bf16_encode_span (const uint32_t *restrict in, uint16_t *restrict out, size_t len)
-{
-    for (size_t k = 0; k < len; k++)
-        out [k] = s_bf16_from_bits (in [k]);
-}
-
-/*  c = g + r, sent as h = half (c), and r' = c − h: error feedback.  */
-static inline __attribute__ ((always_inline)) void
-s_feedback_span (int wire, const float *restrict g, const float *restrict r, float *restrict r_next,
-                 uint16_t *restrict out, size_t len)
-{
-    for (size_t k = 0; k < len; k++) {
-        float c = g [k] + r [k], back;
-        uint32_t bits;
-        memcpy (&bits, &c, sizeof bits);
-        out [k] = s_half_from_bits (wire, bits);
-        bits = s_half_to_bits (wire, out [k]);
-        memcpy (&back, &bits, sizeof back);
-        r_next [k] = c - back;
-    }
-}
-
-static inline __attribute__ ((always_inline)) void
-s_encode_span (int wire, const uint32_t *restrict in, uint16_t *restrict out, size_t len)
-{
-    for (size_t k = 0; k < len; k++)
-        out [k] = s_half_from_bits (wire, in [k]);
-}
-
-static inline __attribute__ ((always_inline)) void
-s_decode_span (int wire, const uint16_t *restrict in, uint32_t *restrict out, size_t len)
-{
-    for (size_t k = 0; k < len; k++)
-        out [k] = s_half_to_bits (wire, in [k]);
-}
-
-/*  The loops take spans of S_SPAN with the format a constant, so that
-    each is compiled (and vectorised) for bf16 and for f16 apart.  */
-#define S_BY_WIRE(wire, call_bf16, call_f16) \
-    do { if ((wire) == FASGD_WIRE_BF16) { call_bf16; } else { call_f16; } } while (0)
-
-FASGD_MULTIVERSION void
+void
 fasgd_proto_wire_encode_feedback (int wire, const float *g, const float *residual, float *residual_next,
                                   size_t n, void *dst)
 {
-    uint8_t *out = dst;
-    uint16_t half [S_SPAN];
-    for (size_t i = 0; i < n; i += S_SPAN) {
-        size_t len = n - i < S_SPAN ? n - i : S_SPAN;
-        if (len == S_SPAN)
-            S_BY_WIRE (wire,
-                       s_feedback_span (FASGD_WIRE_BF16, g + i, residual + i, residual_next + i, half, S_SPAN),
-                       s_feedback_span (FASGD_WIRE_F16, g + i, residual + i, residual_next + i, half, S_SPAN));
-        else
-            s_feedback_span (wire, g + i, residual + i, residual_next + i, half, len);
-#if S_HOST_IS_LE
-        memcpy (out + 2 * i, half, len * sizeof (uint16_t));
-#else
-        for (size_t k = 0; k < len; k++)
-            s_put16 (out + 2 * (i + k), half [k]);
-#endif
-    }
+    fasgd_halves_feedback (wire, g, residual, residual_next, n, dst);
 }
 
-FASGD_MULTIVERSION void
+void
 fasgd_proto_wire_encode (int wire, const float *src, size_t n, void *dst)
 {
-    if (wire == FASGD_WIRE_F32) {
+    if (wire == FASGD_WIRE_F32)
         fasgd_proto_floats_encode (src, n, dst);
-        return;
-    }
-    uint8_t *out = dst;
-    uint32_t in [S_SPAN];
-    uint16_t half [S_SPAN];
-    for (size_t i = 0; i < n; i += S_SPAN) {
-        size_t len = n - i < S_SPAN ? n - i : S_SPAN;
-        memcpy (in, src + i, len * sizeof (float));
-        if (len == S_SPAN)
-            S_BY_WIRE (wire, s_encode_span (FASGD_WIRE_BF16, in, half, S_SPAN),
-                       s_encode_span (FASGD_WIRE_F16, in, half, S_SPAN));
-        else
-            s_encode_span (wire, in, half, len);
-#if S_HOST_IS_LE
-        memcpy (out + 2 * i, half, len * sizeof (uint16_t));
-#else
-        for (size_t k = 0; k < len; k++)
-            s_put16 (out + 2 * (i + k), half [k]);
-#endif
-    }
+    else
+        fasgd_halves_encode (wire, src, n, dst);
 }
 
-FASGD_MULTIVERSION void
+void
 fasgd_proto_wire_decode (int wire, const void *src, size_t n, float *dst)
 {
-    if (wire == FASGD_WIRE_F32) {
+    if (wire == FASGD_WIRE_F32)
         fasgd_proto_floats_decode (src, n, dst);
-        return;
-    }
-    const uint8_t *in = src;
-    uint16_t half [S_SPAN];
-    uint32_t bits [S_SPAN];
-    for (size_t i = 0; i < n; i += S_SPAN) {
-        size_t len = n - i < S_SPAN ? n - i : S_SPAN;
-#if S_HOST_IS_LE
-        memcpy (half, in + 2 * i, len * sizeof (uint16_t));
-#else
-        for (size_t k = 0; k < len; k++)
-            half [k] = s_get16 (in + 2 * (i + k));
-#endif
-        if (len == S_SPAN)
-            S_BY_WIRE (wire, s_decode_span (FASGD_WIRE_BF16, half, bits, S_SPAN),
-                       s_decode_span (FASGD_WIRE_F16, half, bits, S_SPAN));
-        else
-            s_decode_span (wire, half, bits, len);
-        memcpy (dst + i, bits, len * sizeof (float));
-    }
+    else
+        fasgd_halves_decode (wire, src, n, dst);
 }
 
 /*  --------------------------------------------------------------------

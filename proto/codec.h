@@ -72,8 +72,8 @@ int fasgd_proto_body_check (const fasgd_header_t *h, size_t body_len, size_t npa
     IEEE half precision, 2 bytes a value (PROTOCOL.md, "Compact wire").  */
 typedef enum {
     FASGD_WIRE_F32 = 0,
-    FASGD_WIRE_BF16 = 1,
-    FASGD_WIRE_F16 = 2
+    FASGD_WIRE_BF16 = 1,                /* FASGD_HALF_BF16 (common/halves.h) */
+    FASGD_WIRE_F16 = 2                  /* FASGD_HALF_F16 */
 } fasgd_wire_t;
 
 /*  "f32", "bf16", "f16" and back; -1 and "?" for anything else.  */

@@ -1,6 +1,7 @@
 /*  sim: the deterministic simulator. See sim.h for the model it runs.  */
 #include "sim.h"
 
+#include "halves.h"
 #include "log.h"
 #include "rng.h"
 #include "snapshot.h"
@@ -30,6 +31,7 @@ static const char *const s_modes [] = { "iterations", "events", NULL };
 static const char *const s_speeds [] = { "equal", "lognormal", NULL };
 static const char *const s_time_dists [] = { "fixed", "exponential", "lognormal", NULL };
 static const char *const s_progress_modes [] = { "off", "auto", "on", NULL };
+static const char *const s_wires [] = { "f32", "bf16", "f16", NULL };       /* 0, FASGD_HALF_* */
 
 const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
     FASGD_CFG_KEY_U64 ("seed", fasgd_sim_cfg_t, seed, 0, 0, "1",
@@ -65,6 +67,11 @@ const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
     FASGD_CFG_KEY_INCLUDE ("model", fasgd_sim_cfg_t, model, fasgd_model_cfg_keys),
     FASGD_CFG_KEY_INCLUDE ("rule", fasgd_sim_cfg_t, rule, fasgd_rule_cfg_keys),
     FASGD_CFG_KEY_INCLUDE ("gates", fasgd_sim_cfg_t, gates, fasgd_gates_cfg_keys),
+    FASGD_CFG_KEY_ENUM ("wire.push", fasgd_sim_cfg_t, wire_push, s_wires, "f32",
+        "gradients as fasgd-server's wire.push sends them: f32, or bf16 or f16 with each client's "
+        "rounding error carried into its next push"),
+    FASGD_CFG_KEY_ENUM ("wire.params", fasgd_sim_cfg_t, wire_params, s_wires, "f32",
+        "parameters as fasgd-server's wire.params sends them: f32, or rounded to bf16 or f16"),
     FASGD_CFG_KEY_INCLUDE ("data", fasgd_sim_cfg_t, data, fasgd_data_cfg_keys),
     FASGD_CFG_KEY_END
 };
@@ -78,6 +85,8 @@ const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
 
 typedef struct {
     fasgd_snapshot_t *snap;             /* the parameters it computes on */
+    fasgd_snapshot_t *used;             /* wire.params rounded, θ_used rules: the server's float32 θ of its fetch */
+    float *residual;                    /* wire.push rounded: what rounding left out of its pushes */
     double vbar;                /* the last v̄ the server sent it */
     fasgd_gate_t push_gate, fetch_gate;
     fasgd_rng_t compute_rng;
@@ -101,6 +110,7 @@ typedef struct {
     int type;
     int repeat;                 /* a resend-last header rather than a gradient */
     fasgd_snapshot_t *snap;             /* the parameters a fetch reply carries */
+    fasgd_snapshot_t *used;             /* ... and, rounded, the float32 θ they came from (θ_used rules) */
 } s_event_t;
 
 typedef struct {
@@ -150,6 +160,12 @@ struct fasgd_sim_t {
 
     float *grad;                /* one gradient (sequential path) */
     float *scratch;             /* accumulate: the sum to send */
+    /*  The compact wire: θ at wire_snap->ts rounded as the server sends
+        it; a push's bytes, what the server widens them to, and the
+        residual a taken push leaves.  */
+    fasgd_snapshot_t *wire_snap;
+    uint8_t *wire_bytes;
+    float *wire_grad, *wire_residual;
 
     /*  Stats and the interval since the last CSV row.  */
     fasgd_sim_stats_t st;
@@ -401,7 +417,7 @@ static int
 s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
 {
     uint64_t tau = self->T >= j ? self->T - j : 0;
-    const float *used = self->needs_used ? c->snap->theta : NULL;
+    const float *used = !self->needs_used ? NULL : c->used ? c->used->theta : c->snap->theta;
     /*  In place when nobody else holds θ (so neither is it θ_used); while
         clients hold it, into a fresh buffer that the next fetch shares.  */
     int rc = fasgd_snapshot_apply (&self->current, self->rule, g, tau, used);
@@ -473,6 +489,74 @@ s_accumulate (fasgd_sim_t *self, s_client_t *c, const float *g)
     c->has_accum = 1;
 }
 
+/*  Bytes of a gradient and of θ on the wire.  */
+static size_t
+s_push_bytes (const fasgd_sim_t *self)
+{
+    return self->n * (self->cfg.wire_push ? 2 : sizeof (float));
+}
+
+static size_t
+s_params_bytes (const fasgd_sim_t *self)
+{
+    return self->n * (self->cfg.wire_params ? 2 : sizeof (float));
+}
+
+/*  What a fetch hands a client: θ at T as the server sends it (rounded
+    with wire.params, once per timestamp), and in *used, for the rules
+    that need θ_used, the float32 θ that fasgd-server keeps for that
+    fetch (NULL when it is the first).  */
+static fasgd_snapshot_t *
+s_fetched (fasgd_sim_t *self, fasgd_snapshot_t **used)
+{
+    *used = NULL;
+    if (!self->cfg.wire_params)
+        return fasgd_snapshot_ref (self->current);
+    if (!self->wire_snap || self->wire_snap->ts != self->T) {
+        fasgd_snapshot_t *img = fasgd_snapshot_new (self->snaps);
+        if (!img) {
+            fasgd_log_error ("sim: out of memory for the rounded parameters");
+            abort ();
+        }
+        fasgd_halves_encode (self->cfg.wire_params, self->current->theta, self->n, self->wire_bytes);
+        fasgd_halves_decode (self->cfg.wire_params, self->wire_bytes, self->n, img->theta);
+        img->ts = self->T;
+        fasgd_snapshot_release (self->wire_snap);
+        self->wire_snap = img;
+    }
+    if (self->needs_used)
+        *used = fasgd_snapshot_ref (self->current);
+    return fasgd_snapshot_ref (self->wire_snap);
+}
+
+/*  A gradient as the server receives it with wire.push rounded: g plus
+    the client's residual, rounded and widened again, the new residual
+    waiting in wire_residual until s_wire_taken; g itself with f32.  */
+static const float *
+s_wire_round (fasgd_sim_t *self, s_client_t *c, const float *g)
+{
+    if (!self->cfg.wire_push)
+        return g;
+    if (!c->residual && !(c->residual = calloc (self->n, sizeof (float)))) {
+        fasgd_log_error ("sim: out of memory for a client's rounding residual");
+        abort ();
+    }
+    fasgd_halves_feedback (self->cfg.wire_push, g, c->residual, self->wire_residual, self->n, self->wire_bytes);
+    fasgd_halves_decode (self->cfg.wire_push, self->wire_bytes, self->n, self->wire_grad);
+    return self->wire_grad;
+}
+
+/*  The push was taken: its residual is the client's now.  */
+static void
+s_wire_taken (fasgd_sim_t *self, s_client_t *c)
+{
+    if (!self->cfg.wire_push)
+        return;
+    float *t = c->residual;
+    c->residual = self->wire_residual;
+    self->wire_residual = t;
+}
+
 /*  The push half of a client's turn. Returns 1 when the server was
     reached (its v̄ comes back), 0 when an accumulate-skip kept the gradient
     local. *rc_out receives the rule's verdict (1 applied, 0 buffered by
@@ -503,11 +587,14 @@ s_push (fasgd_sim_t *self, s_client_t *c, const float *g, int *rc_out)
             c->has_accum = 0;
         }
         self->st.pushes++;
-        self->st.bytes += FASGD_SIM_HEADER_BYTES + D + FASGD_SIM_HEADER_BYTES;
+        self->st.bytes += FASGD_SIM_HEADER_BYTES + s_push_bytes (self) + FASGD_SIM_HEADER_BYTES;
         c->pushed = 1;
+        out = s_wire_round (self, c, out);
         rc = s_server_apply (self, c, out, j);
-        if (rc >= 0)
+        if (rc >= 0) {
+            s_wire_taken (self, c);
             s_cache_last (self, c, out, j);
+        }
     }
     else if (self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST) {
         /*  The server re-applies the client's last gradient with its
@@ -533,10 +620,12 @@ s_fetch (fasgd_sim_t *self, s_client_t *c)
     if (!fasgd_gate_decide (&c->fetch_gate, c->vbar))
         return;
     self->st.fetches++;
-    self->st.bytes += FASGD_SIM_HEADER_BYTES + FASGD_SIM_HEADER_BYTES + self->n * sizeof (float);
-    fasgd_snapshot_t *snap = fasgd_snapshot_ref (self->current);
+    self->st.bytes += FASGD_SIM_HEADER_BYTES + FASGD_SIM_HEADER_BYTES + s_params_bytes (self);
+    fasgd_snapshot_t *used, *snap = s_fetched (self, &used);
     fasgd_snapshot_release (c->snap);
+    fasgd_snapshot_release (c->used);
     c->snap = snap;
+    c->used = used;
     c->vbar = fasgd_rule_vbar (self->rule);
 }
 
@@ -681,7 +770,7 @@ s_ev_less (const s_event_t *a, const s_event_t *b)
 }
 
 static void
-s_ev_push (fasgd_sim_t *self, double time, int client, int type, int repeat, fasgd_snapshot_t *snap)
+s_ev_insert (fasgd_sim_t *self, s_event_t ev)
 {
     if (self->heap_n == self->heap_cap) {
         size_t cap = self->heap_cap ? self->heap_cap * 2 : 1024;
@@ -693,8 +782,7 @@ s_ev_push (fasgd_sim_t *self, double time, int client, int type, int repeat, fas
         self->heap = heap;
         self->heap_cap = cap;
     }
-    s_event_t ev = { .time = time, .seq = self->seq++, .client = client, .type = type,
-                     .repeat = repeat, .snap = snap };
+    ev.seq = self->seq++;
     size_t i = self->heap_n++;
     while (i > 0) {
         size_t parent = (i - 1) / 2;
@@ -704,6 +792,13 @@ s_ev_push (fasgd_sim_t *self, double time, int client, int type, int repeat, fas
         i = parent;
     }
     self->heap [i] = ev;
+}
+
+static void
+s_ev_push (fasgd_sim_t *self, double time, int client, int type, int repeat, fasgd_snapshot_t *snap)
+{
+    s_ev_insert (self, (s_event_t) { .time = time, .client = client, .type = type, .repeat = repeat,
+                                     .snap = snap });
 }
 
 static s_event_t
@@ -795,7 +890,6 @@ s_ev_ack (fasgd_sim_t *self, int k, double t)
 static void
 s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
 {
-    const size_t D = self->n * sizeof (float);
     s_client_t *c = &self->clients [ev->client];
     double t = ev->time;
     switch (ev->type) {
@@ -811,9 +905,9 @@ s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
                 send = fasgd_gate_decide (&c->push_gate, c->vbar);
             if (send) {
                 self->st.pushes++;
-                self->st.bytes += FASGD_SIM_HEADER_BYTES + D;
+                self->st.bytes += FASGD_SIM_HEADER_BYTES + s_push_bytes (self);
                 c->pushed = 1;
-                s_ev_push (self, s_link_send (self, &self->link_in, t, FASGD_SIM_HEADER_BYTES + D),
+                s_ev_push (self, s_link_send (self, &self->link_in, t, FASGD_SIM_HEADER_BYTES + s_push_bytes (self)),
                            ev->client, S_EV_PUSH_ARRIVE, 0, NULL);
             }
             else if (self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST) {
@@ -847,9 +941,12 @@ s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
                     c->has_accum = 0;
                 }
                 uint64_t j = c->snap->ts;
+                out = s_wire_round (self, c, out);
                 rc = s_server_apply (self, c, out, j);
-                if (rc >= 0)
+                if (rc >= 0) {
+                    s_wire_taken (self, c);
                     s_cache_last (self, c, out, j);
+                }
             }
             if (rc == 0) {
                 c->blocked = 1;
@@ -869,16 +966,20 @@ s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
             s_ev_fetch_opportunity (self, ev->client, t);
             break;
         case S_EV_FETCH_REQ: {
-            fasgd_snapshot_t *snap = fasgd_snapshot_ref (self->current);
-            self->st.bytes += FASGD_SIM_HEADER_BYTES + D;
-            s_ev_push (self, s_link_send (self, &self->link_out, t, FASGD_SIM_HEADER_BYTES + D),
-                       ev->client, S_EV_FETCH_DONE, 0, snap);
+            fasgd_snapshot_t *used, *snap = s_fetched (self, &used);
+            size_t bytes = FASGD_SIM_HEADER_BYTES + s_params_bytes (self);
+            self->st.bytes += bytes;
+            s_ev_insert (self, (s_event_t) { .time = s_link_send (self, &self->link_out, t, bytes),
+                                             .client = ev->client, .type = S_EV_FETCH_DONE, .snap = snap,
+                                             .used = used });
             c->vbar_in_flight = fasgd_rule_vbar (self->rule);
             break;
         }
         case S_EV_FETCH_DONE:
             fasgd_snapshot_release (c->snap);
+            fasgd_snapshot_release (c->used);
             c->snap = ev->snap;
+            c->used = ev->used;
             c->vbar = c->vbar_in_flight;
             s_ev_start (self, ev->client, t);
             break;
@@ -897,6 +998,7 @@ s_run_events (fasgd_sim_t *self)
         self->now = ev.time;
         if (self->interrupted && ev.snap) {
             fasgd_snapshot_release (ev.snap);
+            fasgd_snapshot_release (ev.used);
             continue;
         }
         s_ev_handle (self, &ev);
@@ -951,7 +1053,14 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
     self->grad = malloc (self->n * sizeof (float));
     self->scratch = malloc (self->n * sizeof (float));
     self->clients = calloc ((size_t) cfg->clients, sizeof *self->clients);
-    if (!self->grad || !self->scratch || !self->clients) {
+    if (cfg->wire_push || cfg->wire_params)
+        self->wire_bytes = malloc (self->n * 2);
+    if (cfg->wire_push) {
+        self->wire_grad = malloc (self->n * sizeof (float));
+        self->wire_residual = malloc (self->n * sizeof (float));
+    }
+    if (!self->grad || !self->scratch || !self->clients || ((cfg->wire_push || cfg->wire_params) && !self->wire_bytes)
+        || (cfg->wire_push && (!self->wire_grad || !self->wire_residual))) {
         fasgd_log_error ("sim: out of memory");
         goto fail;
     }
@@ -987,7 +1096,7 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         fasgd_gate_init (&c->push_gate, &gp_push, cfg->seed, stream);
         fasgd_gate_init (&c->fetch_gate, &gp_fetch, cfg->seed, stream + 1);
         fasgd_rng_seed (&c->compute_rng, cfg->seed, stream + 2);
-        c->snap = fasgd_snapshot_ref (self->current);
+        c->snap = s_fetched (self, &c->used);   /* as its first fetch gives it */
         c->vbar = fasgd_rule_vbar (self->rule);
         c->speed = 1.0;
         if (self->speed_cum) {
@@ -1083,12 +1192,17 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
     if (self->clients) {
         for (int k = 0; k < self->cfg.clients; k++) {
             fasgd_snapshot_release (self->clients [k].snap);
+            fasgd_snapshot_release (self->clients [k].used);
+            free (self->clients [k].residual);
             free (self->clients [k].last);
             free (self->clients [k].accum);
         }
     }
-    for (size_t i = 0; i < self->heap_n; i++)
+    for (size_t i = 0; i < self->heap_n; i++) {
         fasgd_snapshot_release (self->heap [i].snap);
+        fasgd_snapshot_release (self->heap [i].used);
+    }
+    fasgd_snapshot_release (self->wire_snap);
     fasgd_snapshot_release (self->current);
     fasgd_snapshot_pool_destroy (&self->snaps);
     free (self->heap);
@@ -1103,6 +1217,9 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
     free (self->batches);
     free (self->grad);
     free (self->scratch);
+    free (self->wire_bytes);
+    free (self->wire_grad);
+    free (self->wire_residual);
     fasgd_rule_destroy (&self->rule);
     fasgd_model_destroy (&self->model);
     pthread_mutex_destroy (&self->lock);

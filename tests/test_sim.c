@@ -1,6 +1,7 @@
 /*  sim: hardsync equals large-batch SGD, results do not depend on the thread
     count, each gate's accounting, and the snapshot sharing, which gives the
     same bits as a run replayed by hand.  */
+#include "halves.h"
 #include "sim.h"
 #include "testutil.h"
 
@@ -417,6 +418,100 @@ START_TEST (test_learns)
 }
 END_TEST
 
+/*  The compact wire as the daemons do it: one client, asgd, θ fetched
+    rounded to bf16 and each gradient pushed as bf16 with the rounding
+    error carried. A replay of exactly that (the model's own gradient on
+    the rounded θ) matches the simulator to float noise, and a replay
+    without rounding does not: the check has teeth.  */
+START_TEST (test_compact_wire_models_the_rounding)
+{
+    fasgd_dataset_t *train = s_make_data (80, 1), *valid = s_make_data (40, 2);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    const char *sets [] = { "clients=1", "iterations=64", "rule.name=asgd", "rule.lr=0.1",
+                            "wire.push=bf16", "wire.params=bf16", "eval.every=1000" };
+    for (size_t i = 0; i < sizeof sets / sizeof sets [0]; i++)
+        s_set (&cfg, sets [i]);
+    float *theta_sim;
+    free (s_run (&cfg, train, valid, &theta_sim, NULL));
+
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg.model, &spec);
+    fasgd_model_t *m = fasgd_model_new (&spec, NULL, 0);
+    size_t n = fasgd_model_nparams (m);
+    float *wired, *plain = malloc (n * sizeof (float)), *g = malloc (n * sizeof (float));
+    float *seen = malloc (n * sizeof (float)), *res = calloc (n, sizeof (float));
+    float *res_next = malloc (n * sizeof (float)), *sent = malloc (n * sizeof (float));
+    uint8_t *bytes = malloc (2 * n);
+    wired = malloc (n * sizeof (float));
+    fasgd_rng_t r;
+    fasgd_rng_seed (&r, cfg.seed, FASGD_SIM_STREAM_INIT);
+    fasgd_model_init_params (m, wired, &r);
+    memcpy (plain, wired, n * sizeof (float));
+    fasgd_model_ws_t *ws = fasgd_model_ws_new (m, 5);
+    for (int step = 0; step < 64; step++) {
+        size_t off = (size_t) (step % 16) * 5;
+        /*  With the wire: computed on θ as bf16, pushed as bf16 + feedback.  */
+        fasgd_halves_encode (FASGD_HALF_BF16, wired, n, bytes);
+        fasgd_halves_decode (FASGD_HALF_BF16, bytes, n, seen);
+        fasgd_model_gradient (m, ws, seen, train->x + off * 20, train->y + off, 5, g, NULL);
+        fasgd_halves_feedback (FASGD_HALF_BF16, g, res, res_next, n, bytes);
+        fasgd_halves_decode (FASGD_HALF_BF16, bytes, n, sent);
+        memcpy (res, res_next, n * sizeof (float));
+        for (size_t i = 0; i < n; i++)
+            wired [i] -= 0.1f * sent [i];
+        /*  Without.  */
+        fasgd_model_gradient (m, ws, plain, train->x + off * 20, train->y + off, 5, g, NULL);
+        for (size_t i = 0; i < n; i++)
+            plain [i] -= 0.1f * g [i];
+    }
+    double d_wire = 0, d_plain = 0, most = 0;
+    for (size_t i = 0; i < n; i++) {
+        d_wire = fmax (d_wire, fabs ((double) theta_sim [i] - wired [i]));
+        d_plain = fmax (d_plain, fabs ((double) theta_sim [i] - plain [i]));
+        most = fmax (most, fabs (theta_sim [i]));
+    }
+    ck_assert_msg (d_wire < 1e-5 * (1 + most), "the simulator differs from the rounded replay by %g", d_wire);
+    ck_assert_msg (d_plain > 100 * d_wire + 1e-4, "rounding made no difference (%g against %g)", d_plain, d_wire);
+    free (wired);
+    free (plain); free (g); free (seen); free (res); free (res_next); free (sent); free (bytes);
+    free (theta_sim);
+    fasgd_model_ws_destroy (&ws);
+    fasgd_model_destroy (&m);
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+END_TEST
+
+/*  Bytes: 2 a value each way with the compact wire; and runs with it stay
+    independent of the thread count, θ_used rules and events mode too.  */
+START_TEST (test_compact_wire_bytes_and_determinism)
+{
+    fasgd_dataset_t *train = s_make_data (50, 1), *valid = s_make_data (10, 2);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    const char *sets [] = { "clients=1", "iterations=10", "rule.name=asgd", "rule.lr=0.01",
+                            "gates.push.gate=every", "gates.push.every=3",
+                            "gates.fetch.gate=every", "gates.fetch.every=2", "eval.every=1000",
+                            "wire.push=bf16", "wire.params=f16" };
+    for (size_t i = 0; i < sizeof sets / sizeof sets [0]; i++)
+        s_set (&cfg, sets [i]);
+    fasgd_sim_stats_t st;
+    free (s_run (&cfg, train, valid, NULL, &st));
+    size_t D2 = (20 * 8 + 8 + 8 * 4 + 4) * 2, H = FASGD_SIM_HEADER_BYTES;
+    ck_assert_uint_eq (st.bytes, 4 * (H + D2 + H) + 6 * (2 * H) + 5 * (H + H + D2));
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+
+    const char *dc [] = { "rule.name=dcasgd", "rule.lr=0.1", "wire.push=f16", "wire.params=bf16",
+                          "gates.push.skip=accumulate", "gates.push.gate=every", "gates.push.every=3" };
+    s_check_thread_independence (dc, sizeof dc / sizeof dc [0]);
+    const char *ev [] = { "mode=events", "rule.name=gap-aware", "rule.lr=0.1", "wire.push=bf16",
+                          "wire.params=bf16", "events.bandwidth=1e6" };
+    s_check_thread_independence (ev, sizeof ev / sizeof ev [0]);
+}
+END_TEST
+
 static Suite *
 sim_suite (void)
 {
@@ -434,6 +529,8 @@ sim_suite (void)
     tcase_add_test (tc, test_snapshots_shared);
     tcase_add_test (tc, test_shared_theta_replayed);
     tcase_add_test (tc, test_learns);
+    tcase_add_test (tc, test_compact_wire_models_the_rounding);
+    tcase_add_test (tc, test_compact_wire_bytes_and_determinism);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -24,6 +24,18 @@ s_put16 (uint8_t *p, uint16_t v)
     p [1] = (uint8_t) (v >> 8);
 }
 
+/*  len values to out, little-endian.  */
+static inline void
+s_store (uint8_t *out, const uint16_t *h16, size_t len)
+{
+#if S_HOST_IS_LE
+    memcpy (out, h16, len * sizeof (uint16_t));
+#else
+    for (size_t k = 0; k < len; k++)
+        s_put16 (out + 2 * k, h16 [k]);
+#endif
+}
+
 static inline uint16_t
 s_get16 (const uint8_t *p)
 {
@@ -142,12 +154,7 @@ fasgd_halves_feedback (int half, const float *g, const float *residual, float *r
                        s_feedback_span (FASGD_HALF_F16, g + i, residual + i, residual_next + i, h16, S_SPAN));
         else
             s_feedback_span (half, g + i, residual + i, residual_next + i, h16, len);
-#if S_HOST_IS_LE
-        memcpy (out + 2 * i, h16, len * sizeof (uint16_t));
-#else
-        for (size_t k = 0; k < len; k++)
-            s_put16 (out + 2 * (i + k), h16 [k]);
-#endif
+        s_store (out + 2 * i, h16, len);
     }
 }
 
@@ -165,12 +172,7 @@ fasgd_halves_encode (int half, const float *src, size_t n, void *dst)
                        s_encode_span (FASGD_HALF_F16, in, h16, S_SPAN));
         else
             s_encode_span (half, in, h16, len);
-#if S_HOST_IS_LE
-        memcpy (out + 2 * i, h16, len * sizeof (uint16_t));
-#else
-        for (size_t k = 0; k < len; k++)
-            s_put16 (out + 2 * (i + k), h16 [k]);
-#endif
+        s_store (out + 2 * i, h16, len);
     }
 }
 

@@ -173,16 +173,21 @@ static const char *
 s_suggest (s_flat_table_t *ft, const char *name)
 {
     const char *best = NULL;
-    size_t best_d = (size_t) -1;
+    size_t len = strlen (name), limit = len / 3 + 1, best_d = limit + 1;
     for (size_t i = 0; i < ft->n; i++) {
+        /*  The distance is at least the difference of the lengths: a
+            name that cannot come closer than the best so far is skipped
+            without filling its table.  */
+        size_t klen = strlen (ft->rows [i].name);
+        if ((klen > len ? klen - len : len - klen) >= best_d)
+            continue;
         size_t dist = s_edit_distance (name, ft->rows [i].name);
         if (dist < best_d) {
             best_d = dist;
             best = ft->rows [i].name;
         }
     }
-    size_t limit = strlen (name) / 3 + 1;
-    return best_d <= limit ? best : NULL;
+    return best;
 }
 
 static const char *
@@ -830,9 +835,41 @@ fasgd_config_load_string (const fasgd_cfg_key_t *table, void *obj, const char *n
 }
 
 /*  Parses `text` as a one-value YAML document and stores it in row f.  */
+/*  True when YAML reads text as one plain scalar equal to it: letters,
+    digits and . _ / + - only, starting with a letter, a digit, / or _, or
+    with - or . before a letter or digit (not "-", "---" or "...").  */
+static int
+s_alnum (unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int
+s_plain_word (const char *text)
+{
+    const unsigned char *p = (const unsigned char *) text;
+    if (!(s_alnum (p [0]) || p [0] == '/' || p [0] == '_' || ((p [0] == '-' || p [0] == '.') && s_alnum (p [1]))))
+        return 0;
+    for (; *p; p++)
+        if (!(s_alnum (*p) || *p == '.' || *p == '_' || *p == '/' || *p == '+' || *p == '-'))
+            return 0;
+    return 1;
+}
+
 static int
 s_set_text (s_ctx_t *ctx, const s_flat_t *f, void *obj, const char *text)
 {
+    if (f->key->type != FASGD_CFG_INTLIST && s_plain_word (text)) {
+        /*  What libyaml would make of it: one plain scalar, the text
+            itself, so parsing it is not needed (every default is one).  */
+        yaml_node_t node;
+        memset (&node, 0, sizeof node);
+        node.type = YAML_SCALAR_NODE;
+        node.data.scalar.value = (yaml_char_t *) text;
+        node.data.scalar.length = strlen (text);
+        node.data.scalar.style = YAML_PLAIN_SCALAR_STYLE;
+        return s_set_scalar (ctx, f, obj, &node);
+    }
     yaml_parser_t parser;
     yaml_document_t doc;
     s_shown_t shown;

@@ -301,6 +301,47 @@ START_TEST (test_set_overrides)
 }
 END_TEST
 
+/*  A value given with --set means what the same value means in a file,
+    for plain words (which skip the YAML parser) and everything else,
+    except what YAML reads differently as a whole document (---, ..., #c,
+    a leading tab).  */
+START_TEST (test_set_means_what_a_file_means)
+{
+    static const char *const keys [] = { "workers", "seed", "rule.lr", "verbose", "data.path", "rule.name" };
+    static const char *const values [] = {
+        "7", "-1", "+3", "007", "0x10", "1_000", "1e3", "-1e-3", ".5", "-.5", "5.", ".inf", "-.inf", ".nan",
+        "~", "null", "NULL", "true", "True", "yes", "off", "asgd", "sasgd", "a/b", "/abs", "_x", "a-b", "a+b",
+        "-", "-x", ".x", "a:b", "a: b", "a #c", "'q'", "\"q\"", "[1]", "{a: 1}", "&a x",
+        "*a", "!x", "|", ">", "%x", "@x", "`x", "a,b", "?", "4 ", " 4", "1.5e308", "1e309",
+    };
+    for (size_t k = 0; k < sizeof keys / sizeof keys [0]; k++)
+        for (size_t v = 0; v < sizeof values / sizeof values [0]; v++) {
+            cfg_t by_set, by_file;
+            memset (&by_set, 0xa5, sizeof by_set);
+            memset (&by_file, 0xa5, sizeof by_file);
+            char assignment [128], text [128];
+            snprintf (assignment, sizeof assignment, "%s=%s", keys [k], values [v]);
+            /*  The file spells the key nested when it is dotted.  */
+            const char *dot = strchr (keys [k], '.');
+            if (dot)
+                snprintf (text, sizeof text, "%.*s:\n  %s: %s\n", (int) (dot - keys [k]), keys [k], dot + 1,
+                          values [v]);
+            else
+                snprintf (text, sizeof text, "%s: %s\n", keys [k], values [v]);
+            FILE *quiet = fopen ("/dev/null", "w");
+            ck_assert_int_eq (fasgd_config_defaults (s_keys, &by_set, quiet), 0);
+            int set_errors = fasgd_config_set (s_keys, &by_set, assignment, quiet);
+            fclose (quiet);
+            int file_errors = s_load (&by_file, text);
+            ck_assert_msg ((set_errors == 0) == (file_errors == 0), "'%s': --set %d errors, file %d", assignment,
+                           set_errors, file_errors);
+            if (set_errors == 0)
+                ck_assert_msg (memcmp (&by_set, &by_file, sizeof by_set) == 0, "'%s': --set and file differ",
+                               assignment);
+        }
+}
+END_TEST
+
 START_TEST (test_dump_round_trip)
 {
     cfg_t a, b;
@@ -584,6 +625,7 @@ config_suite (void)
     tcase_add_test (tc, test_large_file_refused);
     tcase_add_test (tc, test_values_cut_in_messages);
     tcase_add_test (tc, test_control_characters_refused);
+    tcase_add_test (tc, test_set_means_what_a_file_means);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -1,5 +1,6 @@
 /*  sim: the deterministic simulator. See sim.h for the model it runs.  */
 #include "sim.h"
+#include "simint.h"
 
 #include "halves.h"
 #include "log.h"
@@ -15,23 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
-/*  Separate random streams of the one seed: the picks never depend on
-    gates or rules, so runs that differ only there see the same clients in
-    the same order, and picks can be known ahead.  */
-#define S_STREAM_PICKS    1
-#define S_STREAM_INIT     FASGD_SIM_STREAM_INIT
-#define S_STREAM_SPEEDS   3
-#define S_STREAM_GATES    0x1000        /* + 4 * client + {0 push, 1 fetch, 2 compute} */
-
-/*  Iterations whose gradients may be computed ahead of the server.  */
-#define S_WINDOW 64
-#define S_EVAL_CHUNK FASGD_SIM_EVAL_CHUNK
-
 static const char *const s_modes [] = { "iterations", "events", NULL };
 static const char *const s_speeds [] = { "equal", "lognormal", NULL };
 static const char *const s_time_dists [] = { "fixed", "exponential", "lognormal", NULL };
 static const char *const s_progress_modes [] = { "off", "auto", "on", NULL };
 static const char *const s_wires [] = { "f32", "bf16", "f16", NULL };       /* 0, FASGD_HALF_* */
+static const char *const s_shard_maps [] = { "one", "layer", "tensor", NULL };
 
 const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
     FASGD_CFG_KEY_U64 ("seed", fasgd_sim_cfg_t, seed, 0, 0, "1",
@@ -72,154 +62,23 @@ const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
         "rounding error carried into its next push"),
     FASGD_CFG_KEY_ENUM ("wire.params", fasgd_sim_cfg_t, wire_params, s_wires, "f32",
         "parameters as fasgd-server's wire.params sends them: f32, or rounded to bf16 or f16"),
+    FASGD_CFG_KEY_ENUM ("shards", fasgd_sim_cfg_t, shards, s_shard_maps, "one",
+        "the model split across servers: one, layer (a shard per weight layer and its bias) or tensor; "
+        "each shard has its own timestamp, rule state and v-bar, which gates pushes and fetches of it"),
     FASGD_CFG_KEY_INCLUDE ("data", fasgd_sim_cfg_t, data, fasgd_data_cfg_keys),
     FASGD_CFG_KEY_END
-};
-
-/*  Copies of θ are snapshots (common/snapshot.h), one per timestamp,
-    shared by every client that holds it. The server's own θ is a snapshot
-    too (`current`): a fetch only takes a reference, and an update writes
-    the new θ into a fresh buffer while anyone else holds the old one, or
-    in place when nobody does. So a copy is immutable once a client holds
-    it, and no update copies θ.  */
-
-typedef struct {
-    fasgd_snapshot_t *snap;             /* the parameters it computes on */
-    fasgd_snapshot_t *used;             /* wire.params rounded, θ_used rules: the server's float32 θ of its fetch */
-    float *residual;                    /* wire.push rounded: what rounding left out of its pushes */
-    double vbar;                /* the last v̄ the server sent it */
-    fasgd_gate_t push_gate, fetch_gate;
-    fasgd_rng_t compute_rng;
-    int pushed;                 /* its first push is always transmitted */
-    int blocked;                /* softsync: waiting for its group */
-    float *last;                /* resend-last: the server's copy of its last gradient */
-    uint64_t last_ts;
-    float *accum;               /* accumulate: skipped gradients, summed */
-    int has_accum;
-    double speed;
-    uint64_t iter;              /* events: the gradient it is computing */
-    double vbar_in_flight;      /* events: v̄ on the ack travelling to it */
-} s_client_t;
-
-typedef enum { S_EV_COMPUTE_DONE, S_EV_PUSH_ARRIVE, S_EV_ACK, S_EV_FETCH_REQ, S_EV_FETCH_DONE } s_ev_type_t;
-
-typedef struct {
-    double time;
-    uint64_t seq;               /* ties go to the earlier event: deterministic */
-    int client;
-    int type;
-    int repeat;                 /* a resend-last header rather than a gradient */
-    fasgd_snapshot_t *snap;             /* the parameters a fetch reply carries */
-    fasgd_snapshot_t *used;             /* ... and, rounded, the float32 θ they came from (θ_used rules) */
-} s_event_t;
-
-typedef struct {
-    double free_at;
-} s_link_t;
-
-struct fasgd_sim_t;
-
-/*  The thread pool: the main thread posts a batch of tasks and takes part
-    in running them.  */
-typedef struct {
-    struct fasgd_sim_t *sim;
-    int id;
-    pthread_t thread;
-    fasgd_model_ws_t *ws;
-    double nll_part, err_part;
-} s_worker_t;
-
-/*  One iteration in the look-ahead window.  */
-typedef enum { S_SLOT_PICKED, S_SLOT_COMPUTING, S_SLOT_READY } s_slot_state_t;
-typedef struct {
-    uint64_t iter;
-    int client;
-    int64_t prev;               /* the client's previous iteration, or -1 */
-    int state;
-    float *grad;
-} s_slot_t;
-
-struct fasgd_sim_t {
-    fasgd_sim_cfg_t cfg;
-    const fasgd_dataset_t *train, *valid;
-    fasgd_model_t *model;
-    fasgd_rule_t *rule;
-    size_t n;                   /* parameters */
-    uint64_t T;
-    uint64_t nbatches;          /* minibatches in the training set */
-    fasgd_model_batch_t **batches;      /* each made ready once: nbatches, then nchunks */
-    int needs_used;             /* rule wants θ_used */
-    int sync;                   /* softsync: clients block */
-
-    s_client_t *clients;
-    double *speed_cum;          /* cumulative speeds for weighted picks, or NULL */
-    fasgd_rng_t picks;
-
-    fasgd_snapshot_t *current;          /* the server's θ at T; one reference is the server's */
-    fasgd_snapshot_pool_t *snaps;
-
-    float *grad;                /* one gradient (sequential path) */
-    float *scratch;             /* accumulate: the sum to send */
-    /*  The compact wire: θ at wire_snap->ts rounded as the server sends
-        it; a push's bytes, what the server widens them to, and the
-        residual a taken push leaves.  */
-    fasgd_snapshot_t *wire_snap;
-    uint8_t *wire_bytes;
-    float *wire_grad, *wire_residual;
-
-    /*  Stats and the interval since the last CSV row.  */
-    fasgd_sim_stats_t st;
-    double tau_sum;
-    uint64_t tau_count;
-    double row_tau_sum;
-    uint64_t row_tau_count, row_tau_max;
-    uint64_t last_row_T;
-    FILE *csv;
-
-    /*  Events mode.  */
-    s_event_t *heap;
-    size_t heap_n, heap_cap;
-    uint64_t seq;
-    s_link_t link_in, link_out;
-    double now;
-    uint64_t started;
-
-    /*  Threads.  */
-    int nthreads;
-    s_worker_t *workers;
-    pthread_mutex_t lock;
-    pthread_cond_t wake, done_cond;
-    uint64_t generation;
-    int quit;
-    int pending;                /* workers still running the current batch */
-    int next_task;
-    /*  The look-ahead window of iterations mode: slots [done, filled).  */
-    int flow;                   /* workers take gradients from the window */
-    s_slot_t slots [S_WINDOW];
-    float *slot_grads;          /* S_WINDOW gradients */
-    uint64_t done, filled;
-    int64_t *last_iter;         /* per client: its latest picked iteration */
-    double *chunk_nll, *chunk_err;
-    int nchunks;
-
-    /*  Progress.  */
-    int show_progress;
-    int progress_tty;           /* redraw one line rather than add lines */
-    struct timespec t0, last_progress;
-    volatile sig_atomic_t interrupted;
 };
 
 /* ------------------------------------------------------------------ */
 /*  Gradients and evaluation, possibly on several threads               */
 
 static void
-s_compute_gradient (fasgd_sim_t *self, fasgd_model_ws_t *ws, const s_client_t *c,
-                    uint64_t iter, float *grad)
+s_compute_gradient (fasgd_sim_t *self, s_worker_t *w, const s_client_t *c, uint64_t iter, float *grad)
 {
+    const float *theta = c->views ? fasgd_simshards_theta (self, c, w->theta) : c->snap->theta;
     /*  The minibatch of iteration i is number (i mod number-of-minibatches)
         of the training set, in order.  */
-    fasgd_model_batch_gradient (self->model, ws, c->snap->theta,
-                                self->batches [iter % self->nbatches], grad, NULL);
+    fasgd_model_batch_gradient (self->model, w->ws, theta, self->batches [iter % self->nbatches], grad, NULL);
 }
 
 /*  Examples in validation chunk k.  */
@@ -279,7 +138,7 @@ static void
 s_flow_compute (fasgd_sim_t *self, s_worker_t *w, s_slot_t *slot)
 {
     pthread_mutex_unlock (&self->lock);
-    s_compute_gradient (self, w->ws, &self->clients [slot->client], slot->iter, slot->grad);
+    s_compute_gradient (self, w, &self->clients [slot->client], slot->iter, slot->grad);
     pthread_mutex_lock (&self->lock);
     slot->state = S_SLOT_READY;
     pthread_cond_broadcast (&self->done_cond);
@@ -377,6 +236,12 @@ s_row (fasgd_sim_t *self)
     self->row_tau_count = 0;
     self->row_tau_max = 0;
     self->last_row_T = self->T;
+}
+
+void
+fasgd_simint_row (fasgd_sim_t *self)
+{
+    s_row (self);
 }
 
 static double
@@ -660,6 +525,10 @@ s_pick (fasgd_sim_t *self)
 static void
 s_turn (fasgd_sim_t *self, int k, const float *g)
 {
+    if (self->shards) {
+        fasgd_simshards_turn (self, k, g);
+        return;
+    }
     s_client_t *c = &self->clients [k];
     self->st.iterations++;
     int rc;
@@ -707,7 +576,7 @@ s_run_iterations (fasgd_sim_t *self)
             its picks cannot be known ahead.  */
         while (self->st.iterations < self->cfg.iterations && !self->interrupted) {
             int k = s_pick (self);
-            s_compute_gradient (self, self->workers [0].ws, &self->clients [k], self->st.iterations,
+            s_compute_gradient (self, &self->workers [0], &self->clients [k], self->st.iterations,
                                 self->grad);
             s_turn (self, k, self->grad);
             s_progress (self, 0);
@@ -918,7 +787,7 @@ s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
             }
             else {
                 /*  Accumulate: the gradient stays with the client.  */
-                s_compute_gradient (self, self->workers [0].ws, c, c->iter, self->grad);
+                s_compute_gradient (self, &self->workers [0], c, c->iter, self->grad);
                 s_accumulate (self, c, self->grad);
                 s_ev_fetch_opportunity (self, ev->client, t);
             }
@@ -933,7 +802,7 @@ s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
                 /*  The client's copy has not changed since it started this
                     gradient (it fetches only after the answer), so computing
                     it on arrival gives the same gradient.  */
-                s_compute_gradient (self, self->workers [0].ws, c, c->iter, self->grad);
+                s_compute_gradient (self, &self->workers [0], c, c->iter, self->grad);
                 const float *out = self->grad;
                 if (c->has_accum) {
                     s_add (c->accum, self->grad, self->n);
@@ -1107,6 +976,11 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         }
     }
 
+    if (fasgd_simshards_init (self, err, sizeof err) != 0) {
+        fasgd_log_error ("sim: shards: %s", err);
+        goto fail;
+    }
+
     int nthreads = cfg->threads;
     if (nthreads <= 0) {
         long cores = sysconf (_SC_NPROCESSORS_ONLN);
@@ -1152,6 +1026,10 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         self->workers [i].sim = self;
         self->workers [i].id = i;
         self->workers [i].ws = fasgd_model_ws_new (self->model, max_batch);
+        if (self->shards && !(self->workers [i].theta = malloc (self->n * sizeof (float)))) {
+            fasgd_log_error ("sim: out of memory for a client's parameters");
+            goto fail;
+        }
         if (!self->workers [i].ws) {
             fasgd_log_error ("sim: out of memory for a model workspace");
             goto fail;
@@ -1183,12 +1061,15 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
         for (int i = 1; i < self->nthreads; i++)
             if (self->workers [i].thread)
                 pthread_join (self->workers [i].thread, NULL);
-        for (int i = 0; i < self->nthreads; i++)
+        for (int i = 0; i < self->nthreads; i++) {
             fasgd_model_ws_destroy (&self->workers [i].ws);
+            free (self->workers [i].theta);
+        }
         free (self->workers);
     }
     /*  Every snapshot is on the free list or held by a client, an event or
         the server (`current`); once all let go, all are on the free list.  */
+    fasgd_simshards_destroy (self);
     if (self->clients) {
         for (int k = 0; k < self->cfg.clients; k++) {
             fasgd_snapshot_release (self->clients [k].snap);

@@ -31,6 +31,9 @@
 typedef enum { FASGD_SIM_ITERATIONS = 0, FASGD_SIM_EVENTS } fasgd_sim_mode_t;
 typedef enum { FASGD_SIM_SPEED_EQUAL = 0, FASGD_SIM_SPEED_LOGNORMAL } fasgd_sim_speed_t;
 typedef enum { FASGD_SIM_TIME_FIXED = 0, FASGD_SIM_TIME_EXPONENTIAL, FASGD_SIM_TIME_LOGNORMAL } fasgd_sim_time_t;
+/*  How the model is split across servers: one server, a shard per weight
+    layer (its weights and bias), or a shard per tensor.  */
+typedef enum { FASGD_SIM_SHARDS_ONE = 0, FASGD_SIM_SHARDS_LAYER, FASGD_SIM_SHARDS_TENSOR } fasgd_sim_shards_t;
 
 /*  The random stream of the seed that draws the initial parameters.  */
 #define FASGD_SIM_STREAM_INIT 2
@@ -63,6 +66,7 @@ typedef struct {
     fasgd_rule_cfg_t rule;
     fasgd_gates_cfg_t gates;
     int wire_push, wire_params;     /* 0 float32, FASGD_HALF_BF16, FASGD_HALF_F16 (common/halves.h) */
+    int shards;                     /* fasgd_sim_shards_t */
     fasgd_data_cfg_t data;
 } fasgd_sim_cfg_t;
 

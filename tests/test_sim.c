@@ -512,6 +512,174 @@ START_TEST (test_compact_wire_bytes_and_determinism)
 }
 END_TEST
 
+/*  With gates that always send, every shard sees every push and fetch at
+    once, so its τ is the unsharded τ and rules that act per parameter
+    (asgd, sasgd, fasgd) give the same θ and the same validation, bit for
+    bit; only the byte counts differ: a message per shard.  */
+START_TEST (test_shards_ungated_equal_one_server)
+{
+    fasgd_dataset_t *train = s_make_data (200, 5), *valid = s_make_data (100, 6);
+    const char *rules [][2] = { { "rule.name=asgd", "rule.lr=0.05" }, { "rule.name=sasgd", "rule.lr=0.2" },
+                                { "rule.name=fasgd", "rule.lr=0.01" } };
+    const size_t n = (20 * 8 + 8) + (8 * 4 + 4), H = FASGD_SIM_HEADER_BYTES;
+    for (int r = 0; r < 3; r++) {
+        fasgd_sim_cfg_t cfg;
+        s_base_cfg (&cfg);
+        s_set (&cfg, "clients=13");
+        s_set (&cfg, rules [r][0]);
+        s_set (&cfg, rules [r][1]);
+        float *t_one, *t_layer, *t_tensor;
+        fasgd_sim_stats_t st_one, st_layer, st_tensor;
+        char *c_one = s_run (&cfg, train, valid, &t_one, &st_one);
+        s_set (&cfg, "shards=layer");
+        char *c_layer = s_run (&cfg, train, valid, &t_layer, &st_layer);
+        s_set (&cfg, "shards=tensor");
+        s_set (&cfg, "threads=2");
+        char *c_tensor = s_run (&cfg, train, valid, &t_tensor, &st_tensor);
+        ck_assert_msg (memcmp (t_one, t_layer, n * sizeof (float)) == 0, "%s: layer shards differ", rules [r][0]);
+        ck_assert_msg (memcmp (t_one, t_tensor, n * sizeof (float)) == 0, "%s: tensor shards differ", rules [r][0]);
+        ck_assert_uint_eq (st_layer.timestamp, st_one.timestamp);
+        ck_assert_uint_eq (st_layer.tau_max, st_one.tau_max);
+        ck_assert_double_eq (st_layer.val_error, st_one.val_error);
+        ck_assert_double_eq (st_tensor.val_nll, st_one.val_nll);
+        /*  400 turns, each a push and a fetch to every shard.  */
+        ck_assert_uint_eq (st_one.bytes, 400 * 2 * (2 * H + n * sizeof (float)));
+        ck_assert_uint_eq (st_layer.bytes, 400 * 2 * (2 * 2 * H + n * sizeof (float)));
+        ck_assert_uint_eq (st_tensor.bytes, 400 * 2 * (4 * 2 * H + n * sizeof (float)));
+        ck_assert_uint_eq (st_tensor.potential_pushes, 4 * 400);
+        ck_assert_uint_eq (st_tensor.fetches, 4 * 400);
+        free (c_one); free (c_layer); free (c_tensor);
+        free (t_one); free (t_layer); free (t_tensor);
+    }
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+END_TEST
+
+/*  A sharded run replayed independently: one client, a shard per layer,
+    sasgd, every push sent and each shard fetched through its own gate (the
+    streams ALGORITHMS.md names), so the client's θ is put together from
+    shards of different ages, and each shard's τ is its own.  */
+START_TEST (test_shards_replayed)
+{
+    fasgd_dataset_t *train = s_make_data (100, 1), *valid = s_make_data (10, 2);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    const char *sets [] = { "clients=1", "iterations=300", "rule.name=sasgd", "rule.lr=0.2", "shards=layer",
+                            "gates.fetch.gate=bfasgd", "gates.fetch.c=1.5" };
+    for (size_t i = 0; i < sizeof sets / sizeof sets [0]; i++)
+        s_set (&cfg, sets [i]);
+    float *theta_sim;
+    fasgd_sim_stats_t st;
+    free (s_run (&cfg, train, valid, &theta_sim, &st));
+
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg.model, &spec);
+    fasgd_model_t *m = fasgd_model_new (&spec, NULL, 0);
+    const size_t n = fasgd_model_nparams (m), off [2] = { 0, 20 * 8 + 8 }, len [2] = { 20 * 8 + 8, 8 * 4 + 4 };
+    fasgd_rule_params_t rp;
+    fasgd_rule_cfg_to_params (&cfg.rule, cfg.clients, &rp);
+    fasgd_gate_params_t gp;
+    fasgd_gate_cfg_to_params (&cfg.gates.fetch, cfg.gates.eps, &gp);
+    fasgd_rule_t *rule [2];
+    fasgd_gate_t gate [2];
+    uint64_t T [2] = { 0, 0 }, j [2] = { 0, 0 };
+    for (int s = 0; s < 2; s++) {
+        rule [s] = fasgd_rule_new (&rp, len [s], NULL, 0);
+        fasgd_gate_init (&gate [s], &gp, cfg.seed, ((uint64_t) s << 40) + 0x1000 + 1);
+    }
+    float *theta = malloc (n * sizeof (float)), *held = malloc (n * sizeof (float)), *g = malloc (n * sizeof (float));
+    fasgd_rng_t r;
+    fasgd_rng_seed (&r, cfg.seed, FASGD_SIM_STREAM_INIT);
+    fasgd_model_init_params (m, theta, &r);
+    memcpy (held, theta, n * sizeof (float));
+    fasgd_model_ws_t *ws = fasgd_model_ws_new (m, cfg.batch);
+    uint64_t nbatches = train->n / (uint32_t) cfg.batch, fetches = 0;
+    int mixed = 0;
+    for (uint64_t i = 0; i < cfg.iterations; i++) {
+        size_t b = (size_t) (i % nbatches) * (size_t) cfg.batch;
+        fasgd_model_gradient (m, ws, held, train->x + b * train->dim, train->y + b, cfg.batch, g, NULL);
+        for (int s = 0; s < 2; s++) {
+            ck_assert_int_eq (fasgd_rule_apply (rule [s], theta + off [s], g + off [s], T [s] - j [s], NULL), 1);
+            T [s]++;
+        }
+        for (int s = 0; s < 2; s++)
+            if (fasgd_gate_decide (&gate [s], fasgd_rule_vbar (rule [s]))) {
+                memcpy (held + off [s], theta + off [s], len [s] * sizeof (float));
+                j [s] = T [s];
+                fetches++;
+            }
+        mixed += j [0] != j [1];
+    }
+    ck_assert_uint_eq (st.fetches, fetches);
+    ck_assert_int_gt (mixed, 50);                   /* the shards' copies were often of different ages */
+    ck_assert_msg (memcmp (theta_sim, theta, n * sizeof (float)) == 0, "the sharded run differs from its replay");
+    for (int s = 0; s < 2; s++)
+        fasgd_rule_destroy (&rule [s]);
+    fasgd_model_ws_destroy (&ws);
+    fasgd_model_destroy (&m);
+    free (theta); free (held); free (g); free (theta_sim);
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+END_TEST
+
+/*  Per-shard gates: each shard's v̄ gates its own pushes and fetches, so
+    the shards' transmissions differ; the run is still the same on any
+    number of threads; and what cannot run sharded is refused.  */
+START_TEST (test_shards_gate_each_shard)
+{
+    const char *bf [] = { "shards=layer", "rule.name=fasgd", "rule.lr=0.01", "gates.fetch.gate=bfasgd",
+                          "gates.fetch.c=0.05", "gates.push.gate=bfasgd", "gates.push.c=0.01" };
+    s_check_thread_independence (bf, sizeof bf / sizeof bf [0]);
+    const char *acc [] = { "shards=tensor", "rule.name=fasgd", "rule.lr=0.01", "gates.push.gate=bfasgd",
+                           "gates.push.c=0.05", "gates.push.skip=accumulate" };
+    s_check_thread_independence (acc, sizeof acc / sizeof acc [0]);
+
+    fasgd_dataset_t *train = s_make_data (200, 5), *valid = s_make_data (100, 6);
+    fasgd_sim_cfg_t cfg;
+    s_base_cfg (&cfg);
+    for (size_t i = 0; i < sizeof bf / sizeof bf [0]; i++)
+        s_set (&cfg, bf [i]);
+    s_set (&cfg, "gates.push.skip=resend-last");
+    s_set (&cfg, "clients=1");
+    fasgd_sim_stats_t st;
+    float *theta;
+    free (s_run (&cfg, train, valid, &theta, &st));
+    /*  Some of each kind skipped, and every opportunity accounted for:
+        a sent push is two headers and the part, a repeat two headers, a
+        fetch two headers and the part; the parts of 168 and 36 floats.  */
+    const uint64_t H = FASGD_SIM_HEADER_BYTES;
+    ck_assert_uint_eq (st.potential_pushes, 2 * 400);
+    ck_assert_uint_eq (st.pushes + st.repeats, 2 * 400);
+    ck_assert_uint_gt (st.repeats, 0);
+    ck_assert_uint_lt (st.fetches, 2 * 400);
+    ck_assert_uint_gt (st.fetches, 0);
+    ck_assert_uint_ge (st.bytes, (st.pushes + st.repeats + st.fetches) * 2 * H + (st.pushes + st.fetches) * 36 * 4);
+    ck_assert_uint_le (st.bytes, (st.pushes + st.repeats + st.fetches) * 2 * H + (st.pushes + st.fetches) * 168 * 4);
+    free (theta);
+
+    /*  One server with the same gates moves a different number of copies:
+        the shards' gates are not the global one.  */
+    fasgd_sim_stats_t one;
+    s_set (&cfg, "shards=one");
+    free (s_run (&cfg, train, valid, NULL, &one));
+    ck_assert_uint_ne (2 * one.fetches, st.fetches);
+
+    const char *refused [] = { "mode=events", "rule.name=dcasgd", "rule.name=gap-aware", "rule.name=softsync",
+                               "wire.push=bf16", "wire.params=f16" };
+    for (size_t i = 0; i < sizeof refused / sizeof refused [0]; i++) {
+        s_base_cfg (&cfg);
+        s_set (&cfg, "shards=layer");
+        s_set (&cfg, refused [i]);
+        fasgd_sim_t *sim = fasgd_sim_new (&cfg, train, valid);
+        ck_assert_msg (sim == NULL, "shards=layer with %s was not refused", refused [i]);
+    }
+    fasgd_dataset_destroy (&train);
+    fasgd_dataset_destroy (&valid);
+}
+END_TEST
+
 static Suite *
 sim_suite (void)
 {
@@ -531,6 +699,9 @@ sim_suite (void)
     tcase_add_test (tc, test_learns);
     tcase_add_test (tc, test_compact_wire_models_the_rounding);
     tcase_add_test (tc, test_compact_wire_bytes_and_determinism);
+    tcase_add_test (tc, test_shards_ungated_equal_one_server);
+    tcase_add_test (tc, test_shards_gate_each_shard);
+    tcase_add_test (tc, test_shards_replayed);
     suite_add_tcase (s, tc);
     return s;
 }

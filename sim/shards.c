@@ -1,0 +1,286 @@
+/*  shards: the simulated server split into shards, as S fasgd-servers
+    would each own a contiguous part of θ.
+
+    Each shard has its own rule, with its own state and v̄ (the mean of its
+    own parameters' statistic), and its own timestamp T_s, which advances
+    by one with each update the shard applies. A client holds, per shard,
+    the copy it last fetched and that copy's timestamp j_s, the v̄ of the
+    shard's last answer, and a push gate and a fetch gate of its own that
+    draw on that v̄: per-shard B-FASGD, the paper's "statistics per layer".
+    A push of gradient g is one message per shard, carrying that shard's
+    part, through that shard's gate; its staleness there is τ_s = T_s −
+    j_s. The fetches likewise. With the `one` map none of this runs and the
+    simulator is what it always was, bit for bit.
+
+    The server's θ stays one snapshot: one update of all shards by a turn
+    writes a fresh copy of θ when a client holds the current one (once per
+    turn, not per shard). A client's view of shard s is a reference to a
+    whole snapshot of which only part s is read, and the θ it computes on
+    is put together from its views in the computing thread's buffer.
+
+    What the daemons do not have yet and so is refused here: events mode
+    (link times per shard), softsync, the rules that need θ_used and the
+    compact wire.  */
+#include "simint.h"
+
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*  Streams of shard s > 0's gates: far above every stream of shard 0
+    (S_STREAM_GATES + 4 · client + ...), so shard 0's are those of the
+    unsharded simulator.  */
+#define S_SHARD_STREAM_SHIFT 40
+
+typedef enum { S_SEND, S_REPEAT, S_KEEP } s_action_t;
+
+/*  The shard map's parts: [off, off + n) for each, in order.  */
+static int
+s_map (const fasgd_sim_t *self, size_t *off, size_t *len, int max)
+{
+    int nt = fasgd_model_ntensors (self->model), ns = 0;
+    for (int i = 0; i < nt && ns < max; i++) {
+        const fasgd_tensor_t *t = fasgd_model_tensor (self->model, i);
+        size_t end = t->offset + (size_t) t->rows * (size_t) t->cols;
+        /*  layer: a weight tensor opens a shard, its bias joins it.  */
+        if (self->cfg.shards == FASGD_SIM_SHARDS_LAYER && i % 2 == 1 && ns > 0) {
+            len [ns - 1] = end - off [ns - 1];
+            continue;
+        }
+        off [ns] = t->offset;
+        len [ns] = end - t->offset;
+        ns++;
+    }
+    return ns;
+}
+
+int
+fasgd_simshards_init (fasgd_sim_t *self, char *err, size_t errlen)
+{
+    const fasgd_sim_cfg_t *cfg = &self->cfg;
+    if (cfg->shards == FASGD_SIM_SHARDS_ONE)
+        return 0;
+    const char *why = cfg->mode == FASGD_SIM_EVENTS ? "events mode"
+                      : self->sync ? "the softsync rule"
+                      : self->needs_used ? "a rule that needs the parameters a gradient was computed on"
+                      : cfg->wire_push || cfg->wire_params ? "a compact wire (wire.push, wire.params)"
+                      : NULL;
+    if (why) {
+        snprintf (err, errlen, "%s cannot run sharded yet (shards: one)", why);
+        return -1;
+    }
+    size_t off [2 * FASGD_MODEL_MAX_LAYERS], len [2 * FASGD_MODEL_MAX_LAYERS];
+    int ns = s_map (self, off, len, 2 * FASGD_MODEL_MAX_LAYERS);
+    if (!(self->shards = calloc ((size_t) ns, sizeof *self->shards))) {
+        snprintf (err, errlen, "out of memory");
+        return -1;
+    }
+    self->nshards = ns;
+    fasgd_rule_params_t rp;
+    fasgd_rule_cfg_to_params (&cfg->rule, cfg->clients, &rp);
+    for (int s = 0; s < ns; s++) {
+        s_shard_t *sh = &self->shards [s];
+        sh->off = off [s];
+        sh->n = len [s];
+        char why_rule [200];
+        if (!(sh->rule = fasgd_rule_new (&rp, sh->n, why_rule, sizeof why_rule))) {
+            snprintf (err, errlen, "shard %d: %s", s, why_rule);
+            return -1;
+        }
+    }
+    fasgd_gate_params_t gp_push, gp_fetch;
+    fasgd_gate_cfg_to_params (&cfg->gates.push, cfg->gates.eps, &gp_push);
+    fasgd_gate_cfg_to_params (&cfg->gates.fetch, cfg->gates.eps, &gp_fetch);
+    for (int k = 0; k < cfg->clients; k++) {
+        s_client_t *c = &self->clients [k];
+        if (!(c->views = calloc ((size_t) ns, sizeof *c->views))) {
+            snprintf (err, errlen, "out of memory");
+            return -1;
+        }
+        for (int s = 0; s < ns; s++) {
+            s_view_t *v = &c->views [s];
+            uint64_t stream = ((uint64_t) s << S_SHARD_STREAM_SHIFT) + S_STREAM_GATES + 4 * (uint64_t) k;
+            fasgd_gate_init (&v->push_gate, &gp_push, cfg->seed, stream);
+            fasgd_gate_init (&v->fetch_gate, &gp_fetch, cfg->seed, stream + 1);
+            v->snap = fasgd_snapshot_ref (c->snap);         /* θ at T = 0 */
+            v->vbar = fasgd_rule_vbar (self->shards [s].rule);
+        }
+        fasgd_snapshot_release (c->snap);
+        c->snap = NULL;
+    }
+    return 0;
+}
+
+void
+fasgd_simshards_destroy (fasgd_sim_t *self)
+{
+    if (!self->shards)
+        return;
+    for (int k = 0; self->clients && k < self->cfg.clients; k++) {
+        s_view_t *views = self->clients [k].views;
+        for (int s = 0; views && s < self->nshards; s++)
+            fasgd_snapshot_release (views [s].snap);
+        free (views);
+        self->clients [k].views = NULL;
+    }
+    for (int s = 0; s < self->nshards; s++)
+        fasgd_rule_destroy (&self->shards [s].rule);
+    free (self->shards);
+    self->shards = NULL;
+    self->nshards = 0;
+}
+
+const float *
+fasgd_simshards_theta (const fasgd_sim_t *self, const s_client_t *c, float *buf)
+{
+    int same = 1;
+    for (int s = 1; s < self->nshards && same; s++)
+        same = c->views [s].snap == c->views [0].snap;
+    if (same)
+        return c->views [0].snap->theta;
+    for (int s = 0; s < self->nshards; s++) {
+        const s_shard_t *sh = &self->shards [s];
+        memcpy (buf + sh->off, c->views [s].snap->theta + sh->off, sh->n * sizeof (float));
+    }
+    return buf;
+}
+
+/*  The server's θ, for writing: a fresh copy when a client holds it.  */
+static void
+s_writable (fasgd_sim_t *self)
+{
+    fasgd_snapshot_t *cur = self->current;
+    if (__atomic_load_n (&cur->refs, __ATOMIC_ACQUIRE) == 1)
+        return;
+    fasgd_snapshot_t *fresh = fasgd_snapshot_new (cur->pool);
+    if (!fresh) {
+        fasgd_log_error ("sim: out of memory for a copy of the parameters (%zu live)",
+                         fasgd_snapshot_pool_live (self->snaps));
+        abort ();
+    }
+    memcpy (fresh->theta, cur->theta, self->n * sizeof (float));
+    fresh->ts = cur->ts;
+    self->current = fresh;
+    fasgd_snapshot_release (cur);
+}
+
+/*  Shard s applies its part g of a gradient computed on its timestamp j.  */
+static int
+s_apply (fasgd_sim_t *self, int s, const float *g, uint64_t j)
+{
+    s_shard_t *sh = &self->shards [s];
+    uint64_t tau = sh->T >= j ? sh->T - j : 0;
+    int rc = fasgd_rule_apply (sh->rule, self->current->theta + sh->off, g, tau, NULL);
+    if (rc < 0) {
+        self->st.rejected++;
+        if (self->st.rejected == 1)
+            fasgd_log_warn ("sim: a gradient with NaN or Inf was refused by shard %d at iteration %llu "
+                            "(the learning rate may be too large)", s, (unsigned long long) self->st.iterations);
+        return rc;
+    }
+    self->tau_sum += (double) tau;
+    self->tau_count++;
+    self->row_tau_sum += (double) tau;
+    self->row_tau_count++;
+    if (tau > self->row_tau_max)
+        self->row_tau_max = tau;
+    if (tau > self->st.tau_max)
+        self->st.tau_max = tau;
+    if (rc == 1)
+        sh->T++;
+    return rc;
+}
+
+void
+fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
+{
+    s_client_t *c = &self->clients [k];
+    const int resend = self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST;
+    const int keep_last = resend && self->cfg.gates.push.kind != FASGD_GATE_ALWAYS;
+    s_action_t act [2 * FASGD_MODEL_MAX_LAYERS];
+    int writes = 0;
+    self->st.iterations++;
+    for (int s = 0; s < self->nshards; s++) {
+        s_view_t *v = &c->views [s];
+        int send;
+        self->st.potential_pushes++;
+        if (!v->pushed) {
+            fasgd_gate_force (&v->push_gate);
+            send = 1;
+        }
+        else
+            send = fasgd_gate_decide (&v->push_gate, v->vbar);
+        act [s] = send ? S_SEND : resend ? S_REPEAT : S_KEEP;
+        writes |= act [s] == S_SEND || (act [s] == S_REPEAT && v->has_last);
+    }
+    if (writes)
+        s_writable (self);
+    if (keep_last && !c->last && !(c->last = malloc (self->n * sizeof (float)))) {
+        fasgd_log_error ("sim: out of memory for the resend-last cache");
+        abort ();
+    }
+    for (int s = 0; s < self->nshards; s++) {
+        const s_shard_t *sh = &self->shards [s];
+        s_view_t *v = &c->views [s];
+        const float *part = g + sh->off;
+        if (act [s] == S_KEEP) {
+            /*  accumulate: the part stays with the client, summed.  */
+            if (!c->accum && !(c->accum = malloc (self->n * sizeof (float)))) {
+                fasgd_log_error ("sim: out of memory for an accumulation buffer");
+                abort ();
+            }
+            for (size_t i = 0; i < sh->n; i++)
+                c->accum [sh->off + i] = v->has_accum ? c->accum [sh->off + i] + part [i] : part [i];
+            v->has_accum = 1;
+            continue;
+        }
+        if (act [s] == S_REPEAT) {
+            self->st.repeats++;
+            self->st.bytes += 2 * FASGD_SIM_HEADER_BYTES;
+            if (v->has_last)
+                s_apply (self, s, c->last + sh->off, v->last_ts);
+            v->vbar = fasgd_rule_vbar (sh->rule);
+            continue;
+        }
+        if (v->has_accum) {
+            float *sum = self->scratch + sh->off;
+            for (size_t i = 0; i < sh->n; i++)
+                sum [i] = c->accum [sh->off + i] + part [i];
+            part = sum;
+            v->has_accum = 0;
+        }
+        self->st.pushes++;
+        self->st.bytes += 2 * FASGD_SIM_HEADER_BYTES + sh->n * sizeof (float);
+        v->pushed = 1;
+        if (s_apply (self, s, part, v->j) >= 0 && keep_last) {
+            memcpy (c->last + sh->off, part, sh->n * sizeof (float));
+            v->last_ts = v->j;
+            v->has_last = 1;
+        }
+        v->vbar = fasgd_rule_vbar (sh->rule);
+    }
+    /*  The server's T, for validation and the CSV: its newest shard's.  */
+    uint64_t T = self->T;
+    for (int s = 0; s < self->nshards; s++)
+        T = self->shards [s].T > T ? self->shards [s].T : T;
+    if (T != self->T) {
+        self->T = T;
+        self->current->ts = T;
+        if (T % (uint64_t) self->cfg.eval_every == 0)
+            fasgd_simint_row (self);
+    }
+    for (int s = 0; s < self->nshards; s++) {
+        const s_shard_t *sh = &self->shards [s];
+        s_view_t *v = &c->views [s];
+        self->st.potential_fetches++;
+        if (!fasgd_gate_decide (&v->fetch_gate, v->vbar))
+            continue;
+        self->st.fetches++;
+        self->st.bytes += 2 * FASGD_SIM_HEADER_BYTES + sh->n * sizeof (float);
+        fasgd_snapshot_release (v->snap);
+        v->snap = fasgd_snapshot_ref (self->current);
+        v->j = sh->T;
+        v->vbar = fasgd_rule_vbar (sh->rule);
+    }
+}

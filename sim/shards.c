@@ -179,14 +179,7 @@ s_apply (fasgd_sim_t *self, int s, const float *g, uint64_t j)
                             "(the learning rate may be too large)", s, (unsigned long long) self->st.iterations);
         return rc;
     }
-    self->tau_sum += (double) tau;
-    self->tau_count++;
-    self->row_tau_sum += (double) tau;
-    self->row_tau_count++;
-    if (tau > self->row_tau_max)
-        self->row_tau_max = tau;
-    if (tau > self->st.tau_max)
-        self->st.tau_max = tau;
+    fasgd_simint_tau (self, tau);
     if (rc == 1)
         sh->T++;
     return rc;

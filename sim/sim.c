@@ -244,6 +244,19 @@ fasgd_simint_row (fasgd_sim_t *self)
     s_row (self);
 }
 
+void
+fasgd_simint_tau (fasgd_sim_t *self, uint64_t tau)
+{
+    self->tau_sum += (double) tau;
+    self->tau_count++;
+    self->row_tau_sum += (double) tau;
+    self->row_tau_count++;
+    if (tau > self->row_tau_max)
+        self->row_tau_max = tau;
+    if (tau > self->st.tau_max)
+        self->st.tau_max = tau;
+}
+
 static double
 s_elapsed (const struct timespec *a, const struct timespec *b)
 {
@@ -299,14 +312,7 @@ s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
                             (unsigned long long) self->st.iterations);
         return rc;
     }
-    self->tau_sum += (double) tau;
-    self->tau_count++;
-    self->row_tau_sum += (double) tau;
-    self->row_tau_count++;
-    if (tau > self->row_tau_max)
-        self->row_tau_max = tau;
-    if (tau > self->st.tau_max)
-        self->st.tau_max = tau;
+    fasgd_simint_tau (self, tau);
     if (rc == 1) {
         self->T++;
         self->current->ts = self->T;

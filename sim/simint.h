@@ -193,6 +193,9 @@ struct fasgd_sim_t {
 
 /*  sim.c's validation and CSV row, at the server's T.  */
 void fasgd_simint_row (fasgd_sim_t *self);
+/*  Counts an applied gradient's staleness in the run's and the row's
+    statistics.  */
+void fasgd_simint_tau (fasgd_sim_t *self, uint64_t tau);
 
 /*  shards.c. init: after the clients hold θ at T = 0, splits the server by
     cfg.shards (a no-op for `one`); -1 with the reason in err when the

@@ -103,7 +103,7 @@ s_half_to_bits (int half, uint16_t h)
 /*  Spans of a fixed length with restrict pointers: what gcc -O2
     vectorises. Every operation is on integers or exact or correctly
     rounded in float, so every clone gives the same bits.  */
-#define S_SPAN 32
+#define S_SPAN 512
 
 /*  c = g + r, sent as h = half (c), and r' = c − h: error feedback.  */
 static inline __attribute__ ((always_inline)) void

@@ -42,6 +42,12 @@
     then what encrypting every byte costs, next to plain asgd in the same
     run.
 
+    A rule named with "+bf16" or "+f16" (asgd+bf16) runs the same server
+    with the compact wire both ways (wire.push and wire.params): its
+    clients round their gradient to 2 bytes a value before each push and
+    widen each reply's parameters to float32, as fasgd-client does, and
+    its vs-asgd column is what the wire gains or costs next to float32.
+
     Usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST]
                      [--clients LIST] [--trips LIST] [--seconds S]
                      [--warmup S] [--rounds R] [--fresh-pages]
@@ -50,6 +56,7 @@
 #include "bench-util.h"
 #include "codec.h"
 #include "curve.h"
+#include "halves.h"
 #include "heap.h"
 #include "pslite.h"
 
@@ -150,6 +157,7 @@ typedef struct {
     char cfg [128], ports [128], log [128];
     char push [256], fetch [256];
     char server_key [FASGD_CURVE_KEY_LEN + 1];  /* CURVE: the server's public key; "" off */
+    int wire;                                   /* 0 float32, else FASGD_HALF_*: both ways */
 } s_server_t;
 
 static void
@@ -353,9 +361,19 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
            "log: {status_seconds: 0}\n", f);
     if (s_server_cpu >= 0)
         fprintf (f, "cpu: %d\n", s_server_cpu);
-    /*  asgd+curve: the rule asgd, CURVE on.  */
+    /*  asgd+curve: the rule asgd, CURVE on; asgd+bf16, asgd+f16: the
+        compact wire.  */
     char name [64];
     snprintf (name, sizeof name, "%s", rule);
+    for (int w = FASGD_HALF_BF16; w <= FASGD_HALF_F16; w++) {
+        const char *tag = w == FASGD_HALF_BF16 ? "+bf16" : "+f16";
+        char *at = strstr (name, tag);
+        if (at) {
+            memmove (at, at + strlen (tag), strlen (at + strlen (tag)) + 1);
+            s->wire = w;
+            fprintf (f, "wire: {push: %s, params: %s}\n", tag + 1, tag + 1);
+        }
+    }
     char *plus = strstr (name, "+curve");
     if (plus) {
         *plus = 0;
@@ -464,6 +482,7 @@ typedef struct {
     const char *server_key;         /* CURVE: the server's public key; "" off */
     size_t n;
     const float *grad;                  /* shared and read-only: sent without a copy */
+    int wire;                           /* 0 float32, else FASGD_HALF_*: rounded each push, widened each reply */
     int one_trip;                       /* PUSH with THEN_FETCH, no FETCH */
     const int *stop;                    /* atomic */
     uint64_t steps;                     /* atomic: written by the client, read by main */
@@ -483,8 +502,13 @@ s_send_header (void *sock, const fasgd_header_t *h, int more)
 /*  Receives one reply: its header into h and the length of its body,
     and the body's first cap bytes into body when it is not NULL. 0, or
     -1 on a timeout or a malformed header.  */
+/*  Receives a reply: the header into h, the body's length into
+    body_len; up to cap bytes of the body into body; with wire, a body of
+    2·n bytes widened into theta (n floats), as a client of the compact
+    wire does with the parameters.  */
 static int
-s_recv_reply_body (void *sock, fasgd_header_t *h, size_t *body_len, char *body, size_t cap)
+s_recv_reply_full (void *sock, fasgd_header_t *h, size_t *body_len, char *body, size_t cap, int wire, size_t n,
+                   float *theta)
 {
     memset (h, 0, sizeof *h);
     *body_len = 0;
@@ -504,6 +528,8 @@ s_recv_reply_body (void *sock, fasgd_header_t *h, size_t *body_len, char *body, 
             return -1;
         }
         size_t size = zmq_msg_size (&m);
+        if (wire && *body_len == 0 && size == 2 * n)
+            fasgd_halves_decode (wire, zmq_msg_data (&m), n, theta);
         if (body && *body_len < cap)
             memcpy (body + *body_len, zmq_msg_data (&m), size < cap - *body_len ? size : cap - *body_len);
         *body_len += size;
@@ -511,6 +537,12 @@ s_recv_reply_body (void *sock, fasgd_header_t *h, size_t *body_len, char *body, 
         zmq_msg_close (&m);
     }
     return rc == FASGD_PROTO_OK ? 0 : -1;
+}
+
+static int
+s_recv_reply_body (void *sock, fasgd_header_t *h, size_t *body_len, char *body, size_t cap)
+{
+    return s_recv_reply_full (sock, h, body_len, body, cap, 0, 0, NULL);
 }
 
 static int
@@ -546,12 +578,20 @@ s_client_main (void *arg)
     zsock_t *push = cert ? s_dealer (c->push_ep, c->server_key, cert) : NULL;
     zsock_t *fetch = cert ? s_dealer (c->fetch_ep, c->server_key, cert) : NULL;
     zcert_destroy (&cert);
-    const size_t bytes = c->n * sizeof (float);
+    /*  With the compact wire: the push body, rounded anew each step, and
+        θ widened from each reply, as a training client must.  */
+    const size_t bytes = c->n * (c->wire ? 2 : sizeof (float));
+    void *half = c->wire ? malloc (bytes) : NULL;
+    float *theta = c->wire ? malloc (c->n * sizeof (float)) : NULL;
     fasgd_header_t h, r;
     size_t len;
     uint32_t seq = 0, id = 0;
     if (!push || !fetch) {
         snprintf (c->error, sizeof c->error, "cannot connect to %s / %s", c->push_ep, c->fetch_ep);
+        goto done;
+    }
+    if (c->wire && (!half || !theta)) {
+        snprintf (c->error, sizeof c->error, "out of memory");
         goto done;
     }
     void *ps = zsock_resolve (push), *fs = zsock_resolve (fetch);
@@ -592,7 +632,9 @@ s_client_main (void *arg)
         /*  No copy and no free: the buffer outlives every send, and the
             ACK below means the server, hence our I/O thread, is done with it.  */
         zmq_msg_t body;
-        zmq_msg_init_data (&body, (void *) c->grad, bytes, NULL, NULL);
+        if (c->wire)
+            fasgd_halves_encode (c->wire, c->grad, c->n, half);
+        zmq_msg_init_data (&body, c->wire ? half : (void *) c->grad, bytes, NULL, NULL);
         if (zmq_msg_send (&body, ps, 0) < 0) {
             zmq_msg_close (&body);
             snprintf (c->error, sizeof c->error, "PUSH: %s", zmq_strerror (zmq_errno ()));
@@ -600,7 +642,8 @@ s_client_main (void *arg)
         }
         if (c->one_trip) {
             /*  θ after the push comes as the reply.  */
-            if (s_recv_reply (ps, &r, &len) != 0 || r.type != FASGD_MSG_PARAMS || r.status != FASGD_STATUS_OK
+            if (s_recv_reply_full (ps, &r, &len, NULL, 0, c->wire, c->n, theta) != 0 || r.type != FASGD_MSG_PARAMS
+                || r.status != FASGD_STATUS_OK
                 || len != bytes) {
                 snprintf (c->error, sizeof c->error,
                           "PUSH+FETCH at T=%llu: type %d status %d, %zu bytes (expected PARAMS 200, %zu)",
@@ -619,7 +662,8 @@ s_client_main (void *arg)
         h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_FETCH, .client_id = id,
                                .seq = ++seq, .timestamp = j, .session = session };
         s_send_header (fs, &h, 0);
-        if (s_recv_reply (fs, &r, &len) != 0 || r.type != FASGD_MSG_PARAMS || len != bytes) {
+        if (s_recv_reply_full (fs, &r, &len, NULL, 0, c->wire, c->n, theta) != 0 || r.type != FASGD_MSG_PARAMS
+            || len != bytes) {
             snprintf (c->error, sizeof c->error, "FETCH: type %d, status %d, %zu bytes (expected %zu)",
                       r.type, r.status, len, bytes);
             goto done;
@@ -636,6 +680,8 @@ done:
     __atomic_store_n (&c->ready, 1, __ATOMIC_RELEASE);
     zsock_destroy (&push);
     zsock_destroy (&fetch);
+    free (half);
+    free (theta);
     return NULL;
 }
 
@@ -693,7 +739,7 @@ s_measure (const s_server_t *srv, size_t n, const float *grad, int one_trip, int
         return -1;
     for (int i = 0; i < clients; i++) {
         cs [i] = (s_client_t) { .push_ep = srv->push, .fetch_ep = srv->fetch, .server_key = srv->server_key,
-                                .n = n, .grad = grad, .one_trip = one_trip, .stop = &stop };
+                                .n = n, .grad = grad, .wire = srv->wire, .one_trip = one_trip, .stop = &stop };
         if (pthread_create (&cs [i].tid, NULL, s_client_main, &cs [i]) != 0) {
             fprintf (stderr, "bench-net: cannot start client thread %d\n", i);
             rc = -1;
@@ -910,7 +956,9 @@ s_usage (FILE *out)
            "  --rules LIST     server rules (rule.name), and bare: the reference server (the\n"
            "                   same sockets and messages, only theta -= lr*g behind them);\n"
            "                   default bare,asgd,fasgd; RULE+curve (e.g. asgd+curve): the\n"
-           "                   same with CURVE on, its vs-asgd the price of encryption\n"
+           "                   same with CURVE on, its vs-asgd the price of encryption;\n"
+           "                   RULE+bf16, RULE+f16: the compact wire both ways, the\n"
+           "                   clients rounding each push and widening each reply\n"
            "  --clients LIST   concurrent clients; default 1,4,16\n"
            "  --trips LIST     round trips a step: 2 (PUSH then FETCH, as ps-lite's push\n"
            "                   then pull) and 1 (PUSH with THEN_FETCH); default 2,1\n"
@@ -999,6 +1047,11 @@ main (int argc, char **argv)
         fprintf (stderr, "bench-net: unexpected argument '%s'\n", argv [optind]);
         return 2;
     }
+    for (int u = 0; u < nrules; u++)
+        if (strncmp (rules [u], "bare", 4) == 0 && rules [u][4]) {
+            fprintf (stderr, "bench-net: --rules: '%s': the bare server takes no options\n", rules [u]);
+            return 2;
+        }
     nsizes = s_split ("--sizes", size_list, items, S_MAX_SIZES);
     for (int i = 0; i < nsizes; i++)
         if (s_size_parse (items [i], &sizes [i]) != 0) {
@@ -1098,7 +1151,7 @@ main (int argc, char **argv)
                 fresh_pages ? "" : "; large blocks kept in the heap (PSLITE_MALLOC_KEEP=1)");
     else
         printf ("# ps-lite: not measured (--pslite DIR)\n");
-    printf ("# spread: (max - min) / median over the rounds; GB/s: 2*4*D bytes a step\n"
+    printf ("# spread: (max - min) / median over the rounds; GB/s: 2*4*D bytes a step (2*2*D with +bf16, +f16)\n"
             "# srv-ms, cli-ms: CPU milliseconds a step cost the server process and the clients\n"
             "# tcp-bound: steps/s if every step's 8*D bytes crossed that one connection in turn\n"
             "# goals: asgd with 2 trips >= %.1fx ps-lite (and, at D >= 1M, >= %.0f%% of tcp-bound);\n"
@@ -1188,13 +1241,14 @@ main (int argc, char **argv)
                                ? "met" : "MISS";
                 if (!is_asgd && !is_bare && asgd_rate [one][k] > 0) {
                     snprintf (vbuf, sizeof vbuf, "%.2fx", rate / asgd_rate [one][k]);
-                    /*  A +curve row's ratio is CURVE's price, with no goal.  */
-                    if (!strstr (rules [u], "+curve"))
+                    /*  A +curve or +bf16 row's ratio is the price of that,
+                        with no goal.  */
+                    if (!strchr (rules [u], '+'))
                         goal = rate >= S_GOAL_VS_ASGD * asgd_rate [one][k] ? "met" : "MISS";
                 }
                 printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %9.1f %8s %8s %8s %8s %5s\n", n, rules [u],
                         trips [t], counts [k], rate, rate > 0 ? 100.0 * (hi - lo) / rate : 0.0,
-                        2.0 * 4.0 * (double) n * rate / 1e9, sbuf, cbuf, tcp_bps / (8.0 * (double) n), pbuf, xbuf,
+                        2.0 * (srv.wire ? 2.0 : 4.0) * (double) n * rate / 1e9, sbuf, cbuf, tcp_bps / (8.0 * (double) n), pbuf, xbuf,
                         bbuf, vbuf, goal);
                 fflush (stdout);
             }

@@ -12,11 +12,13 @@
     j_s. The fetches likewise. With the `one` map none of this runs and the
     simulator is what it always was, bit for bit.
 
-    The server's θ stays one snapshot: one update of all shards by a turn
-    writes a fresh copy of θ when a client holds the current one (once per
-    turn, not per shard). A client's view of shard s is a reference to a
-    whole snapshot of which only part s is read, and the θ it computes on
-    is put together from its views in the computing thread's buffer.
+    Each shard's part of θ lives in snapshots of its own, as the whole θ
+    does without shards: a fetch of the shard takes a reference, an update
+    writes into a fresh copy of the part while a client holds the current
+    one. So a client holds at most one copy of each part, D floats in all,
+    however old its parts; the θ it computes on is put together from them
+    in the computing thread's buffer, and the server's whole θ when it is
+    validated.
 
     What the daemons do not have yet and so is refused here: events mode
     (link times per shard), softsync, the rules that need θ_used and the
@@ -88,6 +90,11 @@ fasgd_simshards_init (fasgd_sim_t *self, char *err, size_t errlen)
             snprintf (err, errlen, "shard %d: %s", s, why_rule);
             return -1;
         }
+        if (!(sh->pool = fasgd_snapshot_pool_new (sh->n)) || !(sh->current = fasgd_snapshot_new (sh->pool))) {
+            snprintf (err, errlen, "out of memory");
+            return -1;
+        }
+        memcpy (sh->current->theta, self->current->theta + sh->off, sh->n * sizeof (float));  /* θ at T = 0 */
     }
     fasgd_gate_params_t gp_push, gp_fetch;
     fasgd_gate_cfg_to_params (&cfg->gates.push, cfg->gates.eps, &gp_push);
@@ -103,7 +110,7 @@ fasgd_simshards_init (fasgd_sim_t *self, char *err, size_t errlen)
             uint64_t stream = ((uint64_t) s << S_SHARD_STREAM_SHIFT) + S_STREAM_GATES + 4 * (uint64_t) k;
             fasgd_gate_init (&v->push_gate, &gp_push, cfg->seed, stream);
             fasgd_gate_init (&v->fetch_gate, &gp_fetch, cfg->seed, stream + 1);
-            v->snap = fasgd_snapshot_ref (c->snap);         /* θ at T = 0 */
+            v->snap = fasgd_snapshot_ref (self->shards [s].current);
             v->vbar = fasgd_rule_vbar (self->shards [s].rule);
         }
         fasgd_snapshot_release (c->snap);
@@ -124,8 +131,11 @@ fasgd_simshards_destroy (fasgd_sim_t *self)
         free (views);
         self->clients [k].views = NULL;
     }
-    for (int s = 0; s < self->nshards; s++)
+    for (int s = 0; s < self->nshards; s++) {
         fasgd_rule_destroy (&self->shards [s].rule);
+        fasgd_snapshot_release (self->shards [s].current);
+        fasgd_snapshot_pool_destroy (&self->shards [s].pool);
+    }
     free (self->shards);
     self->shards = NULL;
     self->nshards = 0;
@@ -134,44 +144,46 @@ fasgd_simshards_destroy (fasgd_sim_t *self)
 const float *
 fasgd_simshards_theta (const fasgd_sim_t *self, const s_client_t *c, float *buf)
 {
-    int same = 1;
-    for (int s = 1; s < self->nshards && same; s++)
-        same = c->views [s].snap == c->views [0].snap;
-    if (same)
-        return c->views [0].snap->theta;
     for (int s = 0; s < self->nshards; s++) {
         const s_shard_t *sh = &self->shards [s];
-        memcpy (buf + sh->off, c->views [s].snap->theta + sh->off, sh->n * sizeof (float));
+        memcpy (buf + sh->off, c->views [s].snap->theta, sh->n * sizeof (float));
     }
     return buf;
 }
 
-/*  The server's θ, for writing: a fresh copy when a client holds it.  */
-static void
-s_writable (fasgd_sim_t *self)
+void
+fasgd_simshards_sync (fasgd_sim_t *self)
 {
-    fasgd_snapshot_t *cur = self->current;
-    if (__atomic_load_n (&cur->refs, __ATOMIC_ACQUIRE) == 1)
-        return;
-    fasgd_snapshot_t *fresh = fasgd_snapshot_new (cur->pool);
-    if (!fresh) {
-        fasgd_log_error ("sim: out of memory for a copy of the parameters (%zu live)",
-                         fasgd_snapshot_pool_live (self->snaps));
-        abort ();
+    for (int s = 0; s < self->nshards; s++) {
+        const s_shard_t *sh = &self->shards [s];
+        memcpy (self->current->theta + sh->off, sh->current->theta, sh->n * sizeof (float));
     }
-    memcpy (fresh->theta, cur->theta, self->n * sizeof (float));
-    fresh->ts = cur->ts;
-    self->current = fresh;
-    fasgd_snapshot_release (cur);
 }
 
-/*  Shard s applies its part g of a gradient computed on its timestamp j.  */
+size_t
+fasgd_simshards_peak (const fasgd_sim_t *self)
+{
+    size_t peak = 0;
+    for (int s = 0; s < self->nshards; s++) {
+        size_t p = fasgd_snapshot_pool_peak (self->shards [s].pool);
+        peak = p > peak ? p : peak;
+    }
+    return peak;
+}
+
+/*  Shard s applies its part g of a gradient computed on its timestamp j:
+    in place when nobody else holds its part, else into a fresh copy.  */
 static int
 s_apply (fasgd_sim_t *self, int s, const float *g, uint64_t j)
 {
     s_shard_t *sh = &self->shards [s];
     uint64_t tau = sh->T >= j ? sh->T - j : 0;
-    int rc = fasgd_rule_apply (sh->rule, self->current->theta + sh->off, g, tau, NULL);
+    int rc = fasgd_snapshot_apply (&sh->current, sh->rule, g, tau, NULL);
+    if (rc == -2) {
+        fasgd_log_error ("sim: out of memory for a copy of shard %d (%zu live)", s,
+                         fasgd_snapshot_pool_live (sh->pool));
+        abort ();
+    }
     if (rc < 0) {
         self->st.rejected++;
         if (self->st.rejected == 1)
@@ -192,7 +204,6 @@ fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
     const int resend = self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST;
     const int keep_last = resend && self->cfg.gates.push.kind != FASGD_GATE_ALWAYS;
     s_action_t act [2 * FASGD_MODEL_MAX_LAYERS];
-    int writes = 0;
     self->st.iterations++;
     for (int s = 0; s < self->nshards; s++) {
         s_view_t *v = &c->views [s];
@@ -205,10 +216,7 @@ fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
         else
             send = fasgd_gate_decide (&v->push_gate, v->vbar);
         act [s] = send ? S_SEND : resend ? S_REPEAT : S_KEEP;
-        writes |= act [s] == S_SEND || (act [s] == S_REPEAT && v->has_last);
     }
-    if (writes)
-        s_writable (self);
     if (keep_last && !c->last && !(c->last = malloc (self->n * sizeof (float)))) {
         fasgd_log_error ("sim: out of memory for the resend-last cache");
         abort ();
@@ -260,8 +268,10 @@ fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
     if (T != self->T) {
         self->T = T;
         self->current->ts = T;
-        if (T % (uint64_t) self->cfg.eval_every == 0)
+        if (T % (uint64_t) self->cfg.eval_every == 0) {
+            fasgd_simshards_sync (self);
             fasgd_simint_row (self);
+        }
     }
     for (int s = 0; s < self->nshards; s++) {
         const s_shard_t *sh = &self->shards [s];
@@ -272,7 +282,7 @@ fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
         self->st.fetches++;
         self->st.bytes += 2 * FASGD_SIM_HEADER_BYTES + sh->n * sizeof (float);
         fasgd_snapshot_release (v->snap);
-        v->snap = fasgd_snapshot_ref (self->current);
+        v->snap = fasgd_snapshot_ref (sh->current);
         v->j = sh->T;
         v->vbar = fasgd_rule_vbar (sh->rule);
     }

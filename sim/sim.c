@@ -1131,6 +1131,8 @@ fasgd_sim_run (fasgd_sim_t *self, FILE *csv)
         s_run_events (self);
     else
         s_run_iterations (self);
+    if (self->shards)
+        fasgd_simshards_sync (self);
     if (self->last_row_T != self->T || self->st.evaluations == 1)
         s_row (self);
     s_progress (self, 1);
@@ -1139,7 +1141,7 @@ fasgd_sim_run (fasgd_sim_t *self, FILE *csv)
     self->st.timestamp = self->T;
     self->st.sim_time = self->now;
     self->st.tau_mean = self->tau_count ? self->tau_sum / (double) self->tau_count : 0;
-    self->st.peak_snapshots = fasgd_snapshot_pool_peak (self->snaps);
+    self->st.peak_snapshots = self->shards ? fasgd_simshards_peak (self) : fasgd_snapshot_pool_peak (self->snaps);
     return self->interrupted ? 1 : 0;
 }
 

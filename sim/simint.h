@@ -37,12 +37,11 @@
     in place when nobody does. So a copy is immutable once a client holds
     it, and no update copies θ.  */
 
-/*  With shards (shards.c): what a client holds of shard s, the part
-    [off, off + n) of θ. Its snapshot is a whole θ of which only that part
-    is the shard's; the client computes on the parts of its views put
-    together.  */
+/*  With shards (shards.c): what a client holds of shard s, a copy of the
+    shard's part [off, off + n) of θ; the client computes on its views'
+    parts put together.  */
 typedef struct {
-    fasgd_snapshot_t *snap;
+    fasgd_snapshot_t *snap;     /* of the shard's pool: n floats */
     uint64_t j;                 /* the shard's timestamp when it fetched */
     double vbar;                /* the shard's v̄ in its last answer */
     fasgd_gate_t push_gate, fetch_gate;
@@ -53,11 +52,16 @@ typedef struct {
 } s_view_t;
 
 /*  One shard of the server: its part of θ, its own rule (state and v̄) and
-    its own timestamp.  */
+    its own timestamp. Its part lives in snapshots of its own (n floats),
+    shared with the clients that fetched it as the whole θ is without
+    shards; the server's whole θ (`current`) is put together from them
+    when it is validated or asked for.  */
 typedef struct {
     size_t off, n;
     fasgd_rule_t *rule;
     uint64_t T;
+    fasgd_snapshot_pool_t *pool;
+    fasgd_snapshot_t *current;
 } s_shard_t;
 
 typedef struct {
@@ -208,5 +212,9 @@ const float *fasgd_simshards_theta (const fasgd_sim_t *self, const s_client_t *c
 /*  Client k's turn with gradient g: a push to each shard through its
     push gate, then a fetch from each through its fetch gate.  */
 void fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g);
+/*  Puts the shards' parts together into the server's whole θ.  */
+void fasgd_simshards_sync (fasgd_sim_t *self);
+/*  The most copies of any one shard's part alive at once.  */
+size_t fasgd_simshards_peak (const fasgd_sim_t *self);
 
 #endif

@@ -666,6 +666,18 @@ START_TEST (test_shards_gate_each_shard)
     free (s_run (&cfg, train, valid, NULL, &one));
     ck_assert_uint_ne (2 * one.fetches, st.fetches);
 
+    /*  A client holds one copy of each shard's part however old, so the
+        copies of any part number at most one a client, the server's and
+        the one an update writes into.  */
+    s_base_cfg (&cfg);
+    for (size_t i = 0; i < sizeof bf / sizeof bf [0]; i++)
+        s_set (&cfg, bf [i]);
+    s_set (&cfg, "clients=37");
+    s_set (&cfg, "iterations=1500");
+    free (s_run (&cfg, train, valid, NULL, &st));
+    ck_assert_uint_le (st.peak_snapshots, 37 + 2);
+    ck_assert_uint_ge (st.peak_snapshots, 10);
+
     const char *refused [] = { "mode=events", "rule.name=dcasgd", "rule.name=gap-aware", "rule.name=softsync",
                                "wire.push=bf16", "wire.params=f16" };
     for (size_t i = 0; i < sizeof refused / sizeof refused [0]; i++) {

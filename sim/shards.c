@@ -178,20 +178,7 @@ s_apply (fasgd_sim_t *self, int s, const float *g, uint64_t j)
 {
     s_shard_t *sh = &self->shards [s];
     uint64_t tau = sh->T >= j ? sh->T - j : 0;
-    int rc = fasgd_snapshot_apply (&sh->current, sh->rule, g, tau, NULL);
-    if (rc == -2) {
-        fasgd_log_error ("sim: out of memory for a copy of shard %d (%zu live)", s,
-                         fasgd_snapshot_pool_live (sh->pool));
-        abort ();
-    }
-    if (rc < 0) {
-        self->st.rejected++;
-        if (self->st.rejected == 1)
-            fasgd_log_warn ("sim: a gradient with NaN or Inf was refused by shard %d at iteration %llu "
-                            "(the learning rate may be too large)", s, (unsigned long long) self->st.iterations);
-        return rc;
-    }
-    fasgd_simint_tau (self, tau);
+    int rc = fasgd_simint_apply (self, &sh->current, sh->rule, g, tau, NULL);
     if (rc == 1)
         sh->T++;
     return rc;
@@ -227,13 +214,7 @@ fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
         const float *part = g + sh->off;
         if (act [s] == S_KEEP) {
             /*  accumulate: the part stays with the client, summed.  */
-            if (!c->accum && !(c->accum = malloc (self->n * sizeof (float)))) {
-                fasgd_log_error ("sim: out of memory for an accumulation buffer");
-                abort ();
-            }
-            for (size_t i = 0; i < sh->n; i++)
-                c->accum [sh->off + i] = v->has_accum ? c->accum [sh->off + i] + part [i] : part [i];
-            v->has_accum = 1;
+            fasgd_simint_accumulate (self, c, sh->off, part, sh->n, &v->has_accum);
             continue;
         }
         if (act [s] == S_REPEAT) {

@@ -244,9 +244,26 @@ fasgd_simint_row (fasgd_sim_t *self)
     s_row (self);
 }
 
-void
-fasgd_simint_tau (fasgd_sim_t *self, uint64_t tau)
+int
+fasgd_simint_apply (fasgd_sim_t *self, fasgd_snapshot_t **current, fasgd_rule_t *rule, const float *g,
+                    uint64_t tau, const float *used)
 {
+    /*  In place when nobody else holds θ (so neither is it θ_used); while
+        clients hold it, into a fresh buffer that the next fetch shares.  */
+    int rc = fasgd_snapshot_apply (current, rule, g, tau, used);
+    if (rc == -2) {
+        fasgd_log_error ("sim: out of memory for a copy of the parameters (%zu live)",
+                         fasgd_snapshot_pool_live ((*current)->pool));
+        abort ();
+    }
+    if (rc < 0) {
+        self->st.rejected++;
+        if (self->st.rejected == 1)
+            fasgd_log_warn ("sim: a gradient with NaN or Inf was refused at iteration %llu "
+                            "(the learning rate may be too large)",
+                            (unsigned long long) self->st.iterations);
+        return rc;
+    }
     self->tau_sum += (double) tau;
     self->tau_count++;
     self->row_tau_sum += (double) tau;
@@ -255,6 +272,22 @@ fasgd_simint_tau (fasgd_sim_t *self, uint64_t tau)
         self->row_tau_max = tau;
     if (tau > self->st.tau_max)
         self->st.tau_max = tau;
+    return rc;
+}
+
+void
+fasgd_simint_accumulate (fasgd_sim_t *self, s_client_t *c, size_t off, const float *g, size_t len, int *has)
+{
+    if (!c->accum && !(c->accum = malloc (self->n * sizeof (float)))) {
+        fasgd_log_error ("sim: out of memory for an accumulation buffer");
+        abort ();
+    }
+    if (*has)
+        for (size_t i = 0; i < len; i++)
+            c->accum [off + i] += g [i];
+    else
+        memcpy (c->accum + off, g, len * sizeof (float));
+    *has = 1;
 }
 
 static double
@@ -296,23 +329,7 @@ s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
 {
     uint64_t tau = self->T >= j ? self->T - j : 0;
     const float *used = !self->needs_used ? NULL : c->used ? c->used->theta : c->snap->theta;
-    /*  In place when nobody else holds θ (so neither is it θ_used); while
-        clients hold it, into a fresh buffer that the next fetch shares.  */
-    int rc = fasgd_snapshot_apply (&self->current, self->rule, g, tau, used);
-    if (rc == -2) {
-        fasgd_log_error ("sim: out of memory for a copy of the parameters (%zu live)",
-                         fasgd_snapshot_pool_live (self->snaps));
-        abort ();
-    }
-    if (rc < 0) {
-        self->st.rejected++;
-        if (self->st.rejected == 1)
-            fasgd_log_warn ("sim: a gradient with NaN or Inf was refused at iteration %llu "
-                            "(the learning rate may be too large)",
-                            (unsigned long long) self->st.iterations);
-        return rc;
-    }
-    fasgd_simint_tau (self, tau);
+    int rc = fasgd_simint_apply (self, &self->current, self->rule, g, tau, used);
     if (rc == 1) {
         self->T++;
         self->current->ts = self->T;
@@ -349,15 +366,7 @@ s_cache_last (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
 static void
 s_accumulate (fasgd_sim_t *self, s_client_t *c, const float *g)
 {
-    if (!c->accum && !(c->accum = malloc (self->n * sizeof (float)))) {
-        fasgd_log_error ("sim: out of memory for an accumulation buffer");
-        abort ();
-    }
-    if (c->has_accum)
-        s_add (c->accum, g, self->n);
-    else
-        memcpy (c->accum, g, self->n * sizeof (float));
-    c->has_accum = 1;
+    fasgd_simint_accumulate (self, c, 0, g, self->n, &c->has_accum);
 }
 
 /*  Bytes of a gradient and of θ on the wire.  */

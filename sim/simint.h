@@ -197,9 +197,17 @@ struct fasgd_sim_t {
 
 /*  sim.c's validation and CSV row, at the server's T.  */
 void fasgd_simint_row (fasgd_sim_t *self);
-/*  Counts an applied gradient's staleness in the run's and the row's
-    statistics.  */
-void fasgd_simint_tau (fasgd_sim_t *self, uint64_t tau);
+/*  The server's rule applies g of staleness tau to the snapshot *current
+    (in place, or into a fresh copy while a client holds it); a refusal is
+    counted and the first one logged, an applied gradient's staleness
+    counted in the run's and the row's statistics. Returns the rule's
+    verdict; out of memory aborts.  */
+int fasgd_simint_apply (fasgd_sim_t *self, fasgd_snapshot_t **current, fasgd_rule_t *rule, const float *g,
+                        uint64_t tau, const float *used);
+/*  accumulate: the part [off, off + len) of a skipped gradient, g, joins
+    client c's local sum; *has says whether that part of the sum holds
+    anything yet, and is set.  */
+void fasgd_simint_accumulate (fasgd_sim_t *self, s_client_t *c, size_t off, const float *g, size_t len, int *has);
 
 /*  shards.c. init: after the clients hold θ at T = 0, splits the server by
     cfg.shards (a no-op for `one`); -1 with the reason in err when the

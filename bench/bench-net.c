@@ -121,6 +121,7 @@ static const struct {
 #define S_GOAL_VS_TCP 0.8               /* asgd at D >= 1M: this × tcp-bound too */
 #define S_GOAL_TCP_FROM_D 1000000
 
+/*  Parses a preset name or widths joined by '-' ("784-100-10").  */
 static int
 s_size_parse (const char *text, s_size_t *s)
 {
@@ -500,12 +501,10 @@ s_send_header (void *sock, const fasgd_header_t *h, int more)
 }
 
 /*  Receives one reply: its header into h and the length of its body,
-    and the body's first cap bytes into body when it is not NULL. 0, or
-    -1 on a timeout or a malformed header.  */
-/*  Receives a reply: the header into h, the body's length into
-    body_len; up to cap bytes of the body into body; with wire, a body of
-    2·n bytes widened into theta (n floats), as a client of the compact
-    wire does with the parameters.  */
+    and the body's first cap bytes into body when it is not NULL; with
+    wire, a body of 2·n bytes widened into theta (n floats), as a client
+    of the compact wire does with the parameters. 0, or -1 on a timeout
+    or a malformed header.  */
 static int
 s_recv_reply_full (void *sock, fasgd_header_t *h, size_t *body_len, char *body, size_t cap, int wire, size_t n,
                    float *theta)

@@ -834,10 +834,10 @@ fasgd_config_load_string (const fasgd_cfg_key_t *table, void *obj, const char *n
     return s_load (table, obj, name, text, strlen (text), errs);
 }
 
-/*  Parses `text` as a one-value YAML document and stores it in row f.  */
 /*  True when YAML reads text as one plain scalar equal to it: letters,
     digits and . _ / + - only, starting with a letter, a digit, / or _, or
-    with - or . before a letter or digit (not "-", "---" or "...").  */
+    with - or . before a letter or digit (not "-", "---" or "...").
+    ASCII letters and digits whatever the locale.  */
 static int
 s_alnum (unsigned char c)
 {
@@ -856,6 +856,7 @@ s_plain_word (const char *text)
     return 1;
 }
 
+/*  Parses `text` as a one-value YAML document and stores it in row f.  */
 static int
 s_set_text (s_ctx_t *ctx, const s_flat_t *f, void *obj, const char *text)
 {

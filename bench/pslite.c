@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+extern char **environ;
+
 volatile pid_t fasgd_pslite_pid;
 
 /*  Beyond warm-up and the measured seconds, what start-up, the harness's
@@ -70,16 +72,36 @@ double
 fasgd_pslite_rate (const char *dir, size_t d, int workers, double seconds, double warmup, int keep_heap,
                    char *err, size_t errlen)
 {
-    char path [4096], a_d [32], a_w [16], a_s [32], a_warm [32];
+    char path [4096], a_d [32], a_w [16], a_s [32], e_warm [48];
     snprintf (path, sizeof path, "%s/run.sh", dir);
     snprintf (a_d, sizeof a_d, "%zu", d);
     snprintf (a_w, sizeof a_w, "%d", workers);
     snprintf (a_s, sizeof a_s, "%g", seconds);
-    snprintf (a_warm, sizeof a_warm, "%g", warmup);
+    snprintf (e_warm, sizeof e_warm, "PSLITE_WARMUP=%g", warmup);
+    /*  The harness's environment: this one's without the two variables it
+        is given here, built before fork, since between fork and exec only
+        async-signal-safe calls may run (ZeroMQ's threads are running).  */
+    size_t nenv = 0;
+    while (environ [nenv])
+        nenv++;
+    char **env = malloc ((nenv + 3) * sizeof *env);
+    if (!env) {
+        snprintf (err, errlen, "out of memory");
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < nenv; i++)
+        if (strncmp (environ [i], "PSLITE_WARMUP=", 14) != 0 && strncmp (environ [i], "PSLITE_MALLOC_KEEP=", 19) != 0)
+            env [k++] = environ [i];
+    env [k++] = e_warm;
+    if (keep_heap)
+        env [k++] = "PSLITE_MALLOC_KEEP=1";
+    env [k] = NULL;
     char diag_path [] = "/tmp/fasgd-bench-pslite-XXXXXX";
     int diag = mkstemp (diag_path);
     if (diag < 0) {
         snprintf (err, errlen, "a file for ps-lite's diagnostics: %s", strerror (errno));
+        free (env);
         return -1;
     }
     unlink (diag_path);
@@ -87,6 +109,7 @@ fasgd_pslite_rate (const char *dir, size_t d, int workers, double seconds, doubl
     if (pipe (out) != 0) {
         snprintf (err, errlen, "pipe: %s", strerror (errno));
         close (diag);
+        free (env);
         return -1;
     }
     fflush (NULL);
@@ -96,6 +119,7 @@ fasgd_pslite_rate (const char *dir, size_t d, int workers, double seconds, doubl
         close (out [0]);
         close (out [1]);
         close (diag);
+        free (env);
         return -1;
     }
     if (pid == 0) {
@@ -104,17 +128,14 @@ fasgd_pslite_rate (const char *dir, size_t d, int workers, double seconds, doubl
         close (out [0]);
         close (out [1]);
         close (diag);
-        setenv ("PSLITE_WARMUP", a_warm, 1);
-        if (keep_heap)
-            setenv ("PSLITE_MALLOC_KEEP", "1", 1);
-        else
-            unsetenv ("PSLITE_MALLOC_KEEP");
         /*  bench-net ignores nothing its children should see.  */
         signal (SIGPIPE, SIG_DFL);
-        execl (path, path, a_d, a_w, a_s, (char *) NULL);
-        fprintf (stderr, "pslite-info cannot run %s: %s\n", path, strerror (errno));
+        execve (path, (char *[]) { path, a_d, a_w, a_s, NULL }, env);
+        static const char msg [] = "pslite-info cannot run the harness (execve failed)\n";
+        (void) !write (STDERR_FILENO, msg, sizeof msg - 1);
         _exit (127);
     }
+    free (env);
     fasgd_pslite_pid = pid;
     close (out [1]);
 

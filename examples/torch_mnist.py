@@ -166,10 +166,17 @@ def run_worker(torch, args):
             except fasgd.Error as e:
                 # 422: the server's guard refused this gradient (an outsized
                 # norm; limits.* in fasgd.yaml(5)); nothing was applied.
+                # 401: the server forgot this client (limits.refusals
+                # refusals in a row, or silence past heartbeat.expiry_ms).
                 # Go on from fresh parameters, as fasgd-client does.
-                if e.status != 422:
+                if e.status == 401 and not c.joined:
+                    c.join()
+                    print("%s: step %d: %s; joined again as client %d"
+                          % (name, step, e.reason, c.id), flush=True)
+                elif e.status == 422:
+                    print("%s: step %d: %s; going on" % (name, step, e.reason), flush=True)
+                else:
                     raise
-                print("%s: step %d: %s; going on" % (name, step, e.reason), flush=True)
                 c.fetch_into(pb.params)
             done = (args.steps > 0 and step >= args.steps
                     or args.updates > 0 and c.server_timestamp >= args.updates)

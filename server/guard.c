@@ -3,15 +3,29 @@
     1. Finite: one pass sums g² in double, which is finite exactly when
        every value is; its root is the gradient's L2 norm ‖g‖.
     2. Bounded: ‖g‖ above limits.grad_norm, or above limits.grad_norm_factor
-       times the median norm of the last accepted gradients, is refused,
-       or scaled down to that bound when limits.grad_norm_action is clip.
-       Until 64 have been accepted the smallest of them stands in for the
-       median: a poisoning client's first pushes, which a median of a few
-       norms would let in, do the most harm (measured: ×1e3 pushes let in
-       while the first medians formed took the final error from 0.05 to
-       0.1–0.4). A client refused
-       limits.refusals times in a row is forgotten (its next request gets
-       401) and logged: one client cannot keep pushing poison.
+       times the guard's median, is refused, or scaled down to that bound
+       when limits.grad_norm_action is clip. The median is the lower one
+       of these votes:
+       - one for each client that has pushed: its typical norm, a moving
+         average of the norms it pushed, each counted at most at the bound
+         it met;
+       - one for the run's history: the lower median of the last 1024
+         accepted norms.
+       However fast a client pushes, whatever norms it sends (outsized or
+       tiny), it moves only its own vote, so while most clients are honest
+       the median is an honest one. Honest norms that grow past the bound
+       (a network's gradients grow tenfold in its first steps) raise their
+       votes with every refused push, and the median follows within a few
+       pushes: a median of accepted norms alone could not follow, since
+       only what passed the bound entered it, and the smallest accepted
+       norm that once stood in for it until 64 were in could only fall (4
+       PyTorch workers' norms grow from 0.56 to 6–10 in 20 steps: a bound
+       of 5.6 refused them until they were forgotten). The history's vote
+       keeps what the clients that left knew: a poisoner left alone with
+       it cannot raise the bound.
+       A client refused limits.refusals times in a row is forgotten (its
+       next request gets 401) and logged: one client cannot keep pushing
+       poison.
     3. Cannot overflow: the guard keeps upper bounds on max|θ| and on the
        magnitudes in the rule's state, and from ‖g‖ (which bounds every
        |g_i|) bounds what this push can add to each (ALGORITHMS.md's exact
@@ -38,13 +52,14 @@
 #define S_LIMIT 1e37                    /* largest bound accepted for θ and the state */
 #define S_MAX_NORM 1e18                 /* ‖g‖ beyond this: its square nears FLT_MAX */
 #define S_REMEASURE 4096                /* accepted pushes between measures of max|θ| */
-#define S_MEDIAN_EARLY 64               /* below this many accepted norms, the smallest stands in */
-#define S_MEDIAN_EVERY 64               /* accepted pushes between medians */
+#define S_MEDIAN_EVERY 64               /* pushes between medians, once more clients or norms than this */
+#define S_VOTE_WEIGHT 0.0625              /* a push's weight in its client's typical norm */
 
 void
 fasgd_srv_guard_init (fasgd_server_t *self)
 {
     fasgd_srv_guard_t *gd = &self->guard;
+    free (gd->votes);
     memset (gd, 0, sizeof *gd);
     gd->theta_bound = fasgd_floats_max_abs (self->theta, self->n);
     gd->state_bound = fasgd_rule_state_max_abs (self->rule);
@@ -88,7 +103,14 @@ s_step_bound (const fasgd_server_t *self, double g, double *state)
     }
 }
 
-/*  The median of the window's norms, recomputed now and then.  */
+void
+fasgd_srv_guard_destroy (fasgd_server_t *self)
+{
+    free (self->guard.votes);
+    self->guard.votes = NULL;
+    self->guard.votes_cap = 0;
+}
+
 static int
 s_cmp (const void *a, const void *b)
 {
@@ -96,20 +118,58 @@ s_cmp (const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void
-s_median_update (fasgd_srv_guard_t *gd)
+/*  The lower median of v [0..n), reordering v; 0 when n is 0.  */
+static double
+s_lower_median (double *v, size_t n)
 {
-    if (gd->norm_count < S_MEDIAN_EARLY) {
-        double m = gd->norms [0];
-        for (int i = 1; i < gd->norm_count; i++)
-            m = gd->norms [i] < m ? gd->norms [i] : m;
-        gd->median = m;
-        return;
+    if (n == 0)
+        return 0;
+    qsort (v, n, sizeof (double), s_cmp);
+    return v [(n - 1) / 2];
+}
+
+/*  The lower median of the clients' typical norms and the history's;
+    without memory for it the last median stays.  */
+static void
+s_median_update (fasgd_server_t *self)
+{
+    fasgd_srv_guard_t *gd = &self->guard;
+    if (gd->votes_cap < self->live + 1) {
+        size_t cap = self->live < 64 ? 64 : self->live * 2;
+        double *v = realloc (gd->votes, cap * sizeof (double));
+        if (!v)
+            return;
+        gd->votes = v;
+        gd->votes_cap = cap;
     }
-    double tmp [FASGD_SRV_NORM_WINDOW];
-    memcpy (tmp, gd->norms, (size_t) gd->norm_count * sizeof (double));
-    qsort (tmp, (size_t) gd->norm_count, sizeof (double), s_cmp);
-    gd->median = tmp [gd->norm_count / 2];
+    size_t n = 0;
+    for (uint32_t i = 0; i < self->next_id && n + 1 < gd->votes_cap; i++) {
+        const fasgd_srv_client_t *c = self->clients [i];
+        if (c && c->has_typical)
+            gd->votes [n++] = c->norm_typical;
+    }
+    if (gd->norm_count > 0)
+        gd->votes [n++] = gd->history;
+    gd->median = s_lower_median (gd->votes, n);
+}
+
+/*  Counts a push of norm `norm` that met `bound` in c's vote, and takes
+    the median again: at every push while few clients vote, else every
+    S_MEDIAN_EVERY pushes.  */
+static void
+s_vote (fasgd_server_t *self, fasgd_srv_client_t *c, double norm, double bound)
+{
+    fasgd_srv_guard_t *gd = &self->guard;
+    double x = norm < bound ? norm : bound;
+    if (c->has_typical)
+        c->norm_typical += S_VOTE_WEIGHT * (x - c->norm_typical);
+    else
+        c->norm_typical = x;
+    c->has_typical = 1;
+    if (self->live <= S_MEDIAN_EVERY || ++gd->since_median >= S_MEDIAN_EVERY) {
+        s_median_update (self);
+        gd->since_median = 0;
+    }
 }
 
 int
@@ -134,8 +194,10 @@ fasgd_srv_guard_check (fasgd_server_t *self, fasgd_srv_client_t *c, const float 
     /*  A median of 0 (clients pushing zeros) bounds nothing.  */
     if (cfg->grad_norm_factor > 0 && gd->median > 0 && cfg->grad_norm_factor * gd->median < bound) {
         bound = cfg->grad_norm_factor * gd->median;
-        which = "limits.grad_norm_factor times the median of accepted norms";
+        which = "limits.grad_norm_factor times the median of the clients' typical norms";
     }
+    if (cfg->grad_norm_factor > 0)
+        s_vote (self, c, norm, bound);
     if (norm > bound) {
         if (!cfg->grad_norm_clip) {
             snprintf (why, whylen, "gradient norm %.4g is above %.4g (%s)", norm, bound, which);
@@ -175,15 +237,18 @@ fasgd_srv_guard_accepted (fasgd_server_t *self, fasgd_srv_client_t *c, double no
         gd->since_measure = 0;
     }
     c->refused_in_row = 0;
-    if (repeat)
+    if (repeat || self->cfg.grad_norm_factor <= 0)
         return;
     gd->norms [gd->norm_next] = norm;
     gd->norm_next = (gd->norm_next + 1) % FASGD_SRV_NORM_WINDOW;
     if (gd->norm_count < FASGD_SRV_NORM_WINDOW)
         gd->norm_count++;
-    if (gd->norm_count <= S_MEDIAN_EARLY || ++gd->since_median >= S_MEDIAN_EVERY) {
-        s_median_update (gd);
-        gd->since_median = 0;
+    if (gd->norm_count <= S_MEDIAN_EVERY || ++gd->since_history >= S_MEDIAN_EVERY) {
+        double tmp [FASGD_SRV_NORM_WINDOW];
+        memcpy (tmp, gd->norms, (size_t) gd->norm_count * sizeof (double));
+        gd->history = s_lower_median (tmp, (size_t) gd->norm_count);
+        gd->since_history = 0;
+        s_median_update (self);
     }
 }
 

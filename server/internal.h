@@ -28,8 +28,8 @@
 
 #define FASGD_SRV_TAU_BUCKETS 12        /* 0, 1, 2-3, 4-7, ..., 512-1023, 1024+ */
 #define FASGD_SRV_WINDOW_SAMPLES 11     /* a sample a second: rates over the last 10 s */
+#define FASGD_SRV_NORM_WINDOW 1024      /* accepted gradient norms the history's median is taken over */
 #define FASGD_SRV_MONITORS 3            /* push, fetch, control: their connections and handshakes */
-#define FASGD_SRV_NORM_WINDOW 1024      /* accepted gradient norms the median is taken over */
 
 /*  An immutable image of θ at one timestamp, in wire byte order. On a
     little-endian host θ is its own wire image, so the current snapshot is
@@ -57,6 +57,8 @@ typedef struct {
     double last_norm;                   /* its norm */
     uint64_t refused, clipped;          /* gradients the guard refused, clipped */
     uint64_t refused_in_row;
+    double norm_typical;                /* its vote in the guard's median (guard.c) */
+    int has_typical;
     fasgd_snapshot_t *snap;                     /* θ_used, for the rules that need it */
     char key [41];                      /* CURVE: the public key (Z85) it joined with; "" off */
     char key_name [64];                 /* that key's name in the allowlist */
@@ -82,15 +84,20 @@ typedef struct {
     fasgd_srv_stats_t st;
 } fasgd_srv_sample_t;
 
-/*  The push guard's bounds and recent norms (guard.c).  */
+/*  The push guard's bounds and its median of the clients' typical norms
+    and the history's (guard.c).  */
 typedef struct {
     double theta_bound;                 /* ≥ max|θ| */
     double state_bound;                 /* ≥ every magnitude in the rule's state */
     uint64_t since_measure;
     double norms [FASGD_SRV_NORM_WINDOW];   /* a ring of accepted norms */
     int norm_next, norm_count;
+    double history;                     /* their lower median */
+    int since_history;
     double median;
     int since_median;
+    double *votes;                      /* scratch for the median, votes_cap long */
+    size_t votes_cap;
 } fasgd_srv_guard_t;
 
 struct fasgd_server_t {
@@ -271,13 +278,15 @@ void fasgd_srv_guard_init (fasgd_server_t *self);
 int fasgd_srv_guard_check (fasgd_server_t *self, fasgd_srv_client_t *c, const float **gp, int repeat,
                            double *norm_p, char *why, size_t whylen);
 /*  After the rule applied (or buffered) a gradient of this norm; a
-    repeat does not count towards the median.  */
+    repeat does not count in the history.  */
 void fasgd_srv_guard_accepted (fasgd_server_t *self, fasgd_srv_client_t *c, double norm, int repeat);
 /*  After a refusal: counts it; 1 when c was forgotten (freed) for too
     many in a row.  */
 int fasgd_srv_guard_refused (fasgd_server_t *self, fasgd_srv_client_t *c);
-/*  The median of recent accepted norms; 0 before there are enough.  */
+/*  The median the factor multiplies; 0 before the first push.  */
 double fasgd_srv_guard_median (const fasgd_server_t *self);
+/*  Frees what the guard holds.  */
+void fasgd_srv_guard_destroy (fasgd_server_t *self);
 
 /*  security.c  */
 

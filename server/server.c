@@ -343,6 +343,7 @@ fasgd_server_destroy (fasgd_server_t **self_p)
     free (self->theta);                 /* otherwise the current snapshot's */
 #endif
     free (self->grad);
+    fasgd_srv_guard_destroy (self);
     fasgd_rule_destroy (&self->rule);
     fasgd_model_destroy (&self->model);
     pthread_mutex_destroy (&self->eval_lock);

@@ -426,6 +426,27 @@ class Traffic(unittest.TestCase):
         self.assertEqual(self.c.last_status, 422)
         self.assertTrue(self.c.joined)
 
+    def test_forgotten_client_joins_again(self):
+        # limits.refusals (10) refusals in a row: the server forgets the
+        # client; the next request gets 401, and join() starts afresh
+        # (what examples/torch_mnist.py does).
+        self.c.fetch()
+        grad = np.zeros(D, dtype=np.float32)
+        grad[3] = np.nan
+        for _ in range(10):
+            with self.assertRaises(fasgd.Error) as cm:
+                self.c.push(grad)
+            self.assertEqual(cm.exception.status, 422)
+        old = self.c.id
+        with self.assertRaises(fasgd.Error) as cm:
+            self.c.push(np.zeros(D, dtype=np.float32))
+        self.assertEqual(cm.exception.status, 401)
+        self.assertFalse(self.c.joined)
+        self.c.join()
+        self.assertGreater(self.c.id, old)
+        self.c.fetch()
+        self.c.push(np.zeros(D, dtype=np.float32))
+
     def test_eval_and_leave(self):
         self.c.fetch()
         self.c.eval(0.125, 0.5, 2000)

@@ -3,8 +3,9 @@
     non-finite or stops other clients from joining; a refused push is
     never repeated from the resend-last cache; gradients beyond
     limits.grad_norm or beyond limits.grad_norm_factor times the median
-    are refused (or clipped), and a client refused limits.refusals times
-    in a row is forgotten; dcasgd's update, which has no bound in
+    of the clients' typical norms are refused (or clipped), the median
+    follows honest norms that grow and no one client moves it, and a
+    client refused limits.refusals times in a row is forgotten; dcasgd's update, which has no bound in
     advance, is refused when it would overflow. And the limits on what a
     peer can make the server hold or do: limits.clients, the STATUS
     table's length, CHECKPOINT and control requests a second.  */
@@ -179,6 +180,79 @@ START_TEST (test_median_factor)
 }
 END_TEST
 
+/*  Honest norms that grow twentyfold at once (a network's first steps)
+    are refused a few times while the clients' votes rise, never until
+    the clients are forgotten.  */
+START_TEST (test_median_follows_growing_norms)
+{
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=10", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push [2] = { s_connect (s.push), s_connect (s.push) };
+    uint32_t id [2] = { s_join (push [0]), s_join (push [1]) };
+    uint32_t seq [2] = { 1, 1 };
+    float g [D];
+    s_fill (g, 0.05f);                  /* 0.71 */
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq (s_push (push [k], id [k], seq [k]++, 0, g), FASGD_STATUS_OK);
+    s_fill (g, 1.0f);                   /* 14.3: twenty times */
+    int refused [2] = { 0, 0 }, accepted [2] = { 0, 0 };
+    for (int round = 0; round < 30; round++)
+        for (int k = 0; k < 2; k++) {
+            int status = s_push (push [k], id [k], seq [k]++, 0, g);
+            ck_assert_msg (status == FASGD_STATUS_OK || status == FASGD_STATUS_NONFINITE,
+                           "client %d, round %d: status %d", k, round, status);
+            if (status == FASGD_STATUS_OK)
+                accepted [k]++;
+            else {
+                ck_assert_msg (accepted [k] == 0, "client %d refused after it was let in", k);
+                refused [k]++;
+            }
+        }
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_le (refused [k], 3);
+        zsock_destroy (&push [k]);
+    }
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+/*  One client among three honest ones, however many pushes it sends,
+    moves only its own vote: outsized norms stay refused, and tiny ones
+    do not lower the bound the honest clients meet.  */
+START_TEST (test_one_client_cannot_move_the_bound)
+{
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push [4];
+    uint32_t id [4], seq [4];
+    for (int k = 0; k < 4; k++) {
+        push [k] = s_connect (s.push);
+        id [k] = s_join (push [k]);
+        seq [k] = 1;
+    }
+    float g [D];
+    s_fill (g, 0.1f);                   /* 1.43 */
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq (s_push (push [k], id [k], seq [k]++, 0, g), FASGD_STATUS_OK);
+    s_fill (g, 700.0f);                 /* 1e4 */
+    for (int n = 0; n < 200; n++)
+        ck_assert_int_eq (s_push (push [3], id [3], seq [3]++, 0, g), FASGD_STATUS_NONFINITE);
+    s_fill (g, 1e-5f);                  /* 1.4e-4 */
+    for (int n = 0; n < 200; n++)
+        ck_assert_int_eq (s_push (push [3], id [3], seq [3]++, 0, g), FASGD_STATUS_OK);
+    s_fill (g, 0.7f);                   /* 10: within ten times the honest 1.43 */
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq (s_push (push [k], id [k], seq [k]++, 0, g), FASGD_STATUS_OK);
+    s_fill (g, 5.0f);                   /* 71: beyond ten times the honest votes, now 3.6 */
+    ck_assert_int_eq (s_push (push [3], id [3], seq [3]++, 0, g), FASGD_STATUS_NONFINITE);
+    for (int k = 0; k < 4; k++)
+        zsock_destroy (&push [k]);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 START_TEST (test_dcasgd_overflow_refused)
 {
     const char *sets [] = { "rule.name=dcasgd", "limits.grad_norm_factor=0", "limits.refusals=0", NULL };
@@ -274,6 +348,8 @@ guard_suite (void)
     tcase_add_test (tc, test_norm_bound_and_forgetting);
     tcase_add_test (tc, test_clip);
     tcase_add_test (tc, test_median_factor);
+    tcase_add_test (tc, test_median_follows_growing_norms);
+    tcase_add_test (tc, test_one_client_cannot_move_the_bound);
     tcase_add_test (tc, test_dcasgd_overflow_refused);
     tcase_add_test (tc, test_limits);
     suite_add_tcase (s, tc);

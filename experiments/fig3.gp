@@ -2,10 +2,12 @@
 # fetch-gate and push-gate sweeps, and transmitted vs potential copies.
 # Called by scripts/paper with R, OUT, ST (std or abs), CF and CP (the c
 # values), KF and KP (every-k baselines, may be empty), SET, PFX (the runs'
-# name prefix, fig3-ST-aALPHA), ALPHA, QUICK.
-# CSV columns: 1 iteration, 4 val_error, 6 fetches, 7 potential_fetches,
-# 8 pushes, 9 potential_pushes. Error curves: running mean of the last 10
-# validations (experiments/smooth.gp).
+# name prefix, fig3-ST-aALPHA), SEED (the suffix of the runs whose copies
+# are drawn, -s1), ALPHA, BAND (what the error curves are), QUICK.
+# Error curves read R/band-PFX....dat (scripts/paper-report): iteration,
+# then the mean, smallest and largest over the seeds of the running mean of
+# the last 10 validations. Copy curves read one seed's CSV: 1 iteration,
+# 6 fetches, 7 potential_fetches, 8 pushes, 9 potential_pushes.
 load "experiments/smooth.gp"
 YMAX = 0.3
 set terminal pngcairo size 2100, 1150 font "DejaVu Sans,12" linewidth 1.5
@@ -14,8 +16,9 @@ set datafile separator ","
 set grid
 set key top right box opaque
 x = strstrt(SET, "x")
-set multiplot layout 2, 3 title sprintf("Fig. 3: B-FASGD, fasgd %s at α = %s, μ = %s, λ = %s%s", ST, ALPHA, SET[1:x-1], SET[x+1:], QUICK ? " (--quick)" : "") font ",15"
-f(n) = sprintf("%s/%s%s.csv", R, PFX, n)
+set multiplot layout 2, 3 title sprintf("Fig. 3: B-FASGD, fasgd %s at α = %s, μ = %s, λ = %s (errors: %s; copies: seed %s)%s", ST, ALPHA, SET[1:x-1], SET[x+1:], BAND, SEED[3:], QUICK ? " (--smoke)" : "") font ",15"
+f(n) = sprintf("%s/%s%s%s.csv", R, PFX, n, SEED)
+b(n) = sprintf("%s/band-%s%s.dat", R, PFX, n)
 base = f("-c0")
 set style line 1 lc rgb "#000000" lw 1.5
 set style line 2 lc rgb "#1f77b4" lw 1.5
@@ -27,8 +30,8 @@ set style line 7 lc rgb "#8c564b" lw 1.5
 set style line 11 lc rgb "#17becf" lw 1.5 dt 2
 set style line 12 lc rgb "#e377c2" lw 1.5 dt 2
 set style line 13 lc rgb "#7f7f7f" lw 1.5 dt 2
-KFP = (words(KF) > 0) ? ', for [i = 1:words(KF)] f("-kfetch".word(KF, i)) using 1:(sm($4)) with lines ls (i + 10) title "every k = ".word(KF, i)' : ''
-KPP = (words(KP) > 0) ? ', for [i = 1:words(KP)] f("-kpush".word(KP, i)) using 1:(sm($4)) with lines ls (i + 10) title "every k = ".word(KP, i)' : ''
+KFP = (words(KF) > 0) ? ', for [i = 1:words(KF)] b("-kfetch".word(KF, i)) using 1:2 with lines ls (i + 10) title "every k = ".word(KF, i)' : ''
+KPP = (words(KP) > 0) ? ', for [i = 1:words(KP)] b("-kpush".word(KP, i)) using 1:2 with lines ls (i + 10) title "every k = ".word(KP, i)' : ''
 KFC = (words(KF) > 0) ? ', for [i = 1:words(KF)] f("-kfetch".word(KF, i)) using ($7/1000):($6/1000) with lines ls (i + 10) title "every k = ".word(KF, i)' : ''
 KPC = (words(KP) > 0) ? ', for [i = 1:words(KP)] f("-kpush".word(KP, i)) using ($9/1000):($8/1000) with lines ls (i + 10) title "every k = ".word(KP, i)' : ''
 KFR = (words(KF) > 0) ? ', for [i = 1:words(KF)] f("-kfetch".word(KF, i)) using 1:(wr($6, $7)) with lines ls (i + 10) title "every k = ".word(KF, i)' : ''
@@ -43,8 +46,12 @@ set yrange [0:YMAX]
 set xlabel "iteration"
 set ylabel "validation error (mean of last 10)"
 set title "fetch gate swept (every push sent)"
-plot base using 1:(sm($4)) with lines ls 1 title "c = 0", \
-     for [i = 1:words(CF)] f("-cfetch".word(CF, i)) using 1:(sm($4)) with lines ls (i + 1) title "c_{fetch} = ".word(CF, i) @KFP
+set datafile separator whitespace
+plot b("-c0") using 1:3:4 with filledcurves ls 1 fs transparent solid 0.15 notitle, \
+     for [i = 1:words(CF)] b("-cfetch".word(CF, i)) using 1:3:4 with filledcurves ls (i + 1) fs transparent solid 0.15 notitle, \
+     b("-c0") using 1:2 with lines ls 1 title "c = 0", \
+     for [i = 1:words(CF)] b("-cfetch".word(CF, i)) using 1:2 with lines ls (i + 1) title "c_{fetch} = ".word(CF, i) @KFP
+set datafile separator ","
 set format x "%g"
 set format y "%g"
 set yrange [0:*]
@@ -71,8 +78,12 @@ set yrange [0:YMAX]
 set xlabel "iteration"
 set ylabel "validation error (mean of last 10)"
 set title "push gate swept (every fetch made; skipped push: resend last)"
-plot base using 1:(sm($4)) with lines ls 1 title "c = 0", \
-     for [i = 1:words(CP)] f("-cpush".word(CP, i)) using 1:(sm($4)) with lines ls (i + 1) title "c_{push} = ".word(CP, i) @KPP
+set datafile separator whitespace
+plot b("-c0") using 1:3:4 with filledcurves ls 1 fs transparent solid 0.15 notitle, \
+     for [i = 1:words(CP)] b("-cpush".word(CP, i)) using 1:3:4 with filledcurves ls (i + 1) fs transparent solid 0.15 notitle, \
+     b("-c0") using 1:2 with lines ls 1 title "c = 0", \
+     for [i = 1:words(CP)] b("-cpush".word(CP, i)) using 1:2 with lines ls (i + 1) title "c_{push} = ".word(CP, i) @KPP
+set datafile separator ","
 set format x "%g"
 set format y "%g"
 set yrange [0:*]

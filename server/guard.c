@@ -59,7 +59,7 @@ void
 fasgd_srv_guard_init (fasgd_server_t *self)
 {
     fasgd_srv_guard_t *gd = &self->guard;
-    free (gd->votes);
+    fasgd_srv_guard_destroy (self);
     memset (gd, 0, sizeof *gd);
     gd->theta_bound = fasgd_floats_max_abs (self->theta, self->n);
     gd->state_bound = fasgd_rule_state_max_abs (self->rule);
@@ -106,9 +106,48 @@ s_step_bound (const fasgd_server_t *self, double g, double *state)
 void
 fasgd_srv_guard_destroy (fasgd_server_t *self)
 {
-    free (self->guard.votes);
-    self->guard.votes = NULL;
-    self->guard.votes_cap = 0;
+    fasgd_srv_guard_t *gd = &self->guard;
+    for (size_t i = 0; i < gd->nvoters; i++)
+        gd->voters [i]->has_typical = 0;
+    free (gd->voters);
+    free (gd->votes);
+    gd->voters = NULL;
+    gd->votes = NULL;
+    gd->nvoters = gd->voters_cap = 0;
+}
+
+void
+fasgd_srv_guard_forget (fasgd_server_t *self, fasgd_srv_client_t *c)
+{
+    fasgd_srv_guard_t *gd = &self->guard;
+    if (!c->has_typical)
+        return;
+    fasgd_srv_client_t *last = gd->voters [--gd->nvoters];
+    gd->voters [c->vote_slot] = last;
+    last->vote_slot = c->vote_slot;
+    c->has_typical = 0;
+}
+
+/*  Makes c a voter; -1 without memory for it (it then does not vote).  */
+static int
+s_voter_add (fasgd_srv_guard_t *gd, fasgd_srv_client_t *c)
+{
+    if (gd->nvoters == gd->voters_cap) {
+        size_t cap = gd->voters_cap ? gd->voters_cap * 2 : 64;
+        fasgd_srv_client_t **v = realloc (gd->voters, cap * sizeof *v);
+        if (!v)
+            return -1;
+        gd->voters = v;
+        double *w = realloc (gd->votes, (cap + 1) * sizeof *w);
+        if (!w)
+            return -1;
+        gd->votes = w;
+        gd->voters_cap = cap;
+    }
+    c->vote_slot = gd->nvoters;
+    gd->voters [gd->nvoters++] = c;
+    c->has_typical = 1;
+    return 0;
 }
 
 static int
@@ -128,28 +167,19 @@ s_lower_median (double *v, size_t n)
     return v [(n - 1) / 2];
 }
 
-/*  The lower median of the clients' typical norms and the history's;
-    without memory for it the last median stays.  */
+/*  The lower median of the voters' typical norms and the history's.  */
 static void
 s_median_update (fasgd_server_t *self)
 {
     fasgd_srv_guard_t *gd = &self->guard;
-    if (gd->votes_cap < self->live + 1) {
-        size_t cap = self->live < 64 ? 64 : self->live * 2;
-        double *v = realloc (gd->votes, cap * sizeof (double));
-        if (!v)
-            return;
-        gd->votes = v;
-        gd->votes_cap = cap;
-    }
     size_t n = 0;
-    for (uint32_t i = 0; i < self->next_id && n + 1 < gd->votes_cap; i++) {
-        const fasgd_srv_client_t *c = self->clients [i];
-        if (c && c->has_typical)
-            gd->votes [n++] = c->norm_typical;
-    }
-    if (gd->norm_count > 0)
+    for (size_t i = 0; i < gd->nvoters; i++)
+        gd->votes [n++] = gd->voters [i]->norm_typical;
+    if (gd->norm_count > 0) {
+        if (!gd->votes)
+            return;
         gd->votes [n++] = gd->history;
+    }
     gd->median = s_lower_median (gd->votes, n);
 }
 
@@ -163,10 +193,12 @@ s_vote (fasgd_server_t *self, fasgd_srv_client_t *c, double norm, double bound)
     double x = norm < bound ? norm : bound;
     if (c->has_typical)
         c->norm_typical += S_VOTE_WEIGHT * (x - c->norm_typical);
-    else
+    else {
         c->norm_typical = x;
-    c->has_typical = 1;
-    if (self->live <= S_MEDIAN_EVERY || ++gd->since_median >= S_MEDIAN_EVERY) {
+        if (s_voter_add (gd, c) != 0)
+            return;
+    }
+    if (gd->nvoters <= S_MEDIAN_EVERY || ++gd->since_median >= S_MEDIAN_EVERY) {
         s_median_update (self);
         gd->since_median = 0;
     }

@@ -58,7 +58,8 @@ typedef struct {
     uint64_t refused, clipped;          /* gradients the guard refused, clipped */
     uint64_t refused_in_row;
     double norm_typical;                /* its vote in the guard's median (guard.c) */
-    int has_typical;
+    int has_typical;                    /* it votes: guard.voters [vote_slot] is it */
+    size_t vote_slot;
     fasgd_snapshot_t *snap;                     /* θ_used, for the rules that need it */
     char key [41];                      /* CURVE: the public key (Z85) it joined with; "" off */
     char key_name [64];                 /* that key's name in the allowlist */
@@ -96,8 +97,9 @@ typedef struct {
     int since_history;
     double median;
     int since_median;
-    double *votes;                      /* scratch for the median, votes_cap long */
-    size_t votes_cap;
+    fasgd_srv_client_t **voters;        /* the clients that vote, nvoters of them */
+    size_t nvoters, voters_cap;
+    double *votes;                      /* scratch for the median, voters_cap + 1 long */
 } fasgd_srv_guard_t;
 
 struct fasgd_server_t {
@@ -285,6 +287,8 @@ void fasgd_srv_guard_accepted (fasgd_server_t *self, fasgd_srv_client_t *c, doub
 int fasgd_srv_guard_refused (fasgd_server_t *self, fasgd_srv_client_t *c);
 /*  The median the factor multiplies; 0 before the first push.  */
 double fasgd_srv_guard_median (const fasgd_server_t *self);
+/*  Before c is freed: its vote leaves the median's.  */
+void fasgd_srv_guard_forget (fasgd_server_t *self, fasgd_srv_client_t *c);
 /*  Frees what the guard holds.  */
 void fasgd_srv_guard_destroy (fasgd_server_t *self);
 

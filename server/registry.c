@@ -44,6 +44,7 @@ fasgd_srv_client (fasgd_server_t *self, uint32_t id)
 void
 fasgd_srv_client_free (fasgd_server_t *self, fasgd_srv_client_t *c)
 {
+    fasgd_srv_guard_forget (self, c);
     self->clients [c->id - 1] = NULL;
     self->live--;
     if (c->last)

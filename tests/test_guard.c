@@ -253,6 +253,50 @@ START_TEST (test_one_client_cannot_move_the_bound)
 }
 END_TEST
 
+/*  More voters than the median is taken at every push for, some of them
+    leaving: the median is still the clients' (checked in STATUS), and
+    what is refused is still refused.  */
+START_TEST (test_many_voters_come_and_go)
+{
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    enum { K = 150 };
+    zsock_t *push = s_connect (s.push);
+    uint32_t id [K];
+    float g [D];
+    s_fill (g, 0.1f);                   /* 1.43 */
+    for (int k = 0; k < K; k++) {
+        id [k] = s_join (push);
+        ck_assert_int_eq (s_push (push, id [k], 2, 0, g), FASGD_STATUS_OK);
+    }
+    /*  The first 100 leave; the other 50 push norms of 2.9 twice.  */
+    for (int k = 0; k < 100; k++) {
+        fasgd_header_t h = s_req (FASGD_MSG_LEAVE, id [k], 3, 0), r;
+        s_send (push, &h, NULL, 0);
+        s_recv (push, &r, NULL, 0);
+        ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    }
+    s_fill (g, 0.2f);
+    for (int round = 0; round < 2; round++)
+        for (int k = 100; k < K; k++)
+            ck_assert_int_eq (s_push (push, id [k], (uint32_t) (4 + round), 0, g), FASGD_STATUS_OK);
+    /*  50 votes that moved towards 2.9 and the history's 1.43 (most of the
+        accepted norms): the median is a vote, between the two.  */
+    char *st = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (st);
+    const char *m = strstr (st, "\ngrad_norm_median=");
+    ck_assert_ptr_nonnull (m);
+    double median = atof (m + strlen ("\ngrad_norm_median="));
+    free (st);
+    ck_assert_msg (median > 1.5 && median < 2.9, "median %g", median);
+    s_fill (g, 5.0f);                   /* 71: beyond ten times */
+    ck_assert_int_eq (s_push (push, id [K - 1], 6, 0, g), FASGD_STATUS_NONFINITE);
+    zsock_destroy (&push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 START_TEST (test_dcasgd_overflow_refused)
 {
     const char *sets [] = { "rule.name=dcasgd", "limits.grad_norm_factor=0", "limits.refusals=0", NULL };
@@ -350,6 +394,7 @@ guard_suite (void)
     tcase_add_test (tc, test_median_factor);
     tcase_add_test (tc, test_median_follows_growing_norms);
     tcase_add_test (tc, test_one_client_cannot_move_the_bound);
+    tcase_add_test (tc, test_many_voters_come_and_go);
     tcase_add_test (tc, test_dcasgd_overflow_refused);
     tcase_add_test (tc, test_limits);
     suite_add_tcase (s, tc);

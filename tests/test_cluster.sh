@@ -7,7 +7,7 @@
 tap_name=cluster
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 15
+plan_mnist 16
 
 # The restarted server must get its ports back, so they come from below the
 # kernel's ephemeral range (32768 and up here): there no other test's
@@ -120,4 +120,19 @@ stopped=$(sed -n 's/.*stopping at T=\([0-9]*\).*/\1/p' "$tmp/server.log" | tail 
 check "SIGHUP stops the server cleanly with a final checkpoint (exit $rc, stopped at T=$stopped)" sh -c "
     test $rc -eq 0 && test -n '$stopped' && tail -3 '$tmp/server.log' | grep -q 'checkpoint written at T=$stopped\$' &&
     tail -1 '$tmp/server.log' | grep -q 'stopped by SIGHUP'"
+
+# A client waiting for a server that does not answer (the one stopped
+# above): the first SIGINT waits for the reply timeout (10 s here), a
+# second exits at once with 130.
+"$client" -s "$push" -f "$fetch" --data "$data" \
+    --timeout-ms 10000 --quiet > "$tmp/out" 2> "$tmp/err" &
+cpid=$!; pids="$pids $cpid"
+# Once it catches SIGINT (SigCgt's bit 1), not while it would die of it.
+wait_for "[ \$(( 0x\$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$cpid/status) & 2 )) -ne 0 ]" 20
+sleep 0.3
+kill -INT $cpid; sleep 0.3; kill -INT $cpid
+t0=$(date +%s)
+wait $cpid; rc=$?
+t1=$(date +%s)
+check "a second SIGINT exits at once (exit $rc after $((t1 - t0)) s)" test $rc -eq 130 -a $((t1 - t0)) -le 2
 [ "$failed" -eq 0 ]

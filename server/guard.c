@@ -13,7 +13,9 @@
          accepted norms.
        However fast a client pushes, whatever norms it sends (outsized or
        tiny), it moves only its own vote, so while most clients are honest
-       the median is an honest one. Honest norms that grow past the bound
+       the median is an honest one. With CURVE the clients of one key
+       share one vote (the mean of theirs): a key that joins many client
+       ids still has one. Honest norms that grow past the bound
        (a network's gradients grow tenfold in its first steps) raise their
        votes with every refused push, and the median follows within a few
        pushes: a median of accepted norms alone could not follow, since
@@ -111,7 +113,8 @@ fasgd_srv_guard_destroy (fasgd_server_t *self)
         gd->voters [i]->has_typical = 0;
     free (gd->voters);
     free (gd->votes);
-    gd->voters = NULL;
+    free (gd->by_key);
+    gd->voters = gd->by_key = NULL;
     gd->votes = NULL;
     gd->nvoters = gd->voters_cap = 0;
 }
@@ -142,6 +145,10 @@ s_voter_add (fasgd_srv_guard_t *gd, fasgd_srv_client_t *c)
         if (!w)
             return -1;
         gd->votes = w;
+        fasgd_srv_client_t **k = realloc (gd->by_key, cap * sizeof *k);
+        if (!k)
+            return -1;
+        gd->by_key = k;
         gd->voters_cap = cap;
     }
     c->vote_slot = gd->nvoters;
@@ -167,14 +174,34 @@ s_lower_median (double *v, size_t n)
     return v [(n - 1) / 2];
 }
 
-/*  The lower median of the voters' typical norms and the history's.  */
+static int
+s_cmp_key (const void *a, const void *b)
+{
+    return strcmp ((*(fasgd_srv_client_t *const *) a)->key, (*(fasgd_srv_client_t *const *) b)->key);
+}
+
+/*  The lower median of the votes (a client's typical norm; with CURVE,
+    the mean of its key's clients') and the history's.  */
 static void
 s_median_update (fasgd_server_t *self)
 {
     fasgd_srv_guard_t *gd = &self->guard;
-    size_t n = 0;
-    for (size_t i = 0; i < gd->nvoters; i++)
-        gd->votes [n++] = gd->voters [i]->norm_typical;
+    size_t n = 0, nk = 0;
+    for (size_t i = 0; i < gd->nvoters; i++) {
+        fasgd_srv_client_t *c = gd->voters [i];
+        if (c->key [0])
+            gd->by_key [nk++] = c;
+        else
+            gd->votes [n++] = c->norm_typical;
+    }
+    if (nk > 1)
+        qsort (gd->by_key, nk, sizeof *gd->by_key, s_cmp_key);
+    for (size_t i = 0, j; i < nk; i = j) {
+        double sum = 0;
+        for (j = i; j < nk && !strcmp (gd->by_key [j]->key, gd->by_key [i]->key); j++)
+            sum += gd->by_key [j]->norm_typical;
+        gd->votes [n++] = sum / (double) (j - i);
+    }
     if (gd->norm_count > 0) {
         if (!gd->votes)
             return;

@@ -100,6 +100,7 @@ typedef struct {
     fasgd_srv_client_t **voters;        /* the clients that vote, nvoters of them */
     size_t nvoters, voters_cap;
     double *votes;                      /* scratch for the median, voters_cap + 1 long */
+    fasgd_srv_client_t **by_key;        /* scratch: the CURVE clients by key, voters_cap long */
 } fasgd_srv_guard_t;
 
 struct fasgd_server_t {

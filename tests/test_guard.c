@@ -13,6 +13,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <sys/stat.h>
 
 /*  Fetches θ with client id; its timestamp in *ts when ts is not NULL.  */
 static void
@@ -297,6 +298,80 @@ START_TEST (test_many_voters_come_and_go)
 }
 END_TEST
 
+/*  A DEALER to endpoint speaking CURVE to the server of public key
+    server_key with cert.  */
+static zsock_t *
+s_connect_curve (const char *endpoint, const char *server_key, zcert_t *cert)
+{
+    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    ck_assert_ptr_nonnull (sock);
+    zsock_set_rcvtimeo (sock, 3000);
+    zsock_set_linger (sock, 0);
+    zsock_set_curve_serverkey (sock, server_key);
+    zcert_apply (cert, sock);
+    ck_assert_int_eq (zsock_connect (sock, "%s", endpoint), 0);
+    return sock;
+}
+
+/*  With CURVE, one key that joins ten client ids and pushes tiny norms
+    through each has one vote: the three honest keys' clients still push
+    norms ten times their own.  */
+START_TEST (test_one_key_one_vote)
+{
+    char keys [64], path [128], clients [96];
+    snprintf (keys, sizeof keys, "/tmp/fasgd-test-guard-keys-XXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (keys));
+    snprintf (clients, sizeof clients, "%s/clients", keys);
+    ck_assert_int_eq (mkdir (clients, 0700), 0);
+    zcert_t *server = zcert_new (), *cert [4];
+    snprintf (path, sizeof path, "%s/server.key", keys);
+    ck_assert_int_eq (zcert_save (server, path), 0);
+    for (int k = 0; k < 4; k++) {
+        cert [k] = zcert_new ();
+        snprintf (path, sizeof path, "%s/peer%d.key", clients, k);
+        ck_assert_int_eq (zcert_save_public (cert [k], path), 0);
+    }
+    char cert_set [160], clients_set [160];
+    snprintf (cert_set, sizeof cert_set, "security.curve.server_cert=%s/server.key_secret", keys);
+    snprintf (clients_set, sizeof clients_set, "security.curve.clients=%s", clients);
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0",
+                            cert_set, clients_set, NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    enum { MANY = 10 };
+    zsock_t *honest [3], *mallory [MANY];
+    uint32_t hid [3], mid [MANY];
+    float g [D];
+    s_fill (g, 0.1f);                   /* 1.43 */
+    for (int k = 0; k < 3; k++) {
+        honest [k] = s_connect_curve (s.push, zcert_public_txt (server), cert [k]);
+        hid [k] = s_join (honest [k]);
+        ck_assert_int_eq (s_push (honest [k], hid [k], 2, 0, g), FASGD_STATUS_OK);
+    }
+    s_fill (g, 1e-5f);                  /* 1.4e-4 */
+    for (int k = 0; k < MANY; k++) {
+        mallory [k] = s_connect_curve (s.push, zcert_public_txt (server), cert [3]);
+        mid [k] = s_join (mallory [k]);
+        for (uint32_t n = 0; n < 4; n++)
+            ck_assert_int_eq (s_push (mallory [k], mid [k], 2 + n, 0, g), FASGD_STATUS_OK);
+    }
+    s_fill (g, 0.7f);                   /* 10: within ten times the honest 1.43 */
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq (s_push (honest [k], hid [k], 3, 0, g), FASGD_STATUS_OK);
+    for (int k = 0; k < 3; k++)
+        zsock_destroy (&honest [k]);
+    for (int k = 0; k < MANY; k++)
+        zsock_destroy (&mallory [k]);
+    ck_assert_int_eq (s_stop (&s), 0);
+    zcert_destroy (&server);
+    for (int k = 0; k < 4; k++)
+        zcert_destroy (&cert [k]);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", keys);
+    ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
 START_TEST (test_dcasgd_overflow_refused)
 {
     const char *sets [] = { "rule.name=dcasgd", "limits.grad_norm_factor=0", "limits.refusals=0", NULL };
@@ -395,6 +470,7 @@ guard_suite (void)
     tcase_add_test (tc, test_median_follows_growing_norms);
     tcase_add_test (tc, test_one_client_cannot_move_the_bound);
     tcase_add_test (tc, test_many_voters_come_and_go);
+    tcase_add_test (tc, test_one_key_one_vote);
     tcase_add_test (tc, test_dcasgd_overflow_refused);
     tcase_add_test (tc, test_limits);
     suite_add_tcase (s, tc);

@@ -15,8 +15,8 @@
        tiny), it moves only its own vote, so while most clients are honest
        the median is an honest one. With CURVE the clients of one key
        share one vote (the mean of theirs): a key that joins many client
-       ids still has one. Honest norms that grow past the bound
-       (a network's gradients grow tenfold in its first steps) raise their
+       ids still has one. Honest norms that grow past the bound (a
+       network's gradients grow tenfold in its first steps) raise their
        votes with every refused push, and the median follows within a few
        pushes: a median of accepted norms alone could not follow, since
        only what passed the bound entered it, and the smallest accepted
@@ -55,7 +55,7 @@
 #define S_MAX_NORM 1e18                 /* ‖g‖ beyond this: its square nears FLT_MAX */
 #define S_REMEASURE 4096                /* accepted pushes between measures of max|θ| */
 #define S_MEDIAN_EVERY 64               /* pushes between medians, once more clients or norms than this */
-#define S_VOTE_WEIGHT 0.0625              /* a push's weight in its client's typical norm */
+#define S_VOTE_WEIGHT 0.0625            /* a push's weight in its client's typical norm */
 
 void
 fasgd_srv_guard_init (fasgd_server_t *self)

@@ -435,7 +435,14 @@ static const s_desc_key_t s_desc_keys [] = {
     S_FIELD ("session",           S_U64,     session,          0),
     S_FIELD ("wire.push",         S_STRING,  wire_push,        0),
     S_FIELD ("wire.params",       S_STRING,  wire_params,      0),
+    S_FIELD ("shard",             S_U32,     shard,            0),
+    S_FIELD ("shards",            S_U32,     shards,           0),
+    S_FIELD ("offset",            S_U64,     offset,           0),
+    S_FIELD ("length",            S_U64,     length,           0),
 };
+/*  The shard keys: written only by a sharded server (shards > 1).  */
+#define S_SHARD_FIRST 21
+_Static_assert (sizeof s_desc_keys / sizeof s_desc_keys [0] == S_SHARD_FIRST + 4, "the shard keys come last");
 #define S_NKEYS (sizeof s_desc_keys / sizeof s_desc_keys [0])
 
 /*  Tensor names travel inside a comma- and colon-separated list and end up
@@ -679,6 +686,26 @@ s_parse_value (const s_desc_key_t *k, const char *v, size_t n, fasgd_proto_desc_
     return fasgd_errbuf (err, errlen, "line %u: %s has no parser", line, k->key);
 }
 
+/*  A shard's place: shard < shards, a part of at least one value within
+    the D. One shard of one is the whole of θ.  */
+static int
+s_shard_check (const fasgd_proto_desc_t *d, char *err, size_t errlen)
+{
+    if (d->shards < 1 || d->shard >= d->shards)
+        return fasgd_errbuf (err, errlen, "shard=%" PRIu32 " of shards=%" PRIu32 " does not exist",
+                             d->shard, d->shards);
+    if (d->length < 1 || d->offset > d->params || d->length > d->params - d->offset)
+        return fasgd_errbuf (err, errlen, "offset=%" PRIu64 " length=%" PRIu64 " is not a part of the "
+                             "%" PRIu64 " parameters", d->offset, d->length, d->params);
+    if (d->shards == 1 && d->length != d->params)
+        return fasgd_errbuf (err, errlen, "one shard of one must hold all %" PRIu64 " parameters, not %"
+                             PRIu64, d->params, d->length);
+    if (d->shards > d->params)
+        return fasgd_errbuf (err, errlen, "shards=%" PRIu32 " is more than the %" PRIu64 " parameters",
+                             d->shards, d->params);
+    return 0;
+}
+
 int
 fasgd_proto_desc_decode (const char *text, size_t len, fasgd_proto_desc_t *d,
                          char *err, size_t errlen)
@@ -734,6 +761,23 @@ fasgd_proto_desc_decode (const char *text, size_t len, fasgd_proto_desc_t *d,
     if (sum != tmp.params)
         return fasgd_errbuf (err, errlen, "tensors add up to %" PRIu64 " parameters, params=%" PRIu64,
                              sum, tmp.params);
+    int sharded = 0;
+    for (size_t i = S_SHARD_FIRST; i < S_NKEYS; i++)
+        sharded |= seen [i];
+    if (!sharded) {
+        tmp.shard = 0;
+        tmp.shards = 1;
+        tmp.offset = 0;
+        tmp.length = tmp.params;
+    }
+    else {
+        for (size_t i = S_SHARD_FIRST; i < S_NKEYS; i++)
+            if (!seen [i])
+                return fasgd_errbuf (err, errlen, "description has shard keys but no %s= line",
+                                     s_desc_keys [i].key);
+        if (s_shard_check (&tmp, err, errlen) != 0)
+            return -1;
+    }
     *d = tmp;
     return 0;
 }
@@ -770,6 +814,8 @@ s_desc_valid (const fasgd_proto_desc_t *d)
     }
     uint64_t sum;
     if (s_tensors_sum (d->tensors, d->ntensors, &sum) != 0 || sum != d->params)
+        return 0;
+    if (d->shards > 1 && s_shard_check (d, NULL, 0) != 0)
         return 0;
     for (size_t i = 0; i < S_NKEYS; i++) {
         const s_desc_key_t *k = &s_desc_keys [i];
@@ -830,7 +876,8 @@ fasgd_proto_desc_encode (const fasgd_proto_desc_t *d, char *buf, size_t len)
     if (!buf || len == 0 || !s_desc_valid (d))
         return -1;
     s_out_t o = { buf, len, 0, 0 };
-    for (size_t i = 0; i < S_NKEYS; i++) {
+    size_t nkeys = d->shards > 1 ? S_NKEYS : S_SHARD_FIRST;
+    for (size_t i = 0; i < nkeys; i++) {
         const s_desc_key_t *k = &s_desc_keys [i];
         const char *slot = (const char *) d + k->offset;
         switch (k->kind) {

@@ -17,9 +17,50 @@
 #define S_BACKOFF_MIN_MS 1000
 #define S_BACKOFF_MAX_MS 600000
 
+static uint64_t
+s_tensor_size (const fasgd_checkpoint_tensor_t *t)
+{
+    uint64_t size = 1;
+    for (uint32_t k = 0; k < t->ndim && k < FASGD_CHECKPOINT_MAX_DIMS; k++)
+        size *= t->dims [k];
+    return size;
+}
+
+/*  A shard's checkpoint describes its part: the tensors within it with
+    their shapes, and a tensor it holds only part of as a vector named
+    NAME.START (START: the part's first value within the tensor), so that
+    resuming with another model, another shard.count or another
+    shard.index finds other tensors.  */
+static void
+s_desc_shard (fasgd_server_t *self, fasgd_checkpoint_desc_t *d)
+{
+    fasgd_checkpoint_desc_t all = *d;
+    d->ntensors = 0;
+    uint64_t lo = self->offset, hi = self->offset + self->n, at = 0;
+    for (int i = 0; i < all.ntensors; i++) {
+        const fasgd_checkpoint_tensor_t *t = &all.tensors [i];
+        uint64_t size = s_tensor_size (t), a = at > lo ? at : lo, b = at + size < hi ? at + size : hi;
+        if (a < b) {
+            fasgd_checkpoint_tensor_t *o = &d->tensors [d->ntensors++];
+            if (a == at && b == at + size)
+                *o = *t;
+            else {
+                memset (o, 0, sizeof *o);
+                char start [24];
+                int slen = snprintf (start, sizeof start, ".%llu", (unsigned long long) (a - at));
+                snprintf (o->name, sizeof o->name, "%.*s%s", (int) (sizeof o->name - 1 - (size_t) slen),
+                          t->name, start);
+                o->ndim = 1;
+                o->dims [0] = b - a;
+            }
+        }
+        at += size;
+    }
+}
+
 /*  The description a checkpoint of this server carries and must match:
-    its tensors (the MLP's or external.tensors), D, the rule and the size
-    of its state.  */
+    its tensors (the MLP's or external.tensors; a shard's, its part of
+    them), the values it holds, the rule and the size of its state.  */
 static void
 s_desc (fasgd_server_t *self, fasgd_checkpoint_desc_t *d)
 {
@@ -36,16 +77,19 @@ s_desc (fasgd_server_t *self, fasgd_checkpoint_desc_t *d)
             d->tensors [i].dims [0] = (uint64_t) t->rows;
             d->tensors [i].dims [1] = (uint64_t) t->cols;
         }
-        return;
     }
-    d->ntensors = self->ext_ntensors;
-    for (int i = 0; i < d->ntensors && i < FASGD_CHECKPOINT_MAX_TENSORS; i++) {
-        const fasgd_proto_tensor_t *t = &self->ext_tensors [i];
-        snprintf (d->tensors [i].name, sizeof d->tensors [i].name, "%s", t->name);
-        d->tensors [i].ndim = t->ndim;
-        for (uint32_t k = 0; k < t->ndim && k < FASGD_CHECKPOINT_MAX_DIMS; k++)
-            d->tensors [i].dims [k] = t->dims [k];
+    else {
+        d->ntensors = self->ext_ntensors;
+        for (int i = 0; i < d->ntensors && i < FASGD_CHECKPOINT_MAX_TENSORS; i++) {
+            const fasgd_proto_tensor_t *t = &self->ext_tensors [i];
+            snprintf (d->tensors [i].name, sizeof d->tensors [i].name, "%s", t->name);
+            d->tensors [i].ndim = t->ndim;
+            for (uint32_t k = 0; k < t->ndim && k < FASGD_CHECKPOINT_MAX_DIMS; k++)
+                d->tensors [i].dims [k] = t->dims [k];
+        }
     }
+    if (self->n != self->total)
+        s_desc_shard (self, d);
 }
 
 /*  Writes θ, T and the rule's state (common/checkpoint.c: a temporary

@@ -4,6 +4,7 @@
 #include "server.h"
 
 #include "affinity.h"
+#include "shardmap.h"
 
 static const char *const s_log_levels [] = { "error", "warn", "notice", "info", "debug", NULL };
 static const char *const s_norm_actions [] = { "refuse", "clip", NULL };
@@ -20,6 +21,11 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_INT ("clients", fasgd_server_cfg_t, clients, 1, 1000000, "16",
         "clients expected: softsync updates every floor(clients/n) gradients"),
     FASGD_CFG_KEY_INCLUDE ("model", fasgd_server_cfg_t, model, fasgd_model_cfg_keys),
+    FASGD_CFG_KEY_INT ("shard.count", fasgd_server_cfg_t, shard_count, 1, FASGD_SHARDMAP_MAX, "1",
+        "servers the parameters are split across (each runs with the same model and its own "
+        "shard.index); 1: this server holds them all"),
+    FASGD_CFG_KEY_INT ("shard.index", fasgd_server_cfg_t, shard_index, 0, FASGD_SHARDMAP_MAX - 1, "0",
+        "which part this server holds, 0 to shard.count - 1"),
     FASGD_CFG_KEY_STRING ("external.tensors", fasgd_server_cfg_t, external_tensors, 0, "",
         "an external model's tensors, name:SHAPE,... (e.g. conv1.weight:16x1x3x3,conv1.bias:16) in "
         "the order of theta; when set, model.* are unused and clients report validation (EVAL)"),

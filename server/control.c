@@ -138,6 +138,8 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 FASGD_PROTO_VERSION, PACKAGE_VERSION, s_wall_seconds (),
                 (double) (now - self->started_ms) / 1000.0, (unsigned long long) self->T,
                 fasgd_rule_kind_name (self->cfg.rule.name), fasgd_rule_vbar (self->rule));
+    s_text_add (t, "params=%zu\nshard=%d\nshards=%d\noffset=%zu\nlength=%zu\n", self->total,
+                self->cfg.shard_index, self->cfg.shard_count, self->offset, self->n);
     s_text_add (t, "clients=%zu\njoins=%llu\nleaves=%llu\nexpired=%llu\nrefused=%llu\nforbidden=%llu\n", self->live,
                 (unsigned long long) a->joins, (unsigned long long) a->leaves,
                 (unsigned long long) a->expired,

@@ -393,6 +393,9 @@ ctl_print_status (const ctl_reply_t *r, const char *endpoint)
     s_row ("timestamp T", "%.0f", ctl_num (r, "T"));
     s_row ("uptime", "%.1f s", ctl_num (r, "uptime_s"));
     s_row ("rule", "%s, vbar %.6g", ctl_safe (ctl_get (r, "rule"), 20, b1, sizeof b1), ctl_num (r, "vbar"));
+    if (ctl_num (r, "shards") > 1)
+        s_row ("shard", "%.0f of %.0f: parameters %.0f to %.0f of %.0f", ctl_num (r, "shard"), ctl_num (r, "shards"),
+               ctl_num (r, "offset"), ctl_num (r, "offset") + ctl_num (r, "length") - 1, ctl_num (r, "params"));
     s_row ("clients", "%.0f connected (%.0f joined, %.0f left, %.0f expired since start)", ctl_num (r, "clients"),
            ctl_num (r, "joins"), ctl_num (r, "leaves"), ctl_num (r, "expired"));
     s_row ("requests refused", "%.0f, %.0f of them naming another's client id", ctl_num (r, "refused"),

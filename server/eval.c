@@ -163,10 +163,11 @@ fasgd_srv_eval_report (fasgd_server_t *self, const fasgd_srv_client_t *c, const 
     text [k] = 0;
     self->st.evals++;
     fasgd_log_notice ("client %u reports at T=%llu: %s", c->id, (unsigned long long) self->T, text);
-    /*  An external model's validation comes from its clients: it goes
-        where the server's own would (the CSV, STATUS).  */
+    /*  Without a validation set of its own (an external model, a shard,
+        eval.enabled false) the server's validation comes from its clients:
+        it goes where its own would (the CSV, STATUS).  */
     double error, nll;
-    if (!self->model && s_eval_parse (body, len, &error, &nll) == 0) {
+    if (!self->valid && s_eval_parse (body, len, &error, &nll) == 0) {
         pthread_mutex_lock (&self->eval_lock);
         self->last_error = error;
         self->last_nll = nll;

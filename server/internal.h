@@ -111,7 +111,9 @@ struct fasgd_server_t {
     fasgd_proto_tensor_t ext_tensors [FASGD_PROTO_MAX_TENSORS];
     int ext_ntensors;
     fasgd_rule_t *rule;
-    size_t n;
+    size_t n;                           /* θ's values this server holds: its shard's, or all D */
+    size_t total;                       /* D */
+    size_t offset;                      /* where its part starts in the D */
     float *theta;
     float *grad;                        /* receive buffer for non-aligned bodies */
     uint64_t T;

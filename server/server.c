@@ -11,6 +11,7 @@
 #include "floats.h"
 #include "log.h"
 #include "rng.h"
+#include "shardmap.h"
 
 #include <errno.h>
 #include <math.h>
@@ -59,7 +60,11 @@ s_build_desc (fasgd_server_t *self)
     fasgd_proto_desc_t d;
     memset (&d, 0, sizeof d);
     d.protocol = FASGD_PROTO_VERSION;
-    d.params = self->n;
+    d.params = self->total;
+    d.shard = (uint32_t) self->cfg.shard_index;
+    d.shards = (uint32_t) self->cfg.shard_count;
+    d.offset = self->offset;
+    d.length = self->n;
     if (!self->model) {
         d.ntensors = self->ext_ntensors;
         memcpy (d.tensors, self->ext_tensors, sizeof d.tensors);
@@ -103,6 +108,69 @@ s_build_desc (fasgd_server_t *self)
     d.session = UINT64_MAX;
     char text [FASGD_PROTO_DESC_MAX];
     return fasgd_proto_desc_encode (&d, text, sizeof text) < 0 ? -1 : 0;
+}
+
+/*  Which part of θ this server holds (shardmap.h): self->offset and
+    self->n, from the model's tensors and shard.index of shard.count.  */
+static int
+s_shard (fasgd_server_t *self, char *err, size_t errlen)
+{
+    const fasgd_server_cfg_t *cfg = &self->cfg;
+    self->offset = 0;
+    if (cfg->shard_count <= 1 && cfg->shard_index == 0)
+        return 0;
+    uint64_t sizes [FASGD_PROTO_MAX_TENSORS];
+    int nt = self->model ? fasgd_model_ntensors (self->model) : self->ext_ntensors;
+    for (int i = 0; i < nt && i < FASGD_PROTO_MAX_TENSORS; i++) {
+        if (self->model) {
+            const fasgd_tensor_t *t = fasgd_model_tensor (self->model, i);
+            sizes [i] = (uint64_t) t->rows * (uint64_t) t->cols;
+        }
+        else
+            sizes [i] = fasgd_proto_tensor_size (&self->ext_tensors [i]);
+    }
+    uint64_t off, len;
+    if (fasgd_shardmap_part (sizes, nt, (uint32_t) cfg->shard_count, (uint32_t) cfg->shard_index, &off, &len,
+                             err, errlen) != 0)
+        return -1;
+    self->offset = (size_t) off;
+    self->n = (size_t) len;
+    return 0;
+}
+
+/*  θ at T = 0, or this shard's part of it: the model's initialisation
+    from the seed (the same θ on every shard, as in the simulator), the
+    external model's file, or zeros.  */
+static int
+s_theta_init (fasgd_server_t *self)
+{
+    const fasgd_server_cfg_t *cfg = &self->cfg;
+    char err [256];
+    if (!self->model && !*cfg->external_init) {
+        memset (self->theta, 0, self->n * sizeof (float));
+        return 0;
+    }
+    float *all = self->n == self->total ? self->theta : malloc (self->total * sizeof (float));
+    if (!all) {
+        fasgd_log_error ("out of memory for the %zu initial parameters", self->total);
+        return -1;
+    }
+    int rc = 0;
+    if (self->model) {
+        fasgd_rng_t rng;
+        fasgd_rng_seed (&rng, cfg->seed, S_STREAM_INIT);
+        fasgd_model_init_params (self->model, all, &rng);
+    }
+    else
+    if (fasgd_floats_load (cfg->external_init, all, self->total, err, sizeof err) != 0) {
+        fasgd_log_error ("external.init: %s", err);
+        rc = -1;
+    }
+    if (all != self->theta) {
+        memcpy (self->theta, all + self->offset, self->n * sizeof (float));
+        free (all);
+    }
+    return rc;
 }
 
 /*  A ROUTER socket bound to endpoint (CURVE-secured when configured),
@@ -179,6 +247,11 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
         }
         self->n = fasgd_model_nparams (self->model);
     }
+    self->total = self->n;
+    if (s_shard (self, err, sizeof err) != 0) {
+        fasgd_log_error ("shard: %s", err);
+        goto fail;
+    }
     /*  Before anything of θ's size is allocated: a model that fits the
         limit may still not fit this machine.  */
     long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
@@ -218,19 +291,8 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
         fasgd_log_error ("out of memory for %zu parameters", self->n);
         goto fail;
     }
-    if (self->model) {
-        fasgd_rng_t rng;
-        fasgd_rng_seed (&rng, cfg->seed, S_STREAM_INIT);
-        fasgd_model_init_params (self->model, self->theta, &rng);
-    }
-    else if (*cfg->external_init) {
-        if (fasgd_floats_load (cfg->external_init, self->theta, self->n, err, sizeof err) != 0) {
-            fasgd_log_error ("external.init: %s", err);
-            goto fail;
-        }
-    }
-    else
-        memset (self->theta, 0, self->n * sizeof (float));
+    if (s_theta_init (self) != 0)
+        goto fail;
     if (resume && fasgd_srv_resume (self) != 0)
         goto fail;
 #if FASGD_SRV_SHARED_THETA
@@ -240,7 +302,12 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
     if (!self->model && cfg->validate)
         fasgd_log_info ("external model: the server does not evaluate; clients report "
                         "validation results with EVAL");
-    if (self->model && cfg->validate) {
+    else
+    if (self->n != self->total && cfg->validate)
+        fasgd_log_info ("shard %d of %d: the server holds part of the parameters and does not "
+                        "evaluate; clients report validation results with EVAL",
+                        cfg->shard_index, cfg->shard_count);
+    if (self->model && cfg->validate && self->n == self->total) {
         fasgd_dataset_t *train = NULL;
         if (fasgd_data_cfg_load (&cfg->data, &spec, cfg->seed, &train, &self->valid) != 0)
             goto fail;
@@ -391,6 +458,9 @@ fasgd_server_run (fasgd_server_t *self)
         items [nitems++] = (zmq_pollitem_t) { zsock_resolve (self->zap), 0, ZMQ_POLLIN, 0 };
     for (int k = 0; k < self->nmonitors; k++)
         items [nitems++] = (zmq_pollitem_t) { zsock_resolve (self->monitors [k]), 0, ZMQ_POLLIN, 0 };
+    if (self->n != self->total)
+        fasgd_log_notice ("shard %d of %d: parameters %zu to %zu of %zu", self->cfg.shard_index,
+                          self->cfg.shard_count, self->offset, self->offset + self->n - 1, self->total);
     fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s, control %s%s", self->n,
                       fasgd_rule_kind_name (self->cfg.rule.name), self->push_ep, self->fetch_ep,
                       self->control ? self->control_ep : "off", self->cert ? ", CURVE on" : "");

@@ -20,6 +20,7 @@ typedef struct {
     uint64_t seed;
     int clients;                    /* λ expected: softsync's group size */
     fasgd_model_cfg_t model;
+    int shard_index, shard_count;   /* this server holds part shard_index of shard_count (shardmap.h) */
     char external_tensors [4096];   /* non-empty: an external model, "name:SHAPE,..." */
     char external_init [FASGD_PATH_LEN];    /* its initial θ (.npy or raw float32); empty: zeros */
     fasgd_rule_cfg_t rule;

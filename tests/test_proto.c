@@ -197,7 +197,7 @@ START_TEST (test_header_bytes_exact)
     h.timestamp = UINT64_C (0x1122334455667788);
     h.vbar = 1.5;                                   /* 0x3FF8000000000000 */
     const uint8_t expect [FASGD_PROTO_HEADER_SIZE] = {
-        0x5D, 0xFA, 0x02, 0x07, 0x30, 0x01, 0x00, 0x00,
+        0x5D, 0xFA, 0x03, 0x07, 0x30, 0x01, 0x00, 0x00,
         0x04, 0x03, 0x02, 0x01, 0xD0, 0xC0, 0xB0, 0xA0,
         0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
         0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xF8, 0x3F
@@ -221,7 +221,7 @@ START_TEST (test_header_bytes_exact)
     h.timestamp = 0x1234;
     h.session = UINT64_C (0xF1E2D3C4B5A69788);
     const uint8_t expect2 [FASGD_PROTO_HEADER_SIZE] = {
-        0x5D, 0xFA, 0x02, 0x06, 0x00, 0x00, 0x01, 0x00,
+        0x5D, 0xFA, 0x03, 0x06, 0x00, 0x00, 0x01, 0x00,
         0x07, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
         0x34, 0x12, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
         0x88, 0x97, 0xA6, 0xB5, 0xC4, 0xD3, 0xE2, 0xF1
@@ -281,7 +281,7 @@ END_TEST
 
 START_TEST (test_header_version_mismatch)
 {
-    const uint8_t versions [] = { 0, 1, 3, 255 };
+    const uint8_t versions [] = { 0, 1, 2, 4, 255 };
     for (size_t i = 0; i < sizeof versions / sizeof versions [0]; i++) {
         fasgd_header_t h = s_valid_header (FASGD_MSG_PUSH), back;
         h.version = versions [i];
@@ -298,7 +298,7 @@ START_TEST (test_header_version_mismatch)
     /*  Another version is not judged by this one's rules: an unknown
         type, flags, status and a NaN still give a mismatch.  */
     fasgd_header_t h = s_valid_header (FASGD_MSG_ACK), back;
-    h.version = 3;
+    h.version = 2;
     h.type = 200;
     h.flags = 0xFFFF;
     h.status = 7;
@@ -933,6 +933,69 @@ START_TEST (test_desc_round_trip)
         ck_assert_int_eq (fasgd_proto_desc_decode (buf, (size_t) n, &back, err, sizeof err), 0);
         s_assert_desc_eq (&d, &back);
     }
+}
+END_TEST
+
+/*  Shards (protocol 3): an unsharded description reads as shard 0 of 1
+    holding all of θ; a shard's four keys read and write back; a part
+    that is not one is refused.  */
+START_TEST (test_desc_shards)
+{
+    fasgd_proto_desc_t d, back;
+    char err [256] = "";
+    ck_assert_int_eq (s_decode_str (s_example, &d, err, sizeof err), 0);
+    ck_assert_uint_eq (d.shard, 0);
+    ck_assert_uint_eq (d.shards, 1);
+    ck_assert_uint_eq (d.offset, 0);
+    ck_assert_uint_eq (d.length, 79510);
+    char buf [8192];
+    int n = fasgd_proto_desc_encode (&d, buf, sizeof buf);
+    ck_assert_int_gt (n, 0);
+    ck_assert_ptr_null (strstr (buf, "shard"));
+
+    char text [4096];
+    snprintf (text, sizeof text, "%sshard=1\nshards=2\noffset=39755\nlength=39755\n", s_example);
+    ck_assert_msg (s_decode_str (text, &d, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq (d.shard, 1);
+    ck_assert_uint_eq (d.shards, 2);
+    ck_assert_uint_eq (d.offset, 39755);
+    ck_assert_uint_eq (d.length, 39755);
+    n = fasgd_proto_desc_encode (&d, buf, sizeof buf);
+    ck_assert_int_gt (n, 0);
+    ck_assert_ptr_nonnull (strstr (buf, "\nshard=1\nshards=2\noffset=39755\nlength=39755\n"));
+    ck_assert_int_eq (fasgd_proto_desc_decode (buf, (size_t) n, &back, err, sizeof err), 0);
+    ck_assert_mem_eq (&d, &back, sizeof d);
+
+    const struct { const char *keys, *why; } bad [] = {
+        { "shard=1\nshards=2\n", "no offset= line" },
+        { "shards=2\noffset=0\nlength=10\n", "no shard= line" },
+        { "shard=2\nshards=2\noffset=0\nlength=10\n", "does not exist" },
+        { "shard=0\nshards=0\noffset=0\nlength=10\n", "does not exist" },
+        { "shard=0\nshards=2\noffset=0\nlength=0\n", "is not a part" },
+        { "shard=1\nshards=2\noffset=79000\nlength=511\n", "is not a part" },
+        { "shard=1\nshards=2\noffset=79511\nlength=1\n", "is not a part" },
+        { "shard=1\nshards=2\noffset=18446744073709551615\nlength=2\n", "is not a part" },
+        { "shard=0\nshards=1\noffset=0\nlength=100\n", "must hold all" },
+        { "shard=0\nshards=79511\noffset=0\nlength=1\n", "more than the" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        snprintf (text, sizeof text, "%s%s", s_example, bad [i].keys);
+        fasgd_proto_desc_t keep;
+        memset (&keep, 0x5a, sizeof keep);
+        d = keep;
+        ck_assert_int_eq (s_decode_str (text, &d, err, sizeof err), -1);
+        ck_assert_msg (strstr (err, bad [i].why), "%s: %s", bad [i].keys, err);
+        ck_assert_mem_eq (&d, &keep, sizeof d);
+    }
+    /*  The encoder writes no description the decoder would refuse.  */
+    ck_assert_int_eq (s_decode_str (s_example, &d, err, sizeof err), 0);
+    d.shards = 2;
+    d.shard = 0;
+    d.offset = 79000;
+    d.length = 600;
+    ck_assert_int_eq (fasgd_proto_desc_encode (&d, buf, sizeof buf), -1);
+    d.length = 510;
+    ck_assert_int_gt (fasgd_proto_desc_encode (&d, buf, sizeof buf), 0);
 }
 END_TEST
 
@@ -1671,6 +1734,7 @@ proto_suite (void)
     tcase_add_test (tc, test_desc_last_key_wins);
     tcase_add_test (tc, test_desc_limits_accepted);
     tcase_add_test (tc, test_desc_round_trip);
+    tcase_add_test (tc, test_desc_shards);
     tcase_add_test (tc, test_desc_encode_small_buffer);
     tcase_add_test (tc, test_desc_encode_refuses_unreadable);
     tcase_add_test (tc, test_desc_errors);

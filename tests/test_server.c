@@ -254,11 +254,15 @@ START_TEST (test_refusals_leave_the_server_working)
     h = s_req (FASGD_MSG_PUSH, id + 1000, 25, 0);
     s_send (push, &h, g, sizeof g);
     s_expect_error (push, FASGD_STATUS_UNKNOWN_CLIENT, 25);
-    /*  Another protocol version: the next, and version 1 (no sessions).  */
+    /*  Another protocol version: the next, version 2 (no shards) and
+        version 1 (no sessions).  */
     h = s_req (FASGD_MSG_HEARTBEAT, id, 26, 0);
     uint8_t head [FASGD_PROTO_HEADER_SIZE];
     fasgd_proto_header_encode (&h, head);
     head [2] = FASGD_PROTO_VERSION + 1;
+    zsock_send (push, "b", head, sizeof head);
+    s_expect_error (push, FASGD_STATUS_VERSION, 26);
+    head [2] = 2;
     zsock_send (push, "b", head, sizeof head);
     s_expect_error (push, FASGD_STATUS_VERSION, 26);
     head [2] = 1;
@@ -537,7 +541,7 @@ START_TEST (test_control_status_and_garbage)
 
     char *text = s_control_cmd (s.control, "STATUS");
     ck_assert_ptr_nonnull (text);
-    ck_assert_msg (strncmp (text, "status=200\nprotocol=2\n", 22) == 0, "%s", text);
+    ck_assert_msg (strncmp (text, "status=200\nprotocol=3\n", 22) == 0, "%s", text);
     const char *want [] = { "\nT=2\n", "\nrule=asgd\n", "\nclients=1\n", "\npushes=2\n", "\nrepeats=0\n",
                             "\ntau.0=1\ntau.1=1\ntau.2-3=0\n", "\ntau.1024+=0\n", "\ntau_max=1\n",
                             "\nclient.1.name=tester\n", "\nclient.1.pushes=2\n", "\nclient.1.last_tau=1\n",

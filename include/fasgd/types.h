@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#define FASGD_PROTO_VERSION      2u
+#define FASGD_PROTO_VERSION      3u
 
 typedef enum {
     FASGD_STATUS_OK = 200,
@@ -47,6 +47,11 @@ typedef struct {
     uint32_t heartbeat_ms, expiry_ms;
     uint64_t session;                       /* the token every later request carries; 0 none */
     char wire_push [8], wire_params [8];    /* "f32" (or "": the same), "bf16", "f16" */
+    /*  The part of θ this server holds: values [offset, offset + length)
+        of the D, shard number `shard` of `shards`. Unsharded: 0 of 1,
+        offset 0, length D (a decoded description always says so).  */
+    uint32_t shard, shards;
+    uint64_t offset, length;
 } fasgd_proto_desc_t;
 
 /*  The number of floats of a tensor (the product of its dims), for a

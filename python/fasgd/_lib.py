@@ -68,6 +68,10 @@ class ProtoDesc(ctypes.Structure):
         ("session", ctypes.c_uint64),
         ("wire_push", ctypes.c_char * 8),
         ("wire_params", ctypes.c_char * 8),
+        ("shard", ctypes.c_uint32),
+        ("shards", ctypes.c_uint32),
+        ("offset", ctypes.c_uint64),
+        ("length", ctypes.c_uint64),
     ]
 
 

@@ -51,6 +51,7 @@ typedef struct {
     const char *server_key, *cert;  /* CURVE: --server-key, --cert */
     double gradient_scale;          /* --gradient-scale: 1 but in robustness experiments */
     uint64_t batch, steps, seed, threads, delay_ms, timeout_ms, cpu;
+    uint64_t eval_every;            /* --eval-every: steps between validations; 0 none */
     int seed_set, cpu_set, quiet;
 } s_opts_t;
 
@@ -60,6 +61,9 @@ typedef struct {
     char name [FASGD_PROTO_TEXT_MAX + 1];
     fasgd_client_t *client;
     fasgd_dataset_t *train;
+    fasgd_dataset_t *valid;         /* --eval-every: the data directory's t10k set */
+    fasgd_model_ws_t *eval_ws;
+    double val_error;               /* the last validation's, NAN before one */
     fasgd_model_t *model;
     fasgd_model_ws_t *ws;
     fasgd_batcher_t *batcher;
@@ -83,8 +87,11 @@ s_usage (FILE *out)
         "Usage: fasgd-client -s ENDPOINT -f ENDPOINT --data DIR [OPTION]...\n"
         "Train the server's model on local data as one asynchronous fasgd worker.\n"
         "\n"
-        "  -s, --server ENDPOINT  the server's push endpoint, e.g. tcp://host:5555 (required)\n"
-        "  -f, --fetch ENDPOINT   the server's fetch endpoint, e.g. tcp://host:5556 (required)\n"
+        "  -s, --server ENDPOINT  the server's push endpoint, e.g. tcp://host:5555 (required);\n"
+        "                         for a model sharded across S servers, their S push\n"
+        "                         endpoints separated by commas\n"
+        "  -f, --fetch ENDPOINT   the server's fetch endpoint, e.g. tcp://host:5556 (required);\n"
+        "                         for shards, their fetch endpoints in the same order\n"
         "  -d, --data DIR         directory holding train-images-idx3-ubyte[.gz] and\n"
         "                         train-labels-idx1-ubyte[.gz] (required)\n"
         "  -b, --batch MU         examples per gradient (default 32)\n"
@@ -94,6 +101,11 @@ s_usage (FILE *out)
         "                         (default: the client id the server assigns)\n"
         "  -t, --threads T        OpenBLAS threads for the gradient (default 1)\n"
         "      --delay-ms D       sleep D ms after each gradient (emulates a slow machine)\n"
+        "      --eval-every N     every N steps, evaluate the parameters held on DIR's\n"
+        "                         t10k-images/t10k-labels and report the result to the\n"
+        "                         server (EVAL), which logs it and writes it to its\n"
+        "                         eval.csv: the validation of a sharded model, which no\n"
+        "                         shard can evaluate (default 0: never)\n"
         "      --gradient-scale X multiply every gradient by X before pushing it: a faulty\n"
         "                         or hostile client, for robustness experiments (default 1)\n"
         "      --cpu N            run on CPU N, with ZeroMQ's I/O thread (default: anywhere)\n"
@@ -264,6 +276,10 @@ s_adopt_desc (s_run_t *r)
     r->model = model;
     r->nparams = fasgd_model_nparams (model);
     r->ws = fasgd_model_ws_new (model, (int) r->o->batch);
+    if (r->valid && !(r->eval_ws = fasgd_model_ws_new (model, 500))) {
+        fasgd_log_error ("out of memory for the validation's workspace");
+        return -1;
+    }
     r->theta = malloc (r->nparams * sizeof (float));
     r->grad = malloc (r->nparams * sizeof (float));
     r->x = malloc ((size_t) r->o->batch * r->train->dim * sizeof (float));
@@ -400,6 +416,21 @@ s_progress (s_run_t *r, int final)
     r->progressed = 1;
 }
 
+/*  --eval-every: the validation error of the parameters held, reported
+    to the server (every shard with a sharded model).  */
+static void
+s_validate (s_run_t *r)
+{
+    double nll, error;
+    fasgd_model_evaluate (r->model, r->eval_ws, r->theta, r->valid->x, r->valid->y, r->valid->n, &nll, &error);
+    r->val_error = error;
+    fasgd_log_notice ("validation after %" PRIu64 " steps: error %.4f, nll %.4f on %u examples", r->steps,
+                      error, nll, r->valid->n);
+    int rc = fasgd_client_eval (r->client, error, nll, r->valid->n);
+    if (rc < 0)
+        s_log_failure (r, "eval", rc);
+}
+
 /*  The training loop: 0 done or signalled, -1 an error.  */
 static int
 s_train (s_run_t *r)
@@ -427,6 +458,8 @@ s_train (s_run_t *r)
                 r->tau = (uint64_t) tau;
                 r->tau_known = 1;
             }
+            if (r->o->eval_every && r->steps % r->o->eval_every == 0)
+                s_validate (r);
         }
         if (action < 0)
             return -1;
@@ -491,6 +524,8 @@ s_run_free (s_run_t *r)
     fasgd_model_destroy (&r->model);
     fasgd_client_destroy (&r->client);
     fasgd_dataset_destroy (&r->train);
+    fasgd_dataset_destroy (&r->valid);
+    fasgd_model_ws_destroy (&r->eval_ws);
     free (r->theta);
     free (r->grad);
     free (r->x);
@@ -509,6 +544,7 @@ main (int argc, char **argv)
         { "seed", required_argument, NULL, 'S' },
         { "threads", required_argument, NULL, 't' },
         { "delay-ms", required_argument, NULL, 'D' },
+        { "eval-every", required_argument, NULL, 'E' },
         { "cpu", required_argument, NULL, 'C' },
         { "name", required_argument, NULL, 'N' },
         { "timeout-ms", required_argument, NULL, 'T' },
@@ -547,6 +583,7 @@ main (int argc, char **argv)
             case 'S': bad = s_parse_u64 ("--seed", optarg, 0, UINT64_MAX, &o.seed); o.seed_set = 1; break;
             case 't': bad = s_parse_u64 ("--threads", optarg, 1, 1024, &o.threads); break;
             case 'D': bad = s_parse_u64 ("--delay-ms", optarg, 0, 3600000, &o.delay_ms); break;
+            case 'E': bad = s_parse_u64 ("--eval-every", optarg, 0, UINT64_MAX, &o.eval_every); break;
             case 'C': bad = s_parse_u64 ("--cpu", optarg, 0, FASGD_CPU_MAX, &o.cpu); o.cpu_set = 1; break;
             case 'T': bad = s_parse_u64 ("--timeout-ms", optarg, 1, INT_MAX / 3, &o.timeout_ms); break;
             case 'N':
@@ -590,6 +627,7 @@ main (int argc, char **argv)
     s_run_t r;
     memset (&r, 0, sizeof r);
     r.o = &o;
+    r.val_error = NAN;
     if (o.name)
         snprintf (r.name, sizeof r.name, "%s", o.name);
     else {
@@ -611,7 +649,8 @@ main (int argc, char **argv)
     r.client = fasgd_client_new (o.push_ep, o.fetch_ep);
     if (!r.client) {
         fprintf (stderr, "fasgd-client: cannot connect to '%s' and '%s': not ZeroMQ endpoints "
-                 "such as tcp://host:5555\n", o.push_ep, o.fetch_ep);
+                 "such as tcp://host:5555 (for shards: the same number of push and fetch "
+                 "endpoints, separated by commas)\n", o.push_ep, o.fetch_ep);
         return S_EXIT_USAGE;
     }
     if ((o.server_key || o.cert) && fasgd_client_set_curve (r.client, o.server_key, o.cert) != 0) {
@@ -629,6 +668,11 @@ main (int argc, char **argv)
     r.train = fasgd_dataset_load_dir (o.data, "train", 0, err, sizeof err);
     if (!r.train) {
         fasgd_log_error ("data: %s", err);
+        s_run_free (&r);
+        return S_EXIT_CONFIG;
+    }
+    if (o.eval_every && !(r.valid = fasgd_dataset_load_dir (o.data, "t10k", 0, err, sizeof err))) {
+        fasgd_log_error ("data: --eval-every: %s", err);
         s_run_free (&r);
         return S_EXIT_CONFIG;
     }
@@ -689,10 +733,13 @@ main (int argc, char **argv)
     printf ("fasgd-client: client %" PRIu32 " (%s): %" PRIu64 " steps in %.1f s (%.1f steps/s), "
             "%" PRIu64 " pushes, %" PRIu64 " repeats, %" PRIu64 " accumulated, "
             "%" PRIu64 " fetches, %" PRIu64 " skipped, %" PRIu64 " bytes out, %" PRIu64 " bytes in, "
-            "%" PRIu64 " rejoins\n",
+            "%" PRIu64 " rejoins",
             r.id, r.name, r.steps, secs, secs > 0 ? (double) r.steps / secs : 0.0,
             t.pushes, t.repeats, t.accumulated, t.fetches, t.fetch_skips, t.bytes_out, t.bytes_in,
             r.rejoins);
+    if (!isnan (r.val_error))
+        printf (", validation error %.4f", r.val_error);
+    printf ("\n");
     fflush (stdout);
     s_run_free (&r);
     return status;

@@ -531,6 +531,48 @@ class Gates(unittest.TestCase):
             self.assertTrue(c.fetch_gated(theta) in (True, False))
 
 
+class Shards(unittest.TestCase):
+    """The MLP split across two servers: one Client given both shards'
+    endpoints trains it whole."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shards = [Server(tmpdir, "shard%d" % i, "rule: {name: fasgd, lr: 0.005}\n"
+                             "shard: {count: 2, index: %d}\n" % i) for i in (0, 1)]
+
+    @classmethod
+    def tearDownClass(cls):
+        for s in cls.shards:
+            s.stop()
+
+    def test_trains_across_shards(self):
+        push = [s.push for s in self.shards]
+        fetch = [s.fetch for s in self.shards]
+        with fasgd.Client(push, fetch, name="py-shards", seed=5) as c:
+            self.assertEqual(c.shards, 2)
+            self.assertEqual(c.nparams, D)
+            self.assertEqual(c.description["params"], D)
+            x, y = mnist_batch(64)
+            theta = c.fetch()
+            first = None
+            for _ in range(60):
+                loss, grads = mlp_loss_grad(c.views(theta), x, y)
+                first = loss if first is None else first
+                c.push(grads)
+                theta = c.fetch()
+            self.assertLess(loss, first * 0.7)
+            # Each shard applied all 60 pushes: the sum of their T.
+            self.assertEqual(c.server_timestamp, 120)
+            self.assertEqual(c.stats["pushes"], 120)
+        # Given as lists, both must list as many endpoints.
+        with self.assertRaises(ValueError):
+            fasgd.Client(push, fetch[:1], join=False)
+        # One shard alone is no model.
+        with self.assertRaises(fasgd.Error) as cm:
+            fasgd.Client(push[1], fetch[1])
+        self.assertIn("shard 1 of 2", str(cm.exception))
+
+
 @unittest.skipIf(torch is None, "PyTorch is not installed")
 class TorchFlat(unittest.TestCase):
     def mlp(self):

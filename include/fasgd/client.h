@@ -45,6 +45,9 @@ typedef struct fasgd_client_t fasgd_client_t;
     memory.  */
 fasgd_client_t *fasgd_client_new (const char *push_endpoint, const char *fetch_endpoint);
 void fasgd_client_destroy (fasgd_client_t **self_p);
+/*  The servers of this client: 1, or S for a model sharded across S
+    servers (endpoint lists of S comma-separated endpoints).  */
+size_t fasgd_client_shards (const fasgd_client_t *self);
 
 /*  Milliseconds to wait for each reply (default 5000).  */
 void fasgd_client_set_timeout (fasgd_client_t *self, int timeout_ms);

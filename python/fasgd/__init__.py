@@ -171,7 +171,9 @@ class Client:
     Client(push="tcp://127.0.0.1:5555", fetch="tcp://127.0.0.1:5556",
            timeout_ms=5000, name=None, seed=None, join=True)
 
-    push, fetch  the server's push and fetch endpoints
+    push, fetch  the server's push and fetch endpoints; for a model sharded
+                 across S servers, two lists of S endpoints (or strings of
+                 S comma-separated ones): the client trains with all of them
     timeout_ms   how long each request waits for its reply; a server that
                  is not there gives fasgd.Error ETIMEOUT after that long
     name         the name the server logs (at most 255 bytes of UTF-8)
@@ -192,8 +194,15 @@ class Client:
     def __init__(self, push="tcp://127.0.0.1:5555", fetch="tcp://127.0.0.1:5556",
                  timeout_ms=5000, name=None, seed=None, join=True, server_key=None, cert=None):
         lib = _lib.load()
+        # A sharded model: one endpoint per shard, as lists (or tuples).
+        if isinstance(push, (list, tuple)) and isinstance(fetch, (list, tuple)):
+            if (not push or len(push) != len(fetch)
+                    or not all(isinstance(e, str) and e and "," not in e for e in list(push) + list(fetch))):
+                raise ValueError("push and fetch must list the same number of endpoints, one per shard")
+            push, fetch = ",".join(push), ",".join(fetch)
         if not isinstance(push, str) or not isinstance(fetch, str):
-            raise TypeError("push and fetch must be endpoint strings such as tcp://host:5555")
+            raise TypeError("push and fetch must be endpoint strings such as tcp://host:5555, "
+                            "or lists of them, one per shard")
         timeout_ms = _integer(timeout_ms, "timeout_ms", 1, 2 ** 31 - 1)
         if seed is not None:
             seed = _integer(seed, "seed", 0, 2 ** 64 - 1)
@@ -433,6 +442,13 @@ class Client:
         d = dict(self._desc)
         d["tensors"] = list(d["tensors"])
         return d
+
+    @property
+    def shards(self):
+        """The servers this client trains with: 1, or S for a model sharded
+        across S servers (then timestamps are the sum of the shards', and
+        vbar their mean)."""
+        return int(self._lib.fasgd_client_shards(self._handle()))
 
     @property
     def id(self):

@@ -94,6 +94,7 @@ _PROTOTYPES = {
     "fasgd_client_desc": (ctypes.POINTER(ProtoDesc), [_vp]),
     "fasgd_client_id": (ctypes.c_uint32, [_vp]),
     "fasgd_client_nparams": (ctypes.c_size_t, [_vp]),
+    "fasgd_client_shards": (ctypes.c_size_t, [_vp]),
     "fasgd_client_fetch": (ctypes.c_int, [_vp, _vp, ctypes.POINTER(ctypes.c_uint64), ctypes.c_int]),
     "fasgd_client_push_n": (ctypes.c_int, [_vp, _vp, ctypes.c_size_t, ctypes.c_uint64]),
     "fasgd_client_push_repeat": (ctypes.c_int, [_vp]),

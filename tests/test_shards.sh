@@ -1,0 +1,127 @@
+#!/bin/sh
+# A model sharded across two fasgd-servers on loopback: each holds its part
+# of theta; fasgd-clients given both shards' endpoints train the MNIST MLP
+# and report validation; a client given one shard, or one shard twice, is
+# refused; shard 1 is killed and resumed from its checkpoint while a client
+# trains on, joining that shard again and keeping its session on shard 0;
+# a checkpoint of another shard is refused. TAP output.
+tap_name=shards
+. "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
+
+plan_mnist 19
+
+# Ports from below the ephemeral range, as in test_cluster.sh: the resumed
+# shard binds the same ones again.
+for i in 0 1; do
+    cat > "$tmp/s$i.yaml" <<YAML
+push_endpoint: "tcp://127.0.0.1:![20000-32000]"
+fetch_endpoint: "tcp://127.0.0.1:![20000-32000]"
+control_endpoint: tcp://127.0.0.1:*
+rule: {name: fasgd, lr: 0.005}
+shard: {count: 2, index: $i}
+data: {dir: "$data"}
+eval: {csv: "$tmp/s$i.csv"}
+checkpoint: {file: "$tmp/ck$i", seconds: 0, updates: 500}
+heartbeat: {interval_ms: 200, expiry_ms: 3000}
+log: {level: info}
+YAML
+done
+
+start_shard() {   # start_shard I [options]
+    i=$1; shift
+    rm -f "$tmp/p$i"
+    "$server" -c "$tmp/s$i.yaml" --port-file "$tmp/p$i" "$@" >> "$tmp/s$i.log" 2>&1 &
+    eval "shard$i=\$!"
+    pids="$pids $!"
+    wait_for "test -s '$tmp/p$i'" 20
+}
+port() { sed -n "s/^$1=//p" "$tmp/p$2"; }   # port push|fetch|control I
+# status_key I KEY: a number of shard I's STATUS, from fasgd-ctl's JSON.
+status_key() { "$ctl" -j -p "$tmp/p$1" status | sed -n "s/^ *\"$2\": \([0-9]*\),*$/\1/p"; }
+
+check "shard 0 starts" start_shard 0
+check "shard 1 starts" start_shard 1
+cp "$tmp/s0.log" "$tmp/server.log"
+check "each shard logs its part of the 79,510 parameters" sh -c "
+    grep -q 'shard 0 of 2: parameters 0 to 39754 of 79510' '$tmp/s0.log' &&
+    grep -q 'shard 1 of 2: parameters 39755 to 79509 of 79510' '$tmp/s1.log'"
+part="$(status_key 1 params) $(status_key 1 shard) $(status_key 1 shards) $(status_key 1 offset) $(status_key 1 length)"
+check "STATUS says which part a shard holds ($part)" test "$part" = "79510 1 2 39755 39755"
+push="$(port push 0),$(port push 1)"
+fetch="$(port fetch 0),$(port fetch 1)"
+
+# Two clients, 1500 steps each.
+for k in 1 2; do
+    "$client" -s "$push" -f "$fetch" --data "$data" --name "c$k" --seed "$k" -n 1500 --eval-every 500 --quiet \
+        > "$tmp/c$k.out" 2> "$tmp/c$k.log" &
+    eval "c$k=\$!"
+    pids="$pids $!"
+done
+wait "$c1"; rc1=$?
+wait "$c2"; rc2=$?
+cat "$tmp/c1.out" "$tmp/c2.out" > "$tmp/out"
+cat "$tmp/c1.log" "$tmp/c2.log" > "$tmp/err"
+check "two clients train with both shards and exit 0" test "$rc1" = 0 -a "$rc2" = 0
+err1=$(sed -n 's/.*validation error \([0-9.]*\)$/\1/p' "$tmp/c1.out")
+err2=$(sed -n 's/.*validation error \([0-9.]*\)$/\1/p' "$tmp/c2.out")
+check "their validation error falls below 0.15 (client 1: ${err1:-none}, client 2: ${err2:-none})" \
+    awk -v a="${err1:-1}" -v b="${err2:-1}" 'BEGIN { exit !(a < 0.15 && b < 0.15) }'
+t0=$(status_key 0 T); t1=$(status_key 1 T)
+check "each shard applied the clients' gradients (T = $t0 and $t1 of 3000)" \
+    sh -c "[ '$t0' -ge 2900 ] && [ '$t1' -ge 2900 ] && [ '$t0' -le 3000 ] && [ '$t1' -le 3000 ]"
+check "the clients' validations reach the shards' eval.csv" sh -c "
+    [ \$(tail -n +2 '$tmp/s0.csv' | wc -l) -ge 6 ] && [ \$(tail -n +2 '$tmp/s1.csv' | wc -l) -ge 6 ]"
+
+# Refusals.
+"$client" -s "$(port push 0)" -f "$(port fetch 0)" --data "$data" -n 10 --quiet > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "a client given shard 0 alone is refused (exit 1), told to list all 2 shards" sh -c "
+    [ $rc = 1 ] && grep -q 'shard 0 of 2: give the push and fetch endpoints of all 2 shards' '$tmp/err'"
+"$client" -s "$(port push 0),$(port push 0)" -f "$(port fetch 0),$(port fetch 0)" --data "$data" -n 10 --quiet \
+    > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "a client given shard 0 twice is refused (exit 1)" sh -c "
+    [ $rc = 1 ] && grep -q 'both shard 0' '$tmp/err'"
+"$client" -s "$push" -f "$(port fetch 0)" --data "$data" -n 10 --quiet > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "two push endpoints and one fetch endpoint: usage error (exit 2)" sh -c "
+    [ $rc = 2 ] && grep -q 'the same number' '$tmp/err'"
+check "the shards kept no refused client" test "$(status_key 0 clients)" = 0
+
+# Shard 1 killed and resumed while a client trains.
+"$client" -s "$push" -f "$fetch" --data "$data" --name survivor --seed 3 -n 3000 --timeout-ms 1000 --quiet \
+    > "$tmp/c3.out" 2> "$tmp/c3.log" &
+c3=$!
+pids="$pids $c3"
+i=0
+while [ "$(status_key 1 T)" -lt 4000 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+kill -9 "$shard1"
+wait "$shard1" 2>/dev/null
+p1push=$(port push 1); p1fetch=$(port fetch 1)
+sleep 1
+check "shard 1 resumes from its checkpoint on its ports" \
+    start_shard 1 --resume --set "push_endpoint=$p1push" --set "fetch_endpoint=$p1fetch"
+check "... at the T of its checkpoint" grep -q 'resumed from .*ck1 at T=[1-9]' "$tmp/s1.log"
+wait "$c3"; rc=$?
+cp "$tmp/c3.log" "$tmp/err"; cp "$tmp/c3.out" "$tmp/out"
+check "the client finishes its 3000 steps (exit 0) after joining shard 1 again" sh -c "
+    [ $rc = 0 ] && grep -q ' 3000 steps' '$tmp/c3.out' && grep -q '1 rejoins' '$tmp/c3.out'"
+check "it joined shard 0 once: its session there outlived shard 1's loss" sh -c "
+    [ \$(grep -c '(survivor) joined' '$tmp/s0.log') = 1 ] && [ \$(grep -c '(survivor) joined' '$tmp/s1.log') = 2 ]"
+t_resumed=$(sed -n 's/.*resumed from .* at T=\([0-9]*\).*/\1/p' "$tmp/s1.log")
+t_now=$(status_key 1 T)
+check "shard 1 trains on after the resume (T from ${t_resumed:-?} to ${t_now:-?})" \
+    test "${t_now:-0}" -gt "${t_resumed:-0}"
+
+# Another shard's checkpoint, and a shard that does not exist.
+"$server" -c "$tmp/s0.yaml" --set "checkpoint.file=$tmp/ck1" --set push_endpoint=tcp://127.0.0.1:* \
+    --set fetch_endpoint=tcp://127.0.0.1:* --resume > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "shard 0 refuses to resume from shard 1's checkpoint" sh -c "
+    [ $rc != 0 ] && grep -q 'cannot resume' '$tmp/err'"
+"$server" -c "$tmp/s0.yaml" --set shard.index=2 > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "shard.index 2 of 2 is refused, saying why" sh -c "
+    [ $rc != 0 ] && grep -q 'shard 2 of 2 does not exist' '$tmp/err'"
+
+[ "$failed" -eq 0 ]

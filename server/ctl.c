@@ -7,7 +7,9 @@
 
     The endpoint comes from -e, from the server's own configuration file
     (-c, read through the same key table the server loads it with), or
-    from the control= line of the server's --port-file (-p). Never waits
+    from the control= line of the server's --port-file (-p). -e and -p
+    may name several servers, the shards of one model: each is asked in
+    turn, and STATUS ends with a line for all of them together. Never waits
     longer than --timeout-ms for an answer. A CURVE server is asked with
     --server-key and --cert, or with the server's own certificate when
     its configuration names one this user can read.  */
@@ -33,6 +35,45 @@
 #define S_DEFAULT_ENDPOINT "tcp://127.0.0.1:5557"
 #define S_DEFAULT_TIMEOUT_MS 3000
 #define S_MAX_SETS 64
+#define S_MAX_SERVERS 64        /* -e or -p given this many times at most */
+
+/*  STATUS of several servers (shards) summed.  */
+typedef struct {
+    int answered;
+    double T, clients_max, update_rate, bytes_in_rate, bytes_out_rate, shards;
+    unsigned char seen [1024];          /* shard indices answered */
+    int distinct;
+} s_total_t;
+
+static void
+s_total_add (s_total_t *t, const ctl_reply_t *r)
+{
+    t->answered++;
+    t->T += ctl_num (r, "T");
+    if (ctl_num (r, "clients") > t->clients_max)
+        t->clients_max = ctl_num (r, "clients");
+    t->update_rate += ctl_num (r, "update_rate");
+    t->bytes_in_rate += ctl_num (r, "bytes_in_rate");
+    t->bytes_out_rate += ctl_num (r, "bytes_out_rate");
+    double shards = ctl_num (r, "shards"), shard = ctl_num (r, "shard");
+    if (shards > t->shards)
+        t->shards = shards;
+    if (shard >= 0 && shard < (double) sizeof t->seen && !t->seen [(int) shard]) {
+        t->seen [(int) shard] = 1;
+        t->distinct++;
+    }
+}
+
+static void
+s_total_print (const s_total_t *t, int asked)
+{
+    printf ("\nall %d servers: %d answered; T %.0f in all, %.1f updates/s, %.0f B/s in, %.0f B/s out, "
+            "at most %.0f clients on one", asked, t->answered, t->T, t->update_rate, t->bytes_in_rate,
+            t->bytes_out_rate, t->clients_max);
+    if (t->shards > 1)
+        printf ("; shards: %d of %.0f answered", t->distinct, t->shards);
+    printf ("\n");
+}
 
 static void
 s_usage (FILE *out)
@@ -57,6 +98,9 @@ s_usage (FILE *out)
         "  -c, --config FILE      take control_endpoint from the server's configuration\n"
         "                         (a * or 0.0.0.0 host is asked at 127.0.0.1)\n"
         "  -p, --port-file FILE   take the control= line of the server's --port-file\n"
+        "                         -e and -p may be given up to 64 times, for the shards\n"
+        "                         of one model: each is asked in turn (with --json, an\n"
+        "                         array), and status ends with a line for all of them\n"
         "  -s, --set KEY=VALUE    override a key of the server's configuration, as\n"
         "                         fasgd-server --set does (repeatable; not with -e or -p)\n"
         "  -k, --server-key FILE  the server's public certificate (or its key in Z85), for a\n"
@@ -316,6 +360,64 @@ s_ask (const char *endpoint, const s_curve_t *curve, const char *command, int ti
 
 /* ------------------------------------------------------------------ */
 
+/*  Asks one server and prints its answer (in_array: a JSON array's item,
+    null when there is no answer); 0, or an exit status.  */
+static int
+s_one (const char *ep, const s_curve_t *curve, const char *command, int timeout_ms, int json, int in_array,
+       s_total_t *total)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = s_ask (ep, curve, command, timeout_ms, &text, &len);
+    if (rc != 0) {
+        if (json && in_array)
+            printf ("null\n");
+        return rc;
+    }
+    ctl_reply_t r;
+    if (ctl_reply_parse (text, len, &r) != 0) {
+        free (text);
+        if (json && in_array)
+            printf ("null\n");
+        return S_EXIT_SERVER;
+    }
+    int status = ctl_reply_status (&r);
+    if (status < 0) {
+        fprintf (stderr, "fasgd-ctl: malformed reply from %s: it does not start with status=CODE\n", ep);
+        if (json && in_array)
+            printf ("null\n");
+        rc = S_EXIT_SERVER;
+    }
+    else {
+        if (json)
+            ctl_print_json (stdout, &r, ep, status == 200 && !strcmp (command, "STATUS"));
+        if (status != 200) {
+            char why [300];
+            fprintf (stderr, "fasgd-ctl: %s refused %s: %d %s\n", ep, command, status,
+                     ctl_safe (ctl_get (&r, "error") ? ctl_get (&r, "error") : "(no reason given)", 280, why,
+                             sizeof why));
+            rc = S_EXIT_SERVER;
+        }
+        else if (!strcmp (command, "STATUS")) {
+            s_total_add (total, &r);
+            if (!json)
+                ctl_print_status (&r, ep);
+        }
+        else if (!json && !strcmp (command, "RELOAD"))
+            printf ("allowlist reloaded: %.0f keys allowed, %.0f clients revoked\n", ctl_num (&r, "allowed_keys"),
+                    ctl_num (&r, "revoked"));
+        else if (!json) {
+            char file [FASGD_PATH_LEN];
+            printf ("checkpoint written to %s at T=%.0f in %.3f s\n",
+                    ctl_safe (ctl_get (&r, "file"), sizeof file - 1, file, sizeof file), ctl_num (&r, "T"),
+                    ctl_num (&r, "seconds"));
+        }
+    }
+    free (r.kv);
+    free (text);
+    return rc;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -332,7 +434,9 @@ main (int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    const char *endpoint = NULL, *config = NULL, *port_file = NULL, *server_key = NULL, *cert = NULL;
+    const char *endpoints [S_MAX_SERVERS], *port_files [S_MAX_SERVERS];
+    int nendpoints = 0, nport_files = 0;
+    const char *config = NULL, *server_key = NULL, *cert = NULL;
     const char *sets [S_MAX_SETS];
     int nsets = 0, json = 0, timeout_ms = S_DEFAULT_TIMEOUT_MS, opt;
     opterr = 0;
@@ -340,9 +444,17 @@ main (int argc, char **argv)
         switch (opt) {
             case 'k': server_key = optarg; break;
             case 'C': cert = optarg; break;
-            case 'e': endpoint = optarg; break;
+            case 'e':
+                if (nendpoints == S_MAX_SERVERS)
+                    return s_usage_error ("-e at most %d times", S_MAX_SERVERS);
+                endpoints [nendpoints++] = optarg;
+                break;
             case 'c': config = optarg; break;
-            case 'p': port_file = optarg; break;
+            case 'p':
+                if (nport_files == S_MAX_SERVERS)
+                    return s_usage_error ("-p at most %d times", S_MAX_SERVERS);
+                port_files [nport_files++] = optarg;
+                break;
             case 's':
                 if (nsets == S_MAX_SETS)
                     return s_usage_error ("at most %d --set options", S_MAX_SETS);
@@ -403,22 +515,30 @@ main (int argc, char **argv)
         return s_usage_error ("unknown command '%s' (status, checkpoint, reload or keygen)", argv [optind]);
     if (cert && !server_key)
         return s_usage_error ("--cert needs --server-key: the server's public certificate");
-    if (!!endpoint + !!config + !!port_file > 1)
-        return s_usage_error ("-e, -c and -p each name the endpoint: give one of them");
-    if (nsets && (endpoint || port_file))
+    if (!!nendpoints + !!config + !!nport_files > 1)
+        return s_usage_error ("-e, -c and -p each name the endpoint: give one kind of them");
+    if (nsets && (nendpoints || nport_files))
         return s_usage_error ("--set changes the server's configuration: use it with -c, or alone");
 
-    char ep [1024], server_cert [FASGD_PATH_LEN] = "";
-    if (endpoint) {
-        if (!*endpoint)
-            return s_usage_error ("-e needs an endpoint such as " S_DEFAULT_ENDPOINT);
-        snprintf (ep, sizeof ep, "%s", endpoint);
+    static char eps [S_MAX_SERVERS][1024];
+    int neps = 1;
+    char server_cert [FASGD_PATH_LEN] = "";
+    if (nendpoints) {
+        for (int i = 0; i < nendpoints; i++) {
+            if (!*endpoints [i])
+                return s_usage_error ("-e needs an endpoint such as " S_DEFAULT_ENDPOINT);
+            snprintf (eps [i], sizeof eps [i], "%s", endpoints [i]);
+        }
+        neps = nendpoints;
     }
-    else if (port_file) {
-        if (s_endpoint_from_port_file (port_file, ep, sizeof ep) != 0)
-            return S_EXIT_USAGE;
+    else if (nport_files) {
+        for (int i = 0; i < nport_files; i++)
+            if (s_endpoint_from_port_file (port_files [i], eps [i], sizeof eps [i]) != 0)
+                return S_EXIT_USAGE;
+        neps = nport_files;
     }
-    else if (s_endpoint_from_config (config, sets, nsets, ep, sizeof ep, server_cert, sizeof server_cert) != 0)
+    else if (s_endpoint_from_config (config, sets, nsets, eps [0], sizeof eps [0], server_cert,
+                                     sizeof server_cert) != 0)
         return S_EXIT_USAGE;
 
     /*  Signals keep their default meaning: czmq must not take SIGINT.  */
@@ -440,50 +560,30 @@ main (int argc, char **argv)
             return S_EXIT_USAGE;
         }
     }
-    char *text = NULL;
-    size_t len = 0;
-    int rc = s_ask (ep, &curve, command, timeout_ms, &text, &len);
+    int rc = 0;
+    s_total_t total;
+    memset (&total, 0, sizeof total);
+    if (json && neps > 1)
+        printf ("[\n");
+    for (int i = 0; i < neps; i++) {
+        if (!json && neps > 1 && i > 0)
+            printf ("\n");
+        int one = s_one (eps [i], &curve, command, timeout_ms, json, neps > 1, &total);
+        if (json && neps > 1 && i + 1 < neps)
+            printf (",\n");
+        /*  The worst: no answer (3) over a refusal (1).  */
+        if (one > rc)
+            rc = one;
+    }
+    if (json && neps > 1)
+        printf ("]\n");
     zcert_destroy (&curve.cert);
     zsys_shutdown ();
-    if (rc != 0)
-        return rc;
-    ctl_reply_t r;
-    if (ctl_reply_parse (text, len, &r) != 0) {
-        free (text);
-        return S_EXIT_SERVER;
-    }
-    int status = ctl_reply_status (&r);
-    if (status < 0) {
-        fprintf (stderr, "fasgd-ctl: malformed reply from %s: it does not start with status=CODE\n", ep);
-        rc = S_EXIT_SERVER;
-    }
-    else {
-        if (json)
-            ctl_print_json (stdout, &r, ep, status == 200 && !strcmp (command, "STATUS"));
-        if (status != 200) {
-            char why [300];
-            fprintf (stderr, "fasgd-ctl: %s refused %s: %d %s\n", ep, command, status,
-                     ctl_safe (ctl_get (&r, "error") ? ctl_get (&r, "error") : "(no reason given)", 280, why,
-                             sizeof why));
-            rc = S_EXIT_SERVER;
-        }
-        else if (!json && !strcmp (command, "STATUS"))
-            ctl_print_status (&r, ep);
-        else if (!json && !strcmp (command, "RELOAD"))
-            printf ("allowlist reloaded: %.0f keys allowed, %.0f clients revoked\n", ctl_num (&r, "allowed_keys"),
-                    ctl_num (&r, "revoked"));
-        else if (!json) {
-            char file [FASGD_PATH_LEN];
-            printf ("checkpoint written to %s at T=%.0f in %.3f s\n",
-                    ctl_safe (ctl_get (&r, "file"), sizeof file - 1, file, sizeof file), ctl_num (&r, "T"),
-                    ctl_num (&r, "seconds"));
-        }
-    }
+    if (!json && neps > 1 && !strcmp (command, "STATUS"))
+        s_total_print (&total, neps);
     if (fflush (stdout) != 0 || ferror (stdout)) {
         fprintf (stderr, "fasgd-ctl: writing the output: %s\n", strerror (errno));
         rc = rc ? rc : S_EXIT_SERVER;
     }
-    free (r.kv);
-    free (text);
     return rc;
 }

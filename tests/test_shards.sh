@@ -8,7 +8,7 @@
 tap_name=shards
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 19
+plan_mnist 21
 
 # Ports from below the ephemeral range, as in test_cluster.sh: the resumed
 # shard binds the same ones again.
@@ -71,6 +71,14 @@ check "each shard applied the clients' gradients (T = $t0 and $t1 of 3000)" \
     sh -c "[ '$t0' -ge 2900 ] && [ '$t1' -ge 2900 ] && [ '$t0' -le 3000 ] && [ '$t1' -le 3000 ]"
 check "the clients' validations reach the shards' eval.csv" sh -c "
     [ \$(tail -n +2 '$tmp/s0.csv' | wc -l) -ge 6 ] && [ \$(tail -n +2 '$tmp/s1.csv' | wc -l) -ge 6 ]"
+
+"$ctl" -p "$tmp/p0" -p "$tmp/p1" status > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "fasgd-ctl asks both shards: a line for all, both answered (exit $rc)" sh -c "
+    [ $rc = 0 ] && tail -1 '$tmp/out' | grep -q '^all 2 servers: 2 answered; T [0-9]* in all.*shards: 2 of 2 answered'"
+"$ctl" -j -p "$tmp/p0" -p "$tmp/p1" status > "$tmp/out" 2> "$tmp/err"
+check "... and with --json, an array of the two answers" \
+    "$python" -c "import json, sys; d = json.load(open('$tmp/out')); sys.exit(not (len(d) == 2 and d[1]['shard'] == 1))"
 
 # Refusals.
 "$client" -s "$(port push 0)" -f "$(port fetch 0)" --data "$data" -n 10 --quiet > "$tmp/out" 2> "$tmp/err"

@@ -42,7 +42,9 @@ typedef struct fasgd_client_t fasgd_client_t;
 /*  A client of the server at these push and fetch endpoints
     (tcp://HOST:PORT, ipc://PATH or inproc://NAME); nothing is connected
     before the first request. NULL on a malformed endpoint or out of
-    memory.  */
+    memory. For a model sharded across S servers, each is a list of the
+    S shards' endpoints separated by commas: every call then works on
+    the whole θ, each shard's part with that shard (fasgd_client(3)).  */
 fasgd_client_t *fasgd_client_new (const char *push_endpoint, const char *fetch_endpoint);
 void fasgd_client_destroy (fasgd_client_t **self_p);
 /*  The servers of this client: 1, or S for a model sharded across S

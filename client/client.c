@@ -521,6 +521,21 @@ s_ready (fasgd_client_t *self)
     return 0;
 }
 
+/*  One call on S links: op on every link with c, the result, and the
+    shards' summed timestamp in *ts when ts is not NULL.  */
+static int
+s_sharded (fasgd_client_t *self, s_op_t op, s_call_t *c, uint64_t *ts)
+{
+    int rc = s_ready (self);
+    if (rc != 0)
+        return rc;
+    s_all (self, op, c);
+    rc = s_result (self);
+    if (ts)
+        *ts = s_held_sum (self);
+    return rc;
+}
+
 static int
 s_fetch_op (fasgd_client_t *self, int i, void *arg)
 {
@@ -539,13 +554,8 @@ fasgd_client_fetch (fasgd_client_t *self, float *theta, uint64_t *timestamp, int
     }
     if (!theta || !timestamp)
         return FASGD_CLIENT_EINVAL;
-    int rc = s_ready (self);
-    if (rc != 0)
-        return rc;
     s_call_t c = { .theta = theta, .if_newer = if_newer };
-    s_all (self, s_fetch_op, &c);
-    rc = s_result (self);
-    *timestamp = s_held_sum (self);
+    int rc = s_sharded (self, s_fetch_op, &c, timestamp);
     if (rc < 0)
         return rc;
     /*  1 (not modified) only when no shard sent anything.  */
@@ -573,12 +583,8 @@ fasgd_client_push (fasgd_client_t *self, const float *grad, uint64_t timestamp)
     }
     if (!grad)
         return FASGD_CLIENT_EINVAL;
-    int rc = s_ready (self);
-    if (rc != 0)
-        return rc;
     s_call_t c = { .grad = grad };
-    s_all (self, s_push_op, &c);
-    return s_result (self);
+    return s_sharded (self, s_push_op, &c, NULL);
 }
 
 int
@@ -614,11 +620,8 @@ fasgd_client_push_repeat (fasgd_client_t *self)
         self->err_link = 0;
         return fasgd_link_push_repeat (self->links [0]);
     }
-    int rc = s_ready (self);
-    if (rc != 0)
-        return rc;
-    s_all (self, s_repeat_op, NULL);
-    return s_result (self);
+    s_call_t c = { 0 };
+    return s_sharded (self, s_repeat_op, &c, NULL);
 }
 
 int
@@ -669,12 +672,8 @@ fasgd_client_push_gated (fasgd_client_t *self, const float *grad, uint64_t times
     }
     if (!grad)
         return FASGD_CLIENT_EINVAL;
-    int rc = s_ready (self);
-    if (rc != 0)
-        return rc;
     s_call_t c = { .grad = grad };
-    s_all (self, s_push_gated_op, &c);
-    return s_result (self);
+    return s_sharded (self, s_push_gated_op, &c, NULL);
 }
 
 static int
@@ -695,14 +694,8 @@ fasgd_client_fetch_gated (fasgd_client_t *self, float *theta, uint64_t *timestam
     }
     if (!theta || !timestamp)
         return FASGD_CLIENT_EINVAL;
-    int rc = s_ready (self);
-    if (rc != 0)
-        return rc;
     s_call_t c = { .theta = theta };
-    s_all (self, s_fetch_gated_op, &c);
-    rc = s_result (self);
-    *timestamp = s_held_sum (self);
-    return rc;
+    return s_sharded (self, s_fetch_gated_op, &c, timestamp);
 }
 
 static int
@@ -725,14 +718,8 @@ fasgd_client_push_fetch (fasgd_client_t *self, const float *grad, uint64_t times
     }
     if (!grad || !theta || !new_timestamp)
         return FASGD_CLIENT_EINVAL;
-    int rc = s_ready (self);
-    if (rc != 0)
-        return rc;
     s_call_t c = { .grad = grad, .theta = theta };
-    s_all (self, s_push_fetch_op, &c);
-    rc = s_result (self);
-    *new_timestamp = s_held_sum (self);
-    return rc;
+    return s_sharded (self, s_push_fetch_op, &c, new_timestamp);
 }
 
 static int
@@ -757,13 +744,8 @@ fasgd_client_step_gated (fasgd_client_t *self, const float *grad, float *theta,
         *tau = -1;
     if (!grad || !theta || !timestamp)
         return FASGD_CLIENT_EINVAL;
-    int rc = s_ready (self);
-    if (rc != 0)
-        return rc;
     s_call_t c = { .grad = grad, .theta = theta };
-    s_all (self, s_step_op, &c);
-    rc = s_result (self);
-    *timestamp = s_held_sum (self);
+    int rc = s_sharded (self, s_step_op, &c, timestamp);
     /*  The staleness of the step: the largest of the shards'.  */
     for (int i = 0; tau && rc >= 0 && i < self->nlinks; i++)
         if (self->taus [i] > *tau)

@@ -12,11 +12,14 @@
     when all have answered: a step costs the slowest shard's round trip,
     not the sum of them.
 
-    A link that failed in a way that ends its session (timeout, 401,
-    malformed reply, failed handshake) is joined again by the next
-    fasgd_client_join while the others keep their sessions: losing one
-    shard costs the client that shard's session only, and the caller's
-    usual rejoin path brings it back when the shard returns.  */
+    A link that fails in a way that ends its session (timeout, 401,
+    malformed reply, failed handshake) is lost: the calls go on with the
+    other links (the lost part of θ stays as last fetched, its part of
+    each gradient is dropped), and try to join it again at most once a
+    second, waiting S_PROBE_MS; joined again, it fetches its part before
+    it pushes. The other links keep their sessions throughout. Only a
+    call that no link answered fails, and fasgd_client_join then joins
+    the lost links again.  */
 #include "link.h"
 #include "codec.h"
 
@@ -30,10 +33,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*  Gate seeds of links after the first, when the caller sets one: each
     shard's gates draw their own numbers.  */
 #define S_SEED_MIX 0x9E3779B97F4A7C15ull
+/*  A lost shard is tried again at most this often, each try waiting at
+    most S_PROBE_MS for its WELCOME, while the other shards train on.  */
+#define S_RETRY_MS 1000
+#define S_PROBE_MS 300
+/*  A link's result in a call it sat out (lost, or waiting for a fetch).  */
+#define S_SKIPPED 1000
+
+static int s_fail (fasgd_client_t *self, int rc, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+
+static int64_t
+s_now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /*  One call on every link: link i's result goes to rcs [i].  */
 typedef int (*s_op_t) (fasgd_client_t *self, int i, void *arg);
@@ -46,6 +66,10 @@ struct fasgd_client_t {
     int *rcs;
     int64_t *taus;
     char *lost;                     /* the link's session ended or may have: join it again */
+    char *needs_fetch;              /* joined again: its part of θ comes before its pushes */
+    int64_t *last_try;              /* when a lost link was last tried (zclock_mono) */
+    char name [FASGD_PROTO_TEXT_MAX + 1];   /* the name of the last join, for the tries */
+    int timeout_ms;
     fasgd_client_stats_t *base;     /* a link's counts at the client's last join (0 if it joined then) */
     int err_link;                   /* whose last_status and last_reason are the client's; -1 its own */
     char reason [FASGD_PROTO_TEXT_MAX + 1];
@@ -200,6 +224,61 @@ s_result (fasgd_client_t *self)
     return err ? err : best;
 }
 
+static int
+s_lost_error (int rc)
+{
+    return rc == FASGD_CLIENT_ETIMEOUT || rc == FASGD_CLIENT_EPROTO || rc == FASGD_CLIENT_ENOTJOINED
+        || rc == FASGD_CLIENT_ESOCKET || rc == FASGD_CLIENT_EVERSION || rc == FASGD_CLIENT_ESECURITY;
+}
+
+/*  The result of a training call on S links: a shard lost in it (or
+    before) does not fail the call while another shard answered: it is
+    marked lost, said once in the log, and tried again by later calls
+    (s_pre). Other errors are the call's, as in s_result; so is a lost
+    shard's when no shard answered. Links that sat the call out count for
+    nothing.  */
+static int
+s_result_sharded (fasgd_client_t *self)
+{
+    int best = 0, answered = 0, err = 0, lost_err = 0;
+    for (int i = 0; i < self->nlinks; i++) {
+        int rc = self->rcs [i];
+        if (rc == S_SKIPPED)
+            continue;
+        if (rc >= 0) {
+            answered++;
+            best = rc > best ? rc : best;
+        }
+        else
+        if (s_lost_error (rc)) {
+            if (!self->lost [i])
+                fasgd_log_warn ("client: the shard at endpoint %d: %s (%s); the other shards train on, "
+                                "and it is tried again every %d ms", i + 1, fasgd_client_strerror (rc),
+                                fasgd_link_last_reason (self->links [i]), S_RETRY_MS);
+            self->lost [i] = 1;
+            self->last_try [i] = s_now_ms ();
+            if (!lost_err) {
+                lost_err = rc;
+                if (!err)
+                    self->err_link = i;
+            }
+        }
+        else
+        if (!err) {
+            err = rc;
+            self->err_link = i;
+        }
+    }
+    if (err)
+        return err;
+    if (answered)
+        return best;
+    /*  No shard answered: the caller's way back (fasgd_client_join).  */
+    if (lost_err)
+        return lost_err;
+    return s_fail (self, FASGD_CLIENT_ENOTJOINED, "every shard is lost: join again");
+}
+
 /*  A comma-separated list's n-th item into a fresh string.  */
 static char *
 s_item (const char *list, int n)
@@ -239,6 +318,7 @@ fasgd_client_new (const char *push_endpoint, const char *fetch_endpoint)
         return NULL;
     self->nlinks = n;
     self->err_link = -1;
+    self->timeout_ms = 5000;
     pthread_mutex_init (&self->lock, NULL);
     pthread_cond_init (&self->wake, NULL);
     pthread_cond_init (&self->done, NULL);
@@ -248,6 +328,8 @@ fasgd_client_new (const char *push_endpoint, const char *fetch_endpoint)
         || !(self->rcs = calloc ((size_t) n, sizeof *self->rcs))
         || !(self->taus = calloc ((size_t) n, sizeof *self->taus))
         || !(self->lost = calloc ((size_t) n, 1))
+        || !(self->needs_fetch = calloc ((size_t) n, 1))
+        || !(self->last_try = calloc ((size_t) n, sizeof *self->last_try))
         || !(self->base = calloc ((size_t) n, sizeof *self->base)))
         goto fail;
     for (int i = 0; i < n; i++) {
@@ -280,6 +362,8 @@ fasgd_client_destroy (fasgd_client_t **self_p)
     free (self->rcs);
     free (self->taus);
     free (self->lost);
+    free (self->needs_fetch);
+    free (self->last_try);
     free (self->base);
     free (self->threads);
     pthread_mutex_destroy (&self->lock);
@@ -298,6 +382,8 @@ fasgd_client_shards (const fasgd_client_t *self)
 void
 fasgd_client_set_timeout (fasgd_client_t *self, int timeout_ms)
 {
+    if (self && timeout_ms >= 1)
+        self->timeout_ms = timeout_ms;
     for (int i = 0; self && i < self->nlinks; i++)
         fasgd_link_set_timeout (self->links [i], timeout_ms);
 }
@@ -336,8 +422,6 @@ fasgd_client_set_seed (fasgd_client_t *self, uint64_t seed)
 
 /*  The client's failure with a reason of its own (not a link's).  */
 static int
-s_fail (fasgd_client_t *self, int rc, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
-static int
 s_fail (fasgd_client_t *self, int rc, const char *fmt, ...)
 {
     va_list ap;
@@ -364,6 +448,7 @@ s_join_op (fasgd_client_t *self, int i, void *arg)
     int rc = fasgd_link_join (self->links [i], (const char *) arg);
     if (rc == 0) {
         self->lost [i] = 0;
+        self->needs_fetch [i] = 0;
         self->held [i] = 0;
     }
     return rc;
@@ -445,6 +530,7 @@ fasgd_client_join (fasgd_client_t *self, const char *name)
         }
         return rc;
     }
+    snprintf (self->name, sizeof self->name, "%s", name ? name : "");
     /*  The links still joined keep their sessions: only those that lost
         theirs join again (all of them the first time).  */
     s_all (self, s_join_op, (void *) name);
@@ -521,6 +607,59 @@ s_ready (fasgd_client_t *self)
     return 0;
 }
 
+/*  A lost link's try, at most every S_RETRY_MS and waiting at most
+    S_PROBE_MS: 1 when it joined again, as the same shard of the same
+    model (its part must be the one the client holds), else 0.  */
+static int
+s_probe (fasgd_client_t *self, int i)
+{
+    int64_t now = s_now_ms ();
+    if (now - self->last_try [i] < S_RETRY_MS)
+        return 0;
+    self->last_try [i] = now;
+    fasgd_link_t *l = self->links [i];
+    fasgd_link_set_timeout (l, self->timeout_ms < S_PROBE_MS ? self->timeout_ms : S_PROBE_MS);
+    int rc = fasgd_link_join (l, *self->name ? self->name : NULL);
+    fasgd_link_set_timeout (l, self->timeout_ms);
+    if (rc != 0)
+        return 0;
+    const fasgd_proto_desc_t *d = fasgd_link_desc (l);
+    if (d->shards != (uint32_t) self->nlinks || d->params != self->nparams || d->offset != self->off [i]
+        || d->length != self->len [i]) {
+        fasgd_log_warn ("client: the shard at endpoint %d came back holding another part of the model; "
+                        "left alone", i + 1);
+        fasgd_link_leave (l);
+        return 0;
+    }
+    memset (&self->base [i], 0, sizeof self->base [i]);
+    self->lost [i] = 0;
+    self->needs_fetch [i] = 1;
+    self->held [i] = 0;
+    fasgd_log_notice ("client: joined the shard at endpoint %d again", i + 1);
+    return 1;
+}
+
+/*  Before link i takes part in a training call: a lost link is tried
+    again; a link joined again fetches its part (when the call carries θ)
+    before it pushes. Returns S_GO to go on with the call, or the link's
+    result (S_SKIPPED when it sits the call out).  */
+#define S_GO INT32_MIN
+static int
+s_pre (fasgd_client_t *self, int i, const s_call_t *c)
+{
+    self->taus [i] = -1;
+    if (self->lost [i] && !s_probe (self, i))
+        return S_SKIPPED;
+    if (!self->needs_fetch [i])
+        return S_GO;
+    if (!c->theta)
+        return S_SKIPPED;
+    int rc = fasgd_link_fetch (self->links [i], c->theta + self->off [i], &self->held [i], 0);
+    if (rc >= 0)
+        self->needs_fetch [i] = 0;
+    return rc < 0 ? rc : 1;
+}
+
 /*  One call on S links: op on every link with c, the result, and the
     shards' summed timestamp in *ts when ts is not NULL.  */
 static int
@@ -530,17 +669,33 @@ s_sharded (fasgd_client_t *self, s_op_t op, s_call_t *c, uint64_t *ts)
     if (rc != 0)
         return rc;
     s_all (self, op, c);
-    rc = s_result (self);
+    rc = s_result_sharded (self);
     if (ts)
         *ts = s_held_sum (self);
     return rc;
+}
+
+/*  A fetch: a lost link is tried again first, and a link joined again
+    fetches here like any other.  */
+static int
+s_fetch_pre (fasgd_client_t *self, int i)
+{
+    self->taus [i] = -1;
+    return self->lost [i] && !s_probe (self, i) ? S_SKIPPED : S_GO;
 }
 
 static int
 s_fetch_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
-    return fasgd_link_fetch (self->links [i], c->theta + self->off [i], &self->held [i], c->if_newer);
+    int rc = s_fetch_pre (self, i);
+    if (rc != S_GO)
+        return rc;
+    rc = fasgd_link_fetch (self->links [i], c->theta + self->off [i], &self->held [i],
+                           c->if_newer && !self->needs_fetch [i]);
+    if (rc >= 0)
+        self->needs_fetch [i] = 0;
+    return rc;
 }
 
 int
@@ -569,6 +724,9 @@ static int
 s_push_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
+    int pre = s_pre (self, i, c);
+    if (pre != S_GO)
+        return pre;
     return fasgd_link_push (self->links [i], c->grad + self->off [i], self->held [i]);
 }
 
@@ -607,7 +765,9 @@ fasgd_client_push_n (fasgd_client_t *self, const float *grad, size_t n, uint64_t
 static int
 s_repeat_op (fasgd_client_t *self, int i, void *arg)
 {
-    (void) arg;
+    int pre = s_pre (self, i, arg);
+    if (pre != S_GO)
+        return pre;
     return fasgd_link_push_repeat (self->links [i]);
 }
 
@@ -658,6 +818,9 @@ static int
 s_push_gated_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
+    int pre = s_pre (self, i, c);
+    if (pre != S_GO)
+        return pre;
     return fasgd_link_push_gated (self->links [i], c->grad + self->off [i], self->held [i]);
 }
 
@@ -680,7 +843,14 @@ static int
 s_fetch_gated_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
-    return fasgd_link_fetch_gated (self->links [i], c->theta + self->off [i], &self->held [i]);
+    int rc = s_fetch_pre (self, i);
+    if (rc != S_GO)
+        return rc;
+    /*  A link joined again always fetches: its gate's first decision.  */
+    rc = fasgd_link_fetch_gated (self->links [i], c->theta + self->off [i], &self->held [i]);
+    if (rc >= 0)
+        self->needs_fetch [i] = 0;
+    return rc;
 }
 
 int
@@ -702,6 +872,9 @@ static int
 s_push_fetch_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
+    int pre = s_pre (self, i, c);
+    if (pre != S_GO)
+        return pre;
     return fasgd_link_push_fetch (self->links [i], c->grad + self->off [i], self->held [i],
                                   c->theta + self->off [i], &self->held [i]);
 }
@@ -726,6 +899,9 @@ static int
 s_step_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
+    int pre = s_pre (self, i, c);
+    if (pre != S_GO)
+        return pre;
     return fasgd_link_step_gated (self->links [i], c->grad + self->off [i], c->theta + self->off [i],
                                   &self->held [i], &self->taus [i]);
 }

@@ -8,7 +8,7 @@
 tap_name=shards
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 24
+plan_mnist 25
 
 # Ports from below the ephemeral range, as in test_cluster.sh: the resumed
 # shard binds the same ones again.
@@ -96,9 +96,11 @@ check "two push endpoints and one fetch endpoint: usage error (exit 2)" sh -c "
     [ $rc = 2 ] && grep -q 'the same number' '$tmp/err'"
 check "the shards kept no refused client" test "$(status_key 0 clients)" = 0
 
-# Shard 1 killed and resumed while a client trains.
-"$client" -s "$push" -f "$fetch" --data "$data" --name survivor --seed 3 -n 3000 --timeout-ms 1000 --quiet \
-    > "$tmp/c3.out" 2> "$tmp/c3.log" &
+# Shard 1 killed and resumed while a client trains: the client trains on
+# with shard 0, tries shard 1 again every second, and joins it when it is
+# back, keeping its session with shard 0 throughout.
+"$client" -s "$push" -f "$fetch" --data "$data" --name survivor --seed 3 -n 8000 --delay-ms 1 \
+    --timeout-ms 1000 --quiet > "$tmp/c3.out" 2> "$tmp/c3.log" &
 c3=$!
 pids="$pids $c3"
 i=0
@@ -106,14 +108,17 @@ while [ "$(status_key 1 T)" -lt 4000 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i +
 kill -9 "$shard1"
 wait "$shard1" 2>/dev/null
 p1push=$(port push 1); p1fetch=$(port fetch 1)
-sleep 1
+sleep 1.5
+ta=$(status_key 0 T); sleep 1; tb=$(status_key 0 T)
+check "while shard 1 is down, shard 0 trains on (T from $ta to $tb in 1 s)" test "${tb:-0}" -gt "${ta:-0}"
 check "shard 1 resumes from its checkpoint on its ports" \
     start_shard 1 --resume --set "push_endpoint=$p1push" --set "fetch_endpoint=$p1fetch"
 check "... at the T of its checkpoint" grep -q 'resumed from .*ck1 at T=[1-9]' "$tmp/s1.log"
 wait "$c3"; rc=$?
 cp "$tmp/c3.log" "$tmp/err"; cp "$tmp/c3.out" "$tmp/out"
-check "the client finishes its 3000 steps (exit 0) after joining shard 1 again" sh -c "
-    [ $rc = 0 ] && grep -q ' 3000 steps' '$tmp/c3.out' && grep -q '1 rejoins' '$tmp/c3.out'"
+check "the client finishes its 8000 steps (exit 0), having joined shard 1 again by itself" sh -c "
+    [ $rc = 0 ] && grep -q ' 8000 steps' '$tmp/c3.out' && grep -q 'the other shards train on' '$tmp/c3.log' &&
+    grep -q 'joined the shard at endpoint 2 again' '$tmp/c3.log'"
 check "it joined shard 0 once: its session there outlived shard 1's loss" sh -c "
     [ \$(grep -c '(survivor) joined' '$tmp/s0.log') = 1 ] && [ \$(grep -c '(survivor) joined' '$tmp/s1.log') = 2 ]"
 t_resumed=$(sed -n 's/.*resumed from .* at T=\([0-9]*\).*/\1/p' "$tmp/s1.log")

@@ -199,6 +199,15 @@ s_all (fasgd_client_t *self, s_op_t op, void *arg)
     pthread_mutex_unlock (&self->lock);
 }
 
+/*  An error that may have ended the link's session, or left its socket
+    unusable: the link is lost, to be joined again.  */
+static int
+s_lost_error (int rc)
+{
+    return rc == FASGD_CLIENT_ETIMEOUT || rc == FASGD_CLIENT_EPROTO || rc == FASGD_CLIENT_ENOTJOINED
+        || rc == FASGD_CLIENT_ESOCKET || rc == FASGD_CLIENT_EVERSION || rc == FASGD_CLIENT_ESECURITY;
+}
+
 /*  The first error among the links' results (its link's status and
     reason become the client's), else the largest result (1: one of them
     refreshed θ or was buffered).  */
@@ -208,11 +217,8 @@ s_result (fasgd_client_t *self)
     int best = 0, err = 0;
     for (int i = 0; i < self->nlinks; i++) {
         int rc = self->rcs [i];
-        /*  What may have ended the link's session, or left its socket
-            unusable: the next join joins it again.  */
-        if (rc == FASGD_CLIENT_ETIMEOUT || rc == FASGD_CLIENT_EPROTO || rc == FASGD_CLIENT_ENOTJOINED
-            || rc == FASGD_CLIENT_ESOCKET || rc == FASGD_CLIENT_EVERSION || rc == FASGD_CLIENT_ESECURITY)
-            self->lost [i] = 1;
+        if (s_lost_error (rc))
+            self->lost [i] = 1;     /* the next join joins it again */
         if (rc < 0 && err == 0) {
             self->err_link = i;
             err = rc;
@@ -222,13 +228,6 @@ s_result (fasgd_client_t *self)
             best = rc;
     }
     return err ? err : best;
-}
-
-static int
-s_lost_error (int rc)
-{
-    return rc == FASGD_CLIENT_ETIMEOUT || rc == FASGD_CLIENT_EPROTO || rc == FASGD_CLIENT_ENOTJOINED
-        || rc == FASGD_CLIENT_ESOCKET || rc == FASGD_CLIENT_EVERSION || rc == FASGD_CLIENT_ESECURITY;
 }
 
 /*  The result of a training call on S links: a shard lost in it (or

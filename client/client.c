@@ -392,8 +392,18 @@ fasgd_client_set_curve (fasgd_client_t *self, const char *server_key, const char
 {
     if (!self)
         return FASGD_CLIENT_EINVAL;
+    /*  Shards with keys of their own: one key (or certificate file) per
+        endpoint, in their order, separated by commas (Z85 has none).  */
+    int listed = server_key && strchr (server_key, ',');
+    if (listed && s_count (server_key) != self->nlinks)
+        return s_fail (self, FASGD_CLIENT_EINVAL, "%d server keys for %d shards: give one, or one per shard",
+                       s_count (server_key), self->nlinks);
     for (int i = 0; i < self->nlinks; i++) {
-        int rc = fasgd_link_set_curve (self->links [i], server_key, cert_file);
+        char *key = listed ? s_item (server_key, i) : NULL;
+        if (listed && !key)
+            return s_fail (self, FASGD_CLIENT_ENOMEM, "out of memory");
+        int rc = fasgd_link_set_curve (self->links [i], listed ? key : server_key, cert_file);
+        free (key);
         if (rc != 0) {
             self->err_link = i;
             return rc;

@@ -8,7 +8,7 @@
 tap_name=shards
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 25
+plan_mnist 28
 
 # Ports from below the ephemeral range, as in test_cluster.sh: the resumed
 # shard binds the same ones again.
@@ -160,6 +160,34 @@ check "... each shard's own gates: their pushes differ, and most steps repeat" \
         exit !(x[2] != y[2] && x[2] < 1000 && y[2] < 1000 && x[2] > 20 && y[2] > 20) }'
 check "... and the model trains (validation error ${gerr:-none} < 0.3)" \
     awk -v e="${gerr:-1}" 'BEGIN { exit !(e < 0.3) }'
+
+# CURVE: each shard with a certificate of its own, the client given their
+# public keys in the endpoints' order.
+for i in 0 1; do
+    (cd "$tmp" && "$ctl" keygen "k$i" > /dev/null)
+    "$server" -c "$tmp/s$i.yaml" --set push_endpoint=tcp://127.0.0.1:* --set fetch_endpoint=tcp://127.0.0.1:* \
+        --set control_endpoint= --set checkpoint.file= --set "security.curve.server_cert=$tmp/k$i.key_secret" \
+        --set security.curve.allow_any=true --port-file "$tmp/pc$i" >> "$tmp/curve$i.log" 2>&1 &
+    pids="$pids $!"
+    wait_for "test -s '$tmp/pc$i'" 20
+done
+cpush="$(sed -n 's/^push=//p' "$tmp/pc0"),$(sed -n 's/^push=//p' "$tmp/pc1")"
+cfetch="$(sed -n 's/^fetch=//p' "$tmp/pc0"),$(sed -n 's/^fetch=//p' "$tmp/pc1")"
+"$client" -s "$cpush" -f "$cfetch" --data "$data" -n 200 --quiet --server-key "$tmp/k0.key,$tmp/k1.key" \
+    > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "with CURVE, one server key per shard: the client trains with both (exit $rc)" sh -c "
+    [ $rc = 0 ] && grep -q ' 200 steps' '$tmp/out'"
+"$client" -s "$cpush" -f "$cfetch" --data "$data" -n 200 --quiet --server-key "$tmp/k0.key,$tmp/k1.key,$tmp/k1.key" \
+    > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "three server keys for two shards: a usage error (exit 2) saying so" sh -c "
+    [ $rc = 2 ] && grep -q '3 server keys for 2 shards' '$tmp/err'"
+"$client" -s "$cpush" -f "$cfetch" --data "$data" -n 200 --quiet --timeout-ms 2000 --server-key "$tmp/k0.key" \
+    > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "shard 0's key alone for both: shard 1's handshake fails (exit $rc, not 0)" sh -c "
+    [ $rc != 0 ] && grep -qi 'handshake' '$tmp/err'"
 
 # Another shard's checkpoint, and a shard that does not exist.
 "$server" -c "$tmp/s0.yaml" --set "checkpoint.file=$tmp/ck1" --set push_endpoint=tcp://127.0.0.1:* \

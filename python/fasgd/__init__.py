@@ -181,7 +181,8 @@ class Client:
     join         join at once (the default); with False, call join()
     server_key   speak CURVE (encrypted, authenticated) to a server with this
                  public certificate (fasgd-ctl keygen's NAME.key) or public
-                 key (40 Z85 characters); a handshake that fails gives
+                 key (40 Z85 characters), for shards one per shard separated by
+                 commas; a handshake that fails gives
                  fasgd.Error ESECURITY, its reason saying why
     cert         this client's secret certificate (NAME.key_secret); None
                  with server_key: a key of this process's own, which only

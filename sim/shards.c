@@ -26,6 +26,7 @@
 #include "simint.h"
 
 #include "log.h"
+#include "shardmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,31 @@
 
 typedef enum { S_SEND, S_REPEAT, S_KEEP } s_action_t;
 
-/*  The shard map's parts: [off, off + n) for each, in order.  */
+/*  The shard map's parts: [off, off + n) for each, in order; -1 with the
+    reason in err when split cannot split the model so.  */
 static int
-s_map (const fasgd_sim_t *self, size_t *off, size_t *len, int max)
+s_map (const fasgd_sim_t *self, size_t *off, size_t *len, int max, char *err, size_t errlen)
 {
     int nt = fasgd_model_ntensors (self->model), ns = 0;
+    if (self->cfg.shards == FASGD_SIM_SHARDS_SPLIT) {
+        /*  The daemons' map (common/shardmap.c), so that a simulated split
+            is the one fasgd-servers with this shard.count make.  */
+        uint64_t sizes [2 * FASGD_MODEL_MAX_LAYERS];
+        for (int i = 0; i < nt && i < 2 * FASGD_MODEL_MAX_LAYERS; i++) {
+            const fasgd_tensor_t *t = fasgd_model_tensor (self->model, i);
+            sizes [i] = (uint64_t) t->rows * (uint64_t) t->cols;
+        }
+        for (int k = 0; k < self->cfg.shard_count && k < max; k++) {
+            uint64_t o, l;
+            if (fasgd_shardmap_part (sizes, nt, (uint32_t) self->cfg.shard_count, (uint32_t) k, &o, &l, err,
+                                     errlen) != 0)
+                return -1;
+            off [k] = (size_t) o;
+            len [k] = (size_t) l;
+            ns++;
+        }
+        return ns;
+    }
     for (int i = 0; i < nt && ns < max; i++) {
         const fasgd_tensor_t *t = fasgd_model_tensor (self->model, i);
         size_t end = t->offset + (size_t) t->rows * (size_t) t->cols;
@@ -72,8 +93,10 @@ fasgd_simshards_init (fasgd_sim_t *self, char *err, size_t errlen)
         snprintf (err, errlen, "%s cannot run sharded yet (shards: one)", why);
         return -1;
     }
-    size_t off [2 * FASGD_MODEL_MAX_LAYERS], len [2 * FASGD_MODEL_MAX_LAYERS];
-    int ns = s_map (self, off, len, 2 * FASGD_MODEL_MAX_LAYERS);
+    size_t off [FASGD_SHARDMAP_MAX], len [FASGD_SHARDMAP_MAX];
+    int ns = s_map (self, off, len, FASGD_SHARDMAP_MAX, err, errlen);
+    if (ns < 0)
+        return -1;
     if (!(self->shards = calloc ((size_t) ns, sizeof *self->shards))) {
         snprintf (err, errlen, "out of memory");
         return -1;

@@ -5,6 +5,7 @@
 #include "halves.h"
 #include "log.h"
 #include "rng.h"
+#include "shardmap.h"
 #include "snapshot.h"
 
 #include <cblas.h>
@@ -21,7 +22,7 @@ static const char *const s_speeds [] = { "equal", "lognormal", NULL };
 static const char *const s_time_dists [] = { "fixed", "exponential", "lognormal", NULL };
 static const char *const s_progress_modes [] = { "off", "auto", "on", NULL };
 static const char *const s_wires [] = { "f32", "bf16", "f16", NULL };       /* 0, FASGD_HALF_* */
-static const char *const s_shard_maps [] = { "one", "layer", "tensor", NULL };
+static const char *const s_shard_maps [] = { "one", "layer", "tensor", "split", NULL };
 
 const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
     FASGD_CFG_KEY_U64 ("seed", fasgd_sim_cfg_t, seed, 0, 0, "1",
@@ -63,8 +64,11 @@ const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
     FASGD_CFG_KEY_ENUM ("wire.params", fasgd_sim_cfg_t, wire_params, s_wires, "f32",
         "parameters as fasgd-server's wire.params sends them: f32, or rounded to bf16 or f16"),
     FASGD_CFG_KEY_ENUM ("shards", fasgd_sim_cfg_t, shards, s_shard_maps, "one",
-        "the model split across servers: one, layer (a shard per weight layer and its bias) or tensor; "
-        "each shard has its own timestamp, rule state and v-bar, which gates pushes and fetches of it"),
+        "the model split across servers: one, layer (a shard per weight layer and its bias), tensor, or "
+        "split (shard_count parts, as fasgd-servers with that shard.count split it); each shard has its "
+        "own timestamp, rule state and v-bar, which gates pushes and fetches of it"),
+    FASGD_CFG_KEY_INT ("shard_count", fasgd_sim_cfg_t, shard_count, 1, FASGD_SHARDMAP_MAX, "2",
+        "shards: split: the number of parts (fasgd-server's shard.count)"),
     FASGD_CFG_KEY_INCLUDE ("data", fasgd_sim_cfg_t, data, fasgd_data_cfg_keys),
     FASGD_CFG_KEY_END
 };

@@ -33,7 +33,8 @@ typedef enum { FASGD_SIM_SPEED_EQUAL = 0, FASGD_SIM_SPEED_LOGNORMAL } fasgd_sim_
 typedef enum { FASGD_SIM_TIME_FIXED = 0, FASGD_SIM_TIME_EXPONENTIAL, FASGD_SIM_TIME_LOGNORMAL } fasgd_sim_time_t;
 /*  How the model is split across servers: one server, a shard per weight
     layer (its weights and bias), or a shard per tensor.  */
-typedef enum { FASGD_SIM_SHARDS_ONE = 0, FASGD_SIM_SHARDS_LAYER, FASGD_SIM_SHARDS_TENSOR } fasgd_sim_shards_t;
+typedef enum { FASGD_SIM_SHARDS_ONE = 0, FASGD_SIM_SHARDS_LAYER, FASGD_SIM_SHARDS_TENSOR,
+               FASGD_SIM_SHARDS_SPLIT } fasgd_sim_shards_t;
 
 /*  The random stream of the seed that draws the initial parameters.  */
 #define FASGD_SIM_STREAM_INIT 2
@@ -67,6 +68,7 @@ typedef struct {
     fasgd_gates_cfg_t gates;
     int wire_push, wire_params;     /* 0 float32, FASGD_HALF_BF16, FASGD_HALF_F16 (common/halves.h) */
     int shards;                     /* fasgd_sim_shards_t */
+    int shard_count;                /* split: the daemons' shard.count */
     fasgd_data_cfg_t data;
 } fasgd_sim_cfg_t;
 

@@ -536,8 +536,20 @@ START_TEST (test_shards_ungated_equal_one_server)
         s_set (&cfg, "shards=tensor");
         s_set (&cfg, "threads=2");
         char *c_tensor = s_run (&cfg, train, valid, &t_tensor, &st_tensor);
+        /*  The daemons' split (common/shardmap.c): three parts of the 204
+            values, both boundaries (68, 136) inside w1.  */
+        float *t_split;
+        fasgd_sim_stats_t st_split;
+        s_set (&cfg, "shards=split");
+        s_set (&cfg, "shard_count=3");
+        char *c_split = s_run (&cfg, train, valid, &t_split, &st_split);
         ck_assert_msg (memcmp (t_one, t_layer, n * sizeof (float)) == 0, "%s: layer shards differ", rules [r][0]);
         ck_assert_msg (memcmp (t_one, t_tensor, n * sizeof (float)) == 0, "%s: tensor shards differ", rules [r][0]);
+        ck_assert_msg (memcmp (t_one, t_split, n * sizeof (float)) == 0, "%s: split shards differ", rules [r][0]);
+        ck_assert_double_eq (st_split.val_error, st_one.val_error);
+        ck_assert_uint_eq (st_split.bytes, 400 * 2 * (3 * 2 * H + n * sizeof (float)));
+        free (t_split);
+        free (c_split);
         ck_assert_uint_eq (st_layer.timestamp, st_one.timestamp);
         ck_assert_uint_eq (st_layer.tau_max, st_one.tau_max);
         ck_assert_double_eq (st_layer.val_error, st_one.val_error);

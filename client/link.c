@@ -344,8 +344,9 @@ s_heartbeat_start (fasgd_link_t *self)
     self->hb.session = self->desc.session;
     self->hb.interval_ms = (int) ms;
     atomic_store (&self->hb.last_sent, zclock_mono ());
-    /*  czmq is initialised by now (fasgd_link_new made the first
-        socket), so the actor's pipe cannot touch the host's signals.  */
+    /*  czmq is initialised by now (s_dealer_new ran s_zsys_init for the
+        JOIN's socket), so the actor's pipe cannot touch the host's
+        signals.  */
     self->heartbeat = zactor_new (s_heartbeat_actor, &self->hb);
     return self->heartbeat ? 0 : -1;
 }

@@ -58,26 +58,29 @@ s_now_ms (void)
 /*  One call on every link: link i's result goes to rcs [i].  */
 typedef int (*s_op_t) (fasgd_client_t *self, int i, void *arg);
 
+/*  One server of the client, and what the client keeps of it.  */
+typedef struct {
+    fasgd_link_t *link;
+    size_t off, len;                /* its part of θ, from its WELCOME */
+    uint64_t held;                  /* the timestamp of the part it holds */
+    int rc;                         /* its result in the last call */
+    int64_t tau;                    /* the staleness it reported in the last step */
+    int lost;                       /* its session ended or may have: join it again */
+    int needs_fetch;                /* joined again: its part of θ comes before its pushes */
+    int64_t last_try;               /* when it was last tried while lost (s_now_ms) */
+    fasgd_client_stats_t base;      /* its counts at the client's last join (0 if it joined then) */
+} s_part_t;
+
 struct fasgd_client_t {
     int nlinks;
-    fasgd_link_t **links;
-    size_t *off, *len;              /* each link's part of θ, from its WELCOME */
-    uint64_t *held;                 /* the timestamp of the part each link holds */
-    int *rcs;
-    int64_t *taus;
-    char *lost;                     /* the link's session ended or may have: join it again */
-    char *needs_fetch;              /* joined again: its part of θ comes before its pushes */
-    int64_t *last_try;              /* when a lost link was last tried (zclock_mono) */
+    s_part_t *parts;
     char name [FASGD_PROTO_TEXT_MAX + 1];   /* the name of the last join, for the tries */
     int timeout_ms;
-    fasgd_client_stats_t *base;     /* a link's counts at the client's last join (0 if it joined then) */
     int err_link;                   /* whose last_status and last_reason are the client's; -1 its own */
     char reason [FASGD_PROTO_TEXT_MAX + 1];
     size_t nparams;                 /* D once joined */
     fasgd_proto_desc_t desc;        /* the whole model's */
     fasgd_client_stats_t stats;
-    uint64_t seed;
-    int seed_set;
 
     /*  The threads of links 1 .. nlinks - 1, started at the first call
         that needs them. A call bumps gen; each thread runs op for its
@@ -117,7 +120,7 @@ s_worker (void *p)
         pthread_mutex_unlock (&self->lock);
         int rc = op (self, a.index, arg);
         pthread_mutex_lock (&self->lock);
-        self->rcs [a.index] = rc;
+        self->parts [a.index].rc = rc;
         if (++self->finished == self->nthreads)
             pthread_cond_signal (&self->done);
     }
@@ -176,13 +179,13 @@ s_workers_stop (fasgd_client_t *self)
     self->nthreads = 0;
 }
 
-/*  Runs op on every link, all at once; the results in self->rcs.  */
+/*  Runs op on every link, all at once; the results in parts [i].rc.  */
 static void
 s_all (fasgd_client_t *self, s_op_t op, void *arg)
 {
-    if (self->nlinks == 1 || s_workers_start (self) != 0 || self->nthreads != self->nlinks - 1) {
+    if (self->nlinks == 1 || s_workers_start (self) != 0) {
         for (int i = 0; i < self->nlinks; i++)
-            self->rcs [i] = op (self, i, arg);
+            self->parts [i].rc = op (self, i, arg);
         return;
     }
     pthread_mutex_lock (&self->lock);
@@ -192,7 +195,7 @@ s_all (fasgd_client_t *self, s_op_t op, void *arg)
     self->gen++;
     pthread_cond_broadcast (&self->wake);
     pthread_mutex_unlock (&self->lock);
-    self->rcs [0] = op (self, 0, arg);
+    self->parts [0].rc = op (self, 0, arg);
     pthread_mutex_lock (&self->lock);
     while (self->finished < self->nthreads)
         pthread_cond_wait (&self->done, &self->lock);
@@ -216,9 +219,9 @@ s_result (fasgd_client_t *self)
 {
     int best = 0, err = 0;
     for (int i = 0; i < self->nlinks; i++) {
-        int rc = self->rcs [i];
+        int rc = self->parts [i].rc;
         if (s_lost_error (rc))
-            self->lost [i] = 1;     /* the next join joins it again */
+            self->parts [i].lost = 1;     /* the next join joins it again */
         if (rc < 0 && err == 0) {
             self->err_link = i;
             err = rc;
@@ -233,7 +236,7 @@ s_result (fasgd_client_t *self)
 /*  The result of a training call on S links: a shard lost in it (or
     before) does not fail the call while another shard answered: it is
     marked lost, said once in the log, and tried again by later calls
-    (s_pre). Other errors are the call's, as in s_result; so is a lost
+    (s_guarded). Other errors are the call's, as in s_result; so is a lost
     shard's when no shard answered. Links that sat the call out count for
     nothing.  */
 static int
@@ -241,7 +244,7 @@ s_result_sharded (fasgd_client_t *self)
 {
     int best = 0, answered = 0, err = 0, lost_err = 0;
     for (int i = 0; i < self->nlinks; i++) {
-        int rc = self->rcs [i];
+        int rc = self->parts [i].rc;
         if (rc == S_SKIPPED)
             continue;
         if (rc >= 0) {
@@ -250,12 +253,12 @@ s_result_sharded (fasgd_client_t *self)
         }
         else
         if (s_lost_error (rc)) {
-            if (!self->lost [i])
+            if (!self->parts [i].lost)
                 fasgd_log_warn ("client: the shard at endpoint %d: %s (%s); the other shards train on, "
                                 "and it is tried again every %d ms", i + 1, fasgd_client_strerror (rc),
-                                fasgd_link_last_reason (self->links [i]), S_RETRY_MS);
-            self->lost [i] = 1;
-            self->last_try [i] = s_now_ms ();
+                                fasgd_link_last_reason (self->parts [i].link), S_RETRY_MS);
+            self->parts [i].lost = 1;
+            self->parts [i].last_try = s_now_ms ();
             if (!lost_err) {
                 lost_err = rc;
                 if (!err)
@@ -321,22 +324,14 @@ fasgd_client_new (const char *push_endpoint, const char *fetch_endpoint)
     pthread_mutex_init (&self->lock, NULL);
     pthread_cond_init (&self->wake, NULL);
     pthread_cond_init (&self->done, NULL);
-    if (!(self->links = calloc ((size_t) n, sizeof *self->links)) || !(self->off = calloc ((size_t) n, sizeof *self->off))
-        || !(self->len = calloc ((size_t) n, sizeof *self->len))
-        || !(self->held = calloc ((size_t) n, sizeof *self->held))
-        || !(self->rcs = calloc ((size_t) n, sizeof *self->rcs))
-        || !(self->taus = calloc ((size_t) n, sizeof *self->taus))
-        || !(self->lost = calloc ((size_t) n, 1))
-        || !(self->needs_fetch = calloc ((size_t) n, 1))
-        || !(self->last_try = calloc ((size_t) n, sizeof *self->last_try))
-        || !(self->base = calloc ((size_t) n, sizeof *self->base)))
+    if (!(self->parts = calloc ((size_t) n, sizeof *self->parts)))
         goto fail;
     for (int i = 0; i < n; i++) {
         char *push = s_item (push_endpoint, i), *fetch = s_item (fetch_endpoint, i);
-        self->links [i] = push && fetch ? fasgd_link_new (push, fetch) : NULL;
+        self->parts [i].link = push && fetch ? fasgd_link_new (push, fetch) : NULL;
         free (push);
         free (fetch);
-        if (!self->links [i])
+        if (!self->parts [i].link)
             goto fail;
     }
     return self;
@@ -352,18 +347,9 @@ fasgd_client_destroy (fasgd_client_t **self_p)
         return;
     fasgd_client_t *self = *self_p;
     s_workers_stop (self);
-    for (int i = 0; self->links && i < self->nlinks; i++)
-        fasgd_link_destroy (&self->links [i]);
-    free (self->links);
-    free (self->off);
-    free (self->len);
-    free (self->held);
-    free (self->rcs);
-    free (self->taus);
-    free (self->lost);
-    free (self->needs_fetch);
-    free (self->last_try);
-    free (self->base);
+    for (int i = 0; self->parts && i < self->nlinks; i++)
+        fasgd_link_destroy (&self->parts [i].link);
+    free (self->parts);
     free (self->threads);
     pthread_mutex_destroy (&self->lock);
     pthread_cond_destroy (&self->wake);
@@ -384,7 +370,7 @@ fasgd_client_set_timeout (fasgd_client_t *self, int timeout_ms)
     if (self && timeout_ms >= 1)
         self->timeout_ms = timeout_ms;
     for (int i = 0; self && i < self->nlinks; i++)
-        fasgd_link_set_timeout (self->links [i], timeout_ms);
+        fasgd_link_set_timeout (self->parts [i].link, timeout_ms);
 }
 
 int
@@ -402,7 +388,7 @@ fasgd_client_set_curve (fasgd_client_t *self, const char *server_key, const char
         char *key = listed ? s_item (server_key, i) : NULL;
         if (listed && !key)
             return s_fail (self, FASGD_CLIENT_ENOMEM, "out of memory");
-        int rc = fasgd_link_set_curve (self->links [i], listed ? key : server_key, cert_file);
+        int rc = fasgd_link_set_curve (self->parts [i].link, listed ? key : server_key, cert_file);
         free (key);
         if (rc != 0) {
             self->err_link = i;
@@ -415,7 +401,7 @@ fasgd_client_set_curve (fasgd_client_t *self, const char *server_key, const char
 const char *
 fasgd_client_public_key (const fasgd_client_t *self)
 {
-    return self ? fasgd_link_public_key (self->links [0]) : "";
+    return self ? fasgd_link_public_key (self->parts [0].link) : "";
 }
 
 void
@@ -423,10 +409,8 @@ fasgd_client_set_seed (fasgd_client_t *self, uint64_t seed)
 {
     if (!self)
         return;
-    self->seed = seed;
-    self->seed_set = 1;
     for (int i = 0; i < self->nlinks; i++)
-        fasgd_link_set_seed (self->links [i], seed ^ ((uint64_t) i * S_SEED_MIX));
+        fasgd_link_set_seed (self->parts [i].link, seed ^ ((uint64_t) i * S_SEED_MIX));
 }
 
 /*  The client's failure with a reason of its own (not a link's).  */
@@ -447,18 +431,19 @@ static int s_leave_op (fasgd_client_t *self, int i, void *arg);
 static int
 s_join_op (fasgd_client_t *self, int i, void *arg)
 {
-    if (fasgd_link_joined (self->links [i]) && !self->lost [i]) {
+    s_part_t *p = &self->parts [i];
+    if (fasgd_link_joined (p->link) && !p->lost) {
         /*  A join starts the client's counts afresh, as it does a
             link's.  */
-        self->base [i] = *fasgd_link_stats (self->links [i]);
+        p->base = *fasgd_link_stats (p->link);
         return 0;
     }
-    memset (&self->base [i], 0, sizeof self->base [i]);
-    int rc = fasgd_link_join (self->links [i], (const char *) arg);
+    memset (&p->base, 0, sizeof p->base);
+    int rc = fasgd_link_join (p->link, (const char *) arg);
     if (rc == 0) {
-        self->lost [i] = 0;
-        self->needs_fetch [i] = 0;
-        self->held [i] = 0;
+        p->lost = 0;
+        p->needs_fetch = 0;
+        p->held = 0;
     }
     return rc;
 }
@@ -468,14 +453,14 @@ s_join_op (fasgd_client_t *self, int i, void *arg)
 static int
 s_shards_check (fasgd_client_t *self)
 {
-    const fasgd_proto_desc_t *first = fasgd_link_desc (self->links [0]);
+    const fasgd_proto_desc_t *first = fasgd_link_desc (self->parts [0].link);
     uint64_t covered = 0;
     char *seen = calloc ((size_t) self->nlinks, 1);
     if (!seen)
         return s_fail (self, FASGD_CLIENT_ENOMEM, "out of memory");
     int rc = 0;
     for (int i = 0; i < self->nlinks && rc == 0; i++) {
-        const fasgd_proto_desc_t *d = fasgd_link_desc (self->links [i]);
+        const fasgd_proto_desc_t *d = fasgd_link_desc (self->parts [i].link);
         if (d->shards != (uint32_t) self->nlinks)
             rc = s_fail (self, FASGD_CLIENT_EPROTO, "endpoint %d of %d is a server of %" PRIu32 " shard%s",
                          i + 1, self->nlinks, d->shards, d->shards == 1 ? "" : "s");
@@ -491,8 +476,8 @@ s_shards_check (fasgd_client_t *self)
                          i + 1);
         else {
             seen [d->shard] = 1;
-            self->off [i] = (size_t) d->offset;
-            self->len [i] = (size_t) d->length;
+            self->parts [i].off = (size_t) d->offset;
+            self->parts [i].len = (size_t) d->length;
             covered += d->length;
         }
     }
@@ -503,12 +488,14 @@ s_shards_check (fasgd_client_t *self)
     /*  Parts that cover D with distinct shards of one map may still
         overlap if a server lies: every value must be someone's once.  */
     for (int i = 0; rc == 0 && i < self->nlinks; i++)
-        for (int j = i + 1; j < self->nlinks; j++)
-            if (self->off [i] < self->off [j] + self->len [j] && self->off [j] < self->off [i] + self->len [i]) {
+        for (int j = i + 1; j < self->nlinks; j++) {
+            const s_part_t *a = &self->parts [i], *b = &self->parts [j];
+            if (a->off < b->off + b->len && b->off < a->off + a->len) {
                 rc = s_fail (self, FASGD_CLIENT_EPROTO, "shards %" PRIu32 " and %" PRIu32 " overlap",
-                             fasgd_link_desc (self->links [i])->shard, fasgd_link_desc (self->links [j])->shard);
+                             fasgd_link_desc (a->link)->shard, fasgd_link_desc (b->link)->shard);
                 break;
             }
+        }
     if (rc == 0) {
         self->desc = *first;
         self->desc.shard = 0;
@@ -527,12 +514,12 @@ fasgd_client_join (fasgd_client_t *self, const char *name)
         return FASGD_CLIENT_EINVAL;
     if (self->nlinks == 1) {
         self->err_link = 0;
-        int rc = fasgd_link_join (self->links [0], name);
-        const fasgd_proto_desc_t *d = rc == 0 ? fasgd_link_desc (self->links [0]) : NULL;
+        int rc = fasgd_link_join (self->parts [0].link, name);
+        const fasgd_proto_desc_t *d = rc == 0 ? fasgd_link_desc (self->parts [0].link) : NULL;
         if (d && d->shards > 1) {
             /*  One part of θ is not θ: the caller's buffers are D long.  */
             uint32_t shard = d->shard, shards = d->shards;
-            fasgd_link_leave (self->links [0]);
+            fasgd_link_leave (self->parts [0].link);
             return s_fail (self, FASGD_CLIENT_EPROTO, "the server is shard %" PRIu32 " of %" PRIu32
                            ": give the push and fetch endpoints of all %" PRIu32 " shards",
                            shard, shards, shards);
@@ -550,7 +537,8 @@ fasgd_client_join (fasgd_client_t *self, const char *name)
         char reason [sizeof self->reason];
         memcpy (reason, self->reason, sizeof reason);
         s_all (self, s_leave_op, NULL);
-        memset (self->lost, 1, (size_t) self->nlinks);
+        for (int i = 0; i < self->nlinks; i++)
+            self->parts [i].lost = 1;
         self->err_link = keep;
         memcpy (self->reason, reason, sizeof reason);
     }
@@ -568,14 +556,14 @@ fasgd_client_desc (const fasgd_client_t *self)
     if (!self)
         return NULL;
     if (self->nlinks == 1)
-        return fasgd_link_desc (self->links [0]);
+        return fasgd_link_desc (self->parts [0].link);
     return self->nparams ? &self->desc : NULL;
 }
 
 uint32_t
 fasgd_client_id (const fasgd_client_t *self)
 {
-    return self ? fasgd_link_id (self->links [0]) : 0;
+    return self ? fasgd_link_id (self->parts [0].link) : 0;
 }
 
 size_t
@@ -583,11 +571,15 @@ fasgd_client_nparams (const fasgd_client_t *self)
 {
     if (!self)
         return 0;
-    return self->nlinks == 1 ? fasgd_link_nparams (self->links [0]) : self->nparams;
+    return self->nlinks == 1 ? fasgd_link_nparams (self->parts [0].link) : self->nparams;
 }
 
-/*  The arguments of one call, for its links.  */
+/*  The arguments of one call, for its links: on S links, op is the
+    link's call (run by s_guarded), fetches says it fetches the link's
+    part itself.  */
 typedef struct {
+    s_op_t op;
+    int fetches;
     const float *grad;
     float *theta;
     int if_newer;
@@ -602,7 +594,7 @@ s_held_sum (const fasgd_client_t *self)
 {
     uint64_t sum = 0;
     for (int i = 0; i < self->nlinks; i++)
-        sum += self->held [i];
+        sum += self->parts [i].held;
     return sum;
 }
 
@@ -622,51 +614,59 @@ s_ready (fasgd_client_t *self)
 static int
 s_probe (fasgd_client_t *self, int i)
 {
+    s_part_t *p = &self->parts [i];
     int64_t now = s_now_ms ();
-    if (now - self->last_try [i] < S_RETRY_MS)
+    if (now - p->last_try < S_RETRY_MS)
         return 0;
-    self->last_try [i] = now;
-    fasgd_link_t *l = self->links [i];
+    p->last_try = now;
+    fasgd_link_t *l = p->link;
     fasgd_link_set_timeout (l, self->timeout_ms < S_PROBE_MS ? self->timeout_ms : S_PROBE_MS);
     int rc = fasgd_link_join (l, *self->name ? self->name : NULL);
     fasgd_link_set_timeout (l, self->timeout_ms);
     if (rc != 0)
         return 0;
     const fasgd_proto_desc_t *d = fasgd_link_desc (l);
-    if (d->shards != (uint32_t) self->nlinks || d->params != self->nparams || d->offset != self->off [i]
-        || d->length != self->len [i]) {
+    if (d->shards != (uint32_t) self->nlinks || d->params != self->nparams || d->offset != p->off
+        || d->length != p->len) {
         fasgd_log_warn ("client: the shard at endpoint %d came back holding another part of the model; "
                         "left alone", i + 1);
         fasgd_link_leave (l);
         return 0;
     }
-    memset (&self->base [i], 0, sizeof self->base [i]);
-    self->lost [i] = 0;
-    self->needs_fetch [i] = 1;
-    self->held [i] = 0;
+    memset (&p->base, 0, sizeof p->base);
+    p->lost = 0;
+    p->needs_fetch = 1;
+    p->held = 0;
     fasgd_log_notice ("client: joined the shard at endpoint %d again", i + 1);
     return 1;
 }
 
-/*  Before link i takes part in a training call: a lost link is tried
-    again; a link joined again fetches its part (when the call carries θ)
-    before it pushes. Returns S_GO to go on with the call, or the link's
-    result (S_SKIPPED when it sits the call out).  */
-#define S_GO INT32_MIN
+/*  Link i's part in a training call: a lost link is tried again first
+    (and sits the call out if it is still lost); a link joined again gets
+    its part of θ before it pushes: the call's own fetch when it has one,
+    else a fetch here when the call carries θ (it sits out a call without
+    θ). Then the link's call, c->op.  */
 static int
-s_pre (fasgd_client_t *self, int i, const s_call_t *c)
+s_guarded (fasgd_client_t *self, int i, void *arg)
 {
-    self->taus [i] = -1;
-    if (self->lost [i] && !s_probe (self, i))
+    s_call_t *c = arg;
+    s_part_t *p = &self->parts [i];
+    p->tau = -1;
+    if (p->lost && !s_probe (self, i))
         return S_SKIPPED;
-    if (!self->needs_fetch [i])
-        return S_GO;
-    if (!c->theta)
-        return S_SKIPPED;
-    int rc = fasgd_link_fetch (self->links [i], c->theta + self->off [i], &self->held [i], 0);
-    if (rc >= 0)
-        self->needs_fetch [i] = 0;
-    return rc < 0 ? rc : 1;
+    int rc;
+    if (p->needs_fetch && !c->fetches) {
+        if (!c->theta)
+            return S_SKIPPED;
+        rc = fasgd_link_fetch (p->link, c->theta + p->off, &p->held, 0);
+        if (rc >= 0)
+            p->needs_fetch = 0;
+        return rc < 0 ? rc : 1;
+    }
+    rc = c->op (self, i, c);
+    if (c->fetches && rc >= 0)
+        p->needs_fetch = 0;
+    return rc;
 }
 
 /*  One call on S links: op on every link with c, the result, and the
@@ -677,34 +677,21 @@ s_sharded (fasgd_client_t *self, s_op_t op, s_call_t *c, uint64_t *ts)
     int rc = s_ready (self);
     if (rc != 0)
         return rc;
-    s_all (self, op, c);
+    c->op = op;
+    s_all (self, s_guarded, c);
     rc = s_result_sharded (self);
     if (ts)
         *ts = s_held_sum (self);
     return rc;
 }
 
-/*  A fetch: a lost link is tried again first, and a link joined again
-    fetches here like any other.  */
-static int
-s_fetch_pre (fasgd_client_t *self, int i)
-{
-    self->taus [i] = -1;
-    return self->lost [i] && !s_probe (self, i) ? S_SKIPPED : S_GO;
-}
-
 static int
 s_fetch_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
-    int rc = s_fetch_pre (self, i);
-    if (rc != S_GO)
-        return rc;
-    rc = fasgd_link_fetch (self->links [i], c->theta + self->off [i], &self->held [i],
-                           c->if_newer && !self->needs_fetch [i]);
-    if (rc >= 0)
-        self->needs_fetch [i] = 0;
-    return rc;
+    s_part_t *p = &self->parts [i];
+    /*  A link joined again fetches whatever the caller's timestamp.  */
+    return fasgd_link_fetch (p->link, c->theta + p->off, &p->held, c->if_newer && !p->needs_fetch);
 }
 
 int
@@ -714,17 +701,17 @@ fasgd_client_fetch (fasgd_client_t *self, float *theta, uint64_t *timestamp, int
         return FASGD_CLIENT_EINVAL;
     if (self->nlinks == 1) {
         self->err_link = 0;
-        return fasgd_link_fetch (self->links [0], theta, timestamp, if_newer);
+        return fasgd_link_fetch (self->parts [0].link, theta, timestamp, if_newer);
     }
     if (!theta || !timestamp)
         return FASGD_CLIENT_EINVAL;
-    s_call_t c = { .theta = theta, .if_newer = if_newer };
+    s_call_t c = { .fetches = 1, .theta = theta, .if_newer = if_newer };
     int rc = s_sharded (self, s_fetch_op, &c, timestamp);
     if (rc < 0)
         return rc;
     /*  1 (not modified) only when no shard sent anything.  */
     for (int i = 0; i < self->nlinks; i++)
-        if (self->rcs [i] == 0)
+        if (self->parts [i].rc == 0)
             return 0;
     return 1;
 }
@@ -733,10 +720,8 @@ static int
 s_push_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
-    int pre = s_pre (self, i, c);
-    if (pre != S_GO)
-        return pre;
-    return fasgd_link_push (self->links [i], c->grad + self->off [i], self->held [i]);
+    s_part_t *p = &self->parts [i];
+    return fasgd_link_push (p->link, c->grad + p->off, p->held);
 }
 
 int
@@ -746,7 +731,7 @@ fasgd_client_push (fasgd_client_t *self, const float *grad, uint64_t timestamp)
         return FASGD_CLIENT_EINVAL;
     if (self->nlinks == 1) {
         self->err_link = 0;
-        return fasgd_link_push (self->links [0], grad, timestamp);
+        return fasgd_link_push (self->parts [0].link, grad, timestamp);
     }
     if (!grad)
         return FASGD_CLIENT_EINVAL;
@@ -761,7 +746,7 @@ fasgd_client_push_n (fasgd_client_t *self, const float *grad, size_t n, uint64_t
         return FASGD_CLIENT_EINVAL;
     if (self->nlinks == 1) {
         self->err_link = 0;
-        return fasgd_link_push_n (self->links [0], grad, n, timestamp);
+        return fasgd_link_push_n (self->parts [0].link, grad, n, timestamp);
     }
     int rc = s_ready (self);
     if (rc != 0)
@@ -774,10 +759,8 @@ fasgd_client_push_n (fasgd_client_t *self, const float *grad, size_t n, uint64_t
 static int
 s_repeat_op (fasgd_client_t *self, int i, void *arg)
 {
-    int pre = s_pre (self, i, arg);
-    if (pre != S_GO)
-        return pre;
-    return fasgd_link_push_repeat (self->links [i]);
+    (void) arg;
+    return fasgd_link_push_repeat (self->parts [i].link);
 }
 
 int
@@ -787,50 +770,46 @@ fasgd_client_push_repeat (fasgd_client_t *self)
         return FASGD_CLIENT_EINVAL;
     if (self->nlinks == 1) {
         self->err_link = 0;
-        return fasgd_link_push_repeat (self->links [0]);
+        return fasgd_link_push_repeat (self->parts [0].link);
     }
     s_call_t c = { 0 };
     return s_sharded (self, s_repeat_op, &c, NULL);
 }
 
-int
-fasgd_client_want_fetch (fasgd_client_t *self)
+/*  Every link's gate draws; 1 when any would transmit.  */
+static int
+s_want (fasgd_client_t *self, int (*want) (fasgd_link_t *))
 {
     if (!self)
         return FASGD_CLIENT_EINVAL;
-    int want = 0;
+    int any = 0;
     for (int i = 0; i < self->nlinks; i++) {
-        int rc = fasgd_link_want_fetch (self->links [i]);
+        int rc = want (self->parts [i].link);
         if (rc < 0)
             return rc;
-        want |= rc > 0;
+        any |= rc > 0;
     }
-    return want;
+    return any;
+}
+
+int
+fasgd_client_want_fetch (fasgd_client_t *self)
+{
+    return s_want (self, fasgd_link_want_fetch);
 }
 
 int
 fasgd_client_want_push (fasgd_client_t *self)
 {
-    if (!self)
-        return FASGD_CLIENT_EINVAL;
-    int want = 0;
-    for (int i = 0; i < self->nlinks; i++) {
-        int rc = fasgd_link_want_push (self->links [i]);
-        if (rc < 0)
-            return rc;
-        want |= rc > 0;
-    }
-    return want;
+    return s_want (self, fasgd_link_want_push);
 }
 
 static int
 s_push_gated_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
-    int pre = s_pre (self, i, c);
-    if (pre != S_GO)
-        return pre;
-    return fasgd_link_push_gated (self->links [i], c->grad + self->off [i], self->held [i]);
+    s_part_t *p = &self->parts [i];
+    return fasgd_link_push_gated (p->link, c->grad + p->off, p->held);
 }
 
 int
@@ -840,7 +819,7 @@ fasgd_client_push_gated (fasgd_client_t *self, const float *grad, uint64_t times
         return FASGD_CLIENT_EINVAL;
     if (self->nlinks == 1) {
         self->err_link = 0;
-        return fasgd_link_push_gated (self->links [0], grad, timestamp);
+        return fasgd_link_push_gated (self->parts [0].link, grad, timestamp);
     }
     if (!grad)
         return FASGD_CLIENT_EINVAL;
@@ -852,14 +831,9 @@ static int
 s_fetch_gated_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
-    int rc = s_fetch_pre (self, i);
-    if (rc != S_GO)
-        return rc;
+    s_part_t *p = &self->parts [i];
     /*  A link joined again always fetches: its gate's first decision.  */
-    rc = fasgd_link_fetch_gated (self->links [i], c->theta + self->off [i], &self->held [i]);
-    if (rc >= 0)
-        self->needs_fetch [i] = 0;
-    return rc;
+    return fasgd_link_fetch_gated (p->link, c->theta + p->off, &p->held);
 }
 
 int
@@ -869,11 +843,11 @@ fasgd_client_fetch_gated (fasgd_client_t *self, float *theta, uint64_t *timestam
         return FASGD_CLIENT_EINVAL;
     if (self->nlinks == 1) {
         self->err_link = 0;
-        return fasgd_link_fetch_gated (self->links [0], theta, timestamp);
+        return fasgd_link_fetch_gated (self->parts [0].link, theta, timestamp);
     }
     if (!theta || !timestamp)
         return FASGD_CLIENT_EINVAL;
-    s_call_t c = { .theta = theta };
+    s_call_t c = { .fetches = 1, .theta = theta };
     return s_sharded (self, s_fetch_gated_op, &c, timestamp);
 }
 
@@ -881,11 +855,9 @@ static int
 s_push_fetch_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
-    int pre = s_pre (self, i, c);
-    if (pre != S_GO)
-        return pre;
-    return fasgd_link_push_fetch (self->links [i], c->grad + self->off [i], self->held [i],
-                                  c->theta + self->off [i], &self->held [i]);
+    s_part_t *p = &self->parts [i];
+    return fasgd_link_push_fetch (p->link, c->grad + p->off, p->held,
+                                  c->theta + p->off, &p->held);
 }
 
 int
@@ -896,7 +868,7 @@ fasgd_client_push_fetch (fasgd_client_t *self, const float *grad, uint64_t times
         return FASGD_CLIENT_EINVAL;
     if (self->nlinks == 1) {
         self->err_link = 0;
-        return fasgd_link_push_fetch (self->links [0], grad, timestamp, theta, new_timestamp);
+        return fasgd_link_push_fetch (self->parts [0].link, grad, timestamp, theta, new_timestamp);
     }
     if (!grad || !theta || !new_timestamp)
         return FASGD_CLIENT_EINVAL;
@@ -908,11 +880,9 @@ static int
 s_step_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
-    int pre = s_pre (self, i, c);
-    if (pre != S_GO)
-        return pre;
-    return fasgd_link_step_gated (self->links [i], c->grad + self->off [i], c->theta + self->off [i],
-                                  &self->held [i], &self->taus [i]);
+    s_part_t *p = &self->parts [i];
+    return fasgd_link_step_gated (p->link, c->grad + p->off, c->theta + p->off,
+                                  &p->held, &p->tau);
 }
 
 int
@@ -923,7 +893,7 @@ fasgd_client_step_gated (fasgd_client_t *self, const float *grad, float *theta,
         return FASGD_CLIENT_EINVAL;
     if (self->nlinks == 1) {
         self->err_link = 0;
-        return fasgd_link_step_gated (self->links [0], grad, theta, timestamp, tau);
+        return fasgd_link_step_gated (self->parts [0].link, grad, theta, timestamp, tau);
     }
     if (tau)
         *tau = -1;
@@ -933,8 +903,8 @@ fasgd_client_step_gated (fasgd_client_t *self, const float *grad, float *theta,
     int rc = s_sharded (self, s_step_op, &c, timestamp);
     /*  The staleness of the step: the largest of the shards'.  */
     for (int i = 0; tau && rc >= 0 && i < self->nlinks; i++)
-        if (self->taus [i] > *tau)
-            *tau = self->taus [i];
+        if (self->parts [i].tau > *tau)
+            *tau = self->parts [i].tau;
     return rc;
 }
 
@@ -942,7 +912,7 @@ static int
 s_eval_op (fasgd_client_t *self, int i, void *arg)
 {
     s_call_t *c = arg;
-    return fasgd_link_eval (self->links [i], c->error, c->nll, c->examples);
+    return fasgd_link_eval (self->parts [i].link, c->error, c->nll, c->examples);
 }
 
 int
@@ -952,7 +922,7 @@ fasgd_client_eval (fasgd_client_t *self, double error, double nll, uint64_t exam
         return FASGD_CLIENT_EINVAL;
     if (self->nlinks == 1) {
         self->err_link = 0;
-        return fasgd_link_eval (self->links [0], error, nll, examples);
+        return fasgd_link_eval (self->parts [0].link, error, nll, examples);
     }
     s_call_t c = { .error = error, .nll = nll, .examples = examples };
     s_all (self, s_eval_op, &c);
@@ -963,7 +933,7 @@ static int
 s_leave_op (fasgd_client_t *self, int i, void *arg)
 {
     (void) arg;
-    return fasgd_link_leave (self->links [i]);
+    return fasgd_link_leave (self->parts [i].link);
 }
 
 int
@@ -973,7 +943,7 @@ fasgd_client_leave (fasgd_client_t *self)
         return FASGD_CLIENT_EINVAL;
     if (self->nlinks == 1) {
         self->err_link = 0;
-        return fasgd_link_leave (self->links [0]);
+        return fasgd_link_leave (self->parts [0].link);
     }
     s_all (self, s_leave_op, NULL);
     self->nparams = 0;
@@ -987,7 +957,7 @@ fasgd_client_vbar (const fasgd_client_t *self)
         return 0;
     double sum = 0;
     for (int i = 0; i < self->nlinks; i++)
-        sum += fasgd_link_vbar (self->links [i]);
+        sum += fasgd_link_vbar (self->parts [i].link);
     return sum / self->nlinks;
 }
 
@@ -996,7 +966,7 @@ fasgd_client_server_timestamp (const fasgd_client_t *self)
 {
     uint64_t sum = 0;
     for (int i = 0; self && i < self->nlinks; i++)
-        sum += fasgd_link_server_timestamp (self->links [i]);
+        sum += fasgd_link_server_timestamp (self->parts [i].link);
     return sum;
 }
 
@@ -1005,7 +975,7 @@ fasgd_client_last_status (const fasgd_client_t *self)
 {
     if (!self)
         return 0;
-    return self->err_link >= 0 ? fasgd_link_last_status (self->links [self->err_link]) : 0;
+    return self->err_link >= 0 ? fasgd_link_last_status (self->parts [self->err_link].link) : 0;
 }
 
 const char *
@@ -1016,11 +986,11 @@ fasgd_client_last_reason (const fasgd_client_t *self)
     if (self->err_link < 0)
         return self->reason;
     if (self->nlinks == 1)
-        return fasgd_link_last_reason (self->links [0]);
+        return fasgd_link_last_reason (self->parts [0].link);
     /*  Which shard said it.  */
     fasgd_client_t *m = (fasgd_client_t *) self;
     snprintf (m->reason, sizeof m->reason, "shard at endpoint %d: %s", self->err_link + 1,
-              fasgd_link_last_reason (self->links [self->err_link]));
+              fasgd_link_last_reason (self->parts [self->err_link].link));
     return m->reason;
 }
 
@@ -1030,12 +1000,12 @@ fasgd_client_stats (const fasgd_client_t *self)
     if (!self)
         return NULL;
     if (self->nlinks == 1)
-        return fasgd_link_stats (self->links [0]);
+        return fasgd_link_stats (self->parts [0].link);
     /*  The links' counts summed, into the client's own copy.  */
     fasgd_client_t *m = (fasgd_client_t *) self;
     memset (&m->stats, 0, sizeof m->stats);
     for (int i = 0; i < self->nlinks; i++) {
-        const fasgd_client_stats_t *s = fasgd_link_stats (self->links [i]), *b = &self->base [i];
+        const fasgd_client_stats_t *s = fasgd_link_stats (self->parts [i].link), *b = &self->parts [i].base;
         m->stats.pushes += s->pushes - b->pushes;
         m->stats.repeats += s->repeats - b->repeats;
         m->stats.accumulated += s->accumulated - b->accumulated;

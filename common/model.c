@@ -289,6 +289,15 @@ fasgd_model_tensor (const fasgd_model_t *self, int i)
 }
 
 int
+fasgd_model_tensor_sizes (const fasgd_model_t *self, uint64_t *sizes, int max)
+{
+    int n = 2 * self->nlayers;
+    for (int i = 0; i < n && i < max; i++)
+        sizes [i] = (uint64_t) self->tensors [i].rows * (uint64_t) self->tensors [i].cols;
+    return n;
+}
+
+int
 fasgd_model_input_dim (const fasgd_model_t *self)
 {
     return self->spec.sizes [0];

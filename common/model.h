@@ -94,6 +94,9 @@ size_t fasgd_model_nparams (const fasgd_model_t *self);
 int fasgd_model_ntensors (const fasgd_model_t *self);
 /*  Borrowed; NULL when i is out of range.  */
 const fasgd_tensor_t *fasgd_model_tensor (const fasgd_model_t *self, int i);
+/*  The tensors' sizes in floats, in θ's order, into sizes (at most max of
+    them); returns how many tensors the model has.  */
+int fasgd_model_tensor_sizes (const fasgd_model_t *self, uint64_t *sizes, int max);
 int fasgd_model_input_dim (const fasgd_model_t *self);
 int fasgd_model_nclasses (const fasgd_model_t *self);
 

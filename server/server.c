@@ -120,15 +120,12 @@ s_shard (fasgd_server_t *self, char *err, size_t errlen)
     if (cfg->shard_count <= 1 && cfg->shard_index == 0)
         return 0;
     uint64_t sizes [FASGD_PROTO_MAX_TENSORS];
-    int nt = self->model ? fasgd_model_ntensors (self->model) : self->ext_ntensors;
-    for (int i = 0; i < nt && i < FASGD_PROTO_MAX_TENSORS; i++) {
-        if (self->model) {
-            const fasgd_tensor_t *t = fasgd_model_tensor (self->model, i);
-            sizes [i] = (uint64_t) t->rows * (uint64_t) t->cols;
-        }
-        else
+    int nt = self->ext_ntensors;
+    if (self->model)
+        nt = fasgd_model_tensor_sizes (self->model, sizes, FASGD_PROTO_MAX_TENSORS);
+    else
+        for (int i = 0; i < nt; i++)
             sizes [i] = fasgd_proto_tensor_size (&self->ext_tensors [i]);
-    }
     uint64_t off, len;
     if (fasgd_shardmap_part (sizes, nt, (uint32_t) cfg->shard_count, (uint32_t) cfg->shard_index, &off, &len,
                              err, errlen) != 0)

@@ -48,10 +48,7 @@ s_map (const fasgd_sim_t *self, size_t *off, size_t *len, int max, char *err, si
         /*  The daemons' map (common/shardmap.c), so that a simulated split
             is the one fasgd-servers with this shard.count make.  */
         uint64_t sizes [2 * FASGD_MODEL_MAX_LAYERS];
-        for (int i = 0; i < nt && i < 2 * FASGD_MODEL_MAX_LAYERS; i++) {
-            const fasgd_tensor_t *t = fasgd_model_tensor (self->model, i);
-            sizes [i] = (uint64_t) t->rows * (uint64_t) t->cols;
-        }
+        fasgd_model_tensor_sizes (self->model, sizes, 2 * FASGD_MODEL_MAX_LAYERS);
         for (int k = 0; k < self->cfg.shard_count && k < max; k++) {
             uint64_t o, l;
             if (fasgd_shardmap_part (sizes, nt, (uint32_t) self->cfg.shard_count, (uint32_t) k, &o, &l, err,

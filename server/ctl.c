@@ -17,6 +17,7 @@
 
 #include "ctl_reply.h"
 #include "curve.h"
+#include "shardmap.h"
 
 #include <czmq.h>
 #include <errno.h>
@@ -41,7 +42,7 @@
 typedef struct {
     int answered;
     double T, clients_max, update_rate, bytes_in_rate, bytes_out_rate, shards;
-    unsigned char seen [1024];          /* shard indices answered */
+    unsigned char seen [FASGD_SHARDMAP_MAX];    /* shard indices answered */
     int distinct;
 } s_total_t;
 
@@ -368,25 +369,22 @@ s_one (const char *ep, const s_curve_t *curve, const char *command, int timeout_
 {
     char *text = NULL;
     size_t len = 0;
+    ctl_reply_t r = { 0 };
+    int status = -1;
     int rc = s_ask (ep, curve, command, timeout_ms, &text, &len);
-    if (rc != 0) {
-        if (json && in_array)
-            printf ("null\n");
-        return rc;
-    }
-    ctl_reply_t r;
-    if (ctl_reply_parse (text, len, &r) != 0) {
-        free (text);
-        if (json && in_array)
-            printf ("null\n");
-        return S_EXIT_SERVER;
-    }
-    int status = ctl_reply_status (&r);
-    if (status < 0) {
-        fprintf (stderr, "fasgd-ctl: malformed reply from %s: it does not start with status=CODE\n", ep);
-        if (json && in_array)
-            printf ("null\n");
+    if (rc == 0 && ctl_reply_parse (text, len, &r) != 0) {
+        r.kv = NULL;                    /* the parser freed what it took */
         rc = S_EXIT_SERVER;
+    }
+    else
+    if (rc == 0 && (status = ctl_reply_status (&r)) < 0) {
+        fprintf (stderr, "fasgd-ctl: malformed reply from %s: it does not start with status=CODE\n", ep);
+        rc = S_EXIT_SERVER;
+    }
+    if (status < 0) {
+        /*  No answer to print: in an array, its place says so.  */
+        if (json && in_array)
+            printf ("null\n");
     }
     else {
         if (json)

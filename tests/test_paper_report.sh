@@ -7,15 +7,16 @@
 tap_name=paper-report
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 report="$top_src/scripts/paper-report"
-echo "1..5"
+echo "1..9"
 
-# csv FILE ERROR: a complete 100,000-iteration run whose validation error
-# is ERROR at every row.
+# csv FILE ERROR [N]: a complete run of N iterations (100,000) whose
+# validation error is ERROR at every row.
 csv() {
+    iters=${3:-100000}
     {
         echo "iteration,timestamp,val_error,val_nll"
         i=0
-        while [ $i -le 100000 ]; do echo "$i,$i,$2,0.5"; i=$((i + 10000)); done
+        while [ $i -le "$iters" ]; do echo "$i,$i,$2,0.5"; i=$((i + iters / 10)); done
     } > "$1"
 }
 # fig2 DIR FASGD SASGD: every λ of Fig. 2, fasgd's seeds 1 2 3 at the three
@@ -49,4 +50,36 @@ check "ranges that overlap at λ = 250 are within noise there, and the claim is 
     grep -q "beats sasgd at every λ and the gap grows with λ: partly held\*\* (fasgd (std) lower beyond the seeds' spread at 3 of 4 λ, within noise at 1" "$tmp/overlap.md"
 check "a band file: iteration, mean, smallest, largest" \
     grep -qx "100000 0.060000 0.030000 0.090000" "$tmp/overlap/band-fig2-128x250-fasgd-a0.005.dat"
+# --quick without the sweep: the sweep winners grid.conf records
+# (pick.RULE.SETTING); fasgd's on μ=128, λ=1000 names the sweep point of Fig. 2.
+grid="$top_src/experiments/grid.conf"
+rec() { sed -n "s/^pick\.$1\.$2:[[:space:]]*//p" "$grid"; }
+aw=$(rec fasgd 128x1000)
+fig2 "$tmp/quick" "0.05" "0.08"
+for lam in 250 500 1000 10000; do csv "$tmp/quick/fig2-128x$lam-fasgd-a$aw-s1.csv" 0.042; done
+"$python" "$report" --results "$tmp/quick" --output "$tmp/quick.md" --seeds 1 --quick 1 > "$tmp/out" 2> "$tmp/err"
+check "--quick without the sweep lists grid.conf's picks" \
+    grep -q "^| fasgd | $(rec fasgd 4x32) | $aw |\$" "$tmp/quick.md"
+check "--quick without the sweep: fasgd's recorded pick is Fig. 2's sweep point" \
+    grep -q "^| μ=128, λ=1000 | 0.0500 | 0.0420 |" "$tmp/quick.md"
+"$python" "$report" --results "$tmp/quick" --output "$tmp/full.md" --seeds 1 > "$tmp/out" 2> "$tmp/err"
+check "without --quick a missing sweep has no sweep point" \
+    sh -c '! grep -q "α=[0-9.]*, sweep" "$1"' _ "$tmp/full.md"
+
+# A complete sweep (every candidate 0.5 but one per rule and setting: the
+# recorded winner, except fasgd on μ=4, λ=32) is said to differ there.
+mkdir -p "$tmp/sweep"
+for st in $(sed -n 's/^lr\.settings:[[:space:]]*//p' "$grid"); do
+    for r in $(sed -n 's/^lr\.rules:[[:space:]]*//p' "$grid"); do
+        win=$(rec "$r" "$st")
+        [ "$r.$st" = fasgd.4x32 ] && win=0.3
+        for a in $(sed -n "s/^lr\.grid\.$r:[[:space:]]*//p" "$grid"); do
+            e=0.5; [ "$a" = "$win" ] && e=0.1
+            csv "$tmp/sweep/lr-$st-$r-a$a.csv" $e 20000
+        done
+    done
+done
+"$python" "$report" --results "$tmp/sweep" --output "$tmp/sweep.md" --seeds 1 > "$tmp/out" 2> "$tmp/err"
+check "a sweep whose winner is not the recorded one says so" \
+    grep -q "records for \`--quick\` (\`pick.RULE.SETTING\`) \*\*differ\*\* from these (update them there): fasgd on μ=4, λ=32: $(rec fasgd 4x32) recorded, 0.3 now\.\$" "$tmp/sweep.md"
 exit $((failed > 0))

@@ -51,17 +51,21 @@ check "ranges that overlap at λ = 250 are within noise there, and the claim is 
 check "a band file: iteration, mean, smallest, largest" \
     grep -qx "100000 0.060000 0.030000 0.090000" "$tmp/overlap/band-fig2-128x250-fasgd-a0.005.dat"
 # --quick without the sweep: the sweep winners grid.conf records
-# (pick.RULE.SETTING); fasgd's on μ=128, λ=1000 names the sweep point of Fig. 2.
+# (pick.RULE.SETTING); fasgd-abs's on μ=128, λ=1000 names the sweep point of
+# Fig. 2; fasgd std has none (quick.sweep_alphas).
 grid="$top_src/experiments/grid.conf"
 rec() { sed -n "s/^pick\.$1\.$2:[[:space:]]*//p" "$grid"; }
-aw=$(rec fasgd 128x1000)
+aw=$(rec fasgd-abs 128x1000)
 fig2 "$tmp/quick" "0.05" "0.08"
-for lam in 250 500 1000 10000; do csv "$tmp/quick/fig2-128x$lam-fasgd-a$aw-s1.csv" 0.042; done
+for lam in 250 500 1000 10000; do
+    csv "$tmp/quick/fig2-128x$lam-fasgd-abs-a0.005-s1.csv" 0.045
+    csv "$tmp/quick/fig2-128x$lam-fasgd-abs-a$aw-s1.csv" 0.042
+done
 "$python" "$report" --results "$tmp/quick" --output "$tmp/quick.md" --seeds 1 --quick 1 > "$tmp/out" 2> "$tmp/err"
 check "--quick without the sweep lists grid.conf's picks" \
-    grep -q "^| fasgd | $(rec fasgd 4x32) | $aw |\$" "$tmp/quick.md"
-check "--quick without the sweep: fasgd's recorded pick is Fig. 2's sweep point" \
-    grep -q "^| μ=128, λ=1000 | 0.0500 | 0.0420 |" "$tmp/quick.md"
+    grep -q "^| fasgd-abs | $(rec fasgd-abs 4x32) | $aw |\$" "$tmp/quick.md"
+check "--quick without the sweep: fasgd-abs's recorded pick is Fig. 2's sweep point, fasgd std has none" \
+    grep -q "^| μ=128, λ=1000 | 0.0500 | 0.0450 | 0.0420 | 0.2800 |\$" "$tmp/quick.md"
 "$python" "$report" --results "$tmp/quick" --output "$tmp/full.md" --seeds 1 > "$tmp/out" 2> "$tmp/err"
 check "without --quick a missing sweep has no sweep point" \
     sh -c '! grep -q "α=[0-9.]*, sweep" "$1"' _ "$tmp/full.md"

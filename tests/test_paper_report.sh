@@ -7,7 +7,7 @@
 tap_name=paper-report
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 report="$top_src/scripts/paper-report"
-echo "1..10"
+echo "1..11"
 
 # csv FILE ERROR [N]: a complete run of N iterations (100,000) whose
 # validation error is ERROR at every row.
@@ -51,21 +51,22 @@ check "ranges that overlap at λ = 250 are within noise there, and the claim is 
 check "a band file: iteration, mean, smallest, largest" \
     grep -qx "100000 0.060000 0.030000 0.090000" "$tmp/overlap/band-fig2-128x250-fasgd-a0.005.dat"
 # --quick without the sweep: the sweep winners grid.conf records
-# (pick.RULE.SETTING); fasgd-abs's on μ=128, λ=1000 names the sweep point of
-# Fig. 2; fasgd std has none (quick.sweep_alphas).
+# (pick.RULE.SETTING), and fasgd at the paper's alpha only.
 grid="$top_src/experiments/grid.conf"
 rec() { sed -n "s/^pick\.$1\.$2:[[:space:]]*//p" "$grid"; }
-aw=$(rec fasgd-abs 128x1000)
 fig2 "$tmp/quick" "0.05" "0.08"
 for lam in 250 500 1000 10000; do
     csv "$tmp/quick/fig2-128x$lam-fasgd-abs-a0.005-s1.csv" 0.045
-    csv "$tmp/quick/fig2-128x$lam-fasgd-abs-a$aw-s1.csv" 0.042
+    csv "$tmp/quick/fig2-128x$lam-fasgd-abs-a$(rec fasgd-abs 128x1000)-s1.csv" 0.042
 done
+csv "$tmp/quick/fig1-1x128-dcasgd-a$(rec dcasgd 4x32)-s1.csv" 0.07
 "$python" "$report" --results "$tmp/quick" --output "$tmp/quick.md" --seeds 1 --quick 1 > "$tmp/out" 2> "$tmp/err"
+check "--quick: Fig. 1's dcasgd at its recorded pick" \
+    grep -q "^| μ=1, λ=128 | missing | missing | missing | 0.0700 | missing |\$" "$tmp/quick.md"
 check "--quick without the sweep lists grid.conf's picks" \
-    grep -q "^| fasgd-abs | $(rec fasgd-abs 4x32) | $aw |\$" "$tmp/quick.md"
-check "--quick without the sweep: fasgd-abs's recorded pick is Fig. 2's sweep point, fasgd std has none" \
-    grep -q "^| μ=128, λ=1000 | 0.0500 | 0.0450 | 0.0420 | 0.2800 |\$" "$tmp/quick.md"
+    grep -q "^| fasgd-abs | $(rec fasgd-abs 4x32) | $(rec fasgd-abs 128x1000) |\$" "$tmp/quick.md"
+check "--quick: fasgd's two statistics at the paper's alpha, no sweep point" \
+    grep -q "^| μ=128, λ=1000 | 0.0500 | 0.0450 | 0.2800 |\$" "$tmp/quick.md"
 "$python" "$report" --results "$tmp/quick" --output "$tmp/full.md" --seeds 1 > "$tmp/out" 2> "$tmp/err"
 check "without --quick a missing sweep has no sweep point" \
     sh -c '! grep -q "α=[0-9.]*, sweep" "$1"' _ "$tmp/full.md"

@@ -7,7 +7,7 @@
 tap_name=paper-report
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 report="$top_src/scripts/paper-report"
-echo "1..11"
+echo "1..13"
 
 # csv FILE ERROR [N]: a complete run of N iterations (100,000) whose
 # validation error is ERROR at every row.
@@ -81,6 +81,35 @@ done
 "$python" "$report" --results "$tmp/quick" --output "$tmp/quick.md" --seeds 1 --quick 1 > "$tmp/out" 2> "$tmp/err"
 check "Fashion-MNIST: one column a rule, none missing (final, best, early)" sh -c \
     'sed -n "/^## Fashion-MNIST/,/^## The paper/p" "$1" | grep "^| μ=128" | grep -v missing | grep -c "^| μ=128, λ=[0-9]* | 0.2000 | 0.2000 | 0.2000 | 0.2000 |\$" | grep -qx 12' _ "$tmp/quick.md"
+
+# Fig. 3's concavity verdict weighs every seed: transmitted fetches against
+# potential ones, each seed's late/early rate (last fifth against first)
+# below 0.95. g3 FILE SHAPE: concave (act = p - p^2/2N: rates 0.9, then 0.1)
+# or straight (act = p/2).
+g3() {
+    {
+        echo "iteration,timestamp,val_error,val_nll,fetches,potential_fetches,pushes,potential_pushes"
+        i=0
+        while [ $i -le 100000 ]; do
+            case $2 in
+                concave) f=$((i - i * i / 200000)) ;;
+                *) f=$((i / 2)) ;;
+            esac
+            echo "$i,$i,0.1,0.5,$f,$i,$i,$i"
+            i=$((i + 10000))
+        done
+    } > "$1"
+}
+f3="$tmp/fig3"; mkdir -p "$f3"; a3=$(rec fasgd 4x32)
+for sd in 1 2; do
+    g3 "$f3/fig3-std-a$a3-c0-s$sd.csv" straight
+    g3 "$f3/fig3-std-a$a3-cfetch0.01-s$sd.csv" concave
+done
+"$python" "$report" --results "$f3" --output "$tmp/f3.md" --seeds "1 2" --quick 1 > "$tmp/out" 2> "$tmp/err"
+check "Fig. 3: concave at both seeds, held" grep -q "are concave (fewer transmissions later in training): held\*\* (std: late/early transmit rate 0.11–0.11 over its 1 gated runs and their seeds (1 of 1 runs below 0.95 at every seed)" "$tmp/f3.md"
+g3 "$f3/fig3-std-a$a3-cfetch0.01-s2.csv" straight
+"$python" "$report" --results "$f3" --output "$tmp/f3.md" --seeds "1 2" --quick 1 > "$tmp/out" 2> "$tmp/err"
+check "Fig. 3: straight at one seed, not held (the seeds' mean rate would be 0.43)" grep -q "are concave (fewer transmissions later in training): did not hold\*\* (std: late/early transmit rate 0.11–1.00 over its 1 gated runs and their seeds (0 of 1 runs below 0.95 at every seed)" "$tmp/f3.md"
 
 # A complete sweep (every candidate 0.5 but one per rule and setting: the
 # recorded winner, except fasgd on μ=4, λ=32) is said to differ there.

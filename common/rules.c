@@ -428,10 +428,10 @@ typedef struct {
 } s_abs_coef_t;
 
 /*  fasgd abs (the reference code): m ← 0.9m + 0.1|g| first (flushed, see
-    s_flush), then θ ← θ − α·g / ((τ+1)·(m + 0.001)). The flush has a loop of its
-    own: with the quotient and the double sum in the same loop gcc left
-    the span scalar, at more than twice the time of the vectorised fasgd
-    std.  */
+    s_flush), then θ ← θ − α·g / ((τ+1)·(m + 0.001)). The flush has a loop
+    of its own: with the quotient and the double sum in the same loop gcc
+    left the span scalar, at more than twice the time of the vectorised
+    fasgd std.  */
 S_KERNEL void
 s_abs_span (const s_abs_coef_t *c, const float *restrict g, float *restrict mm,
             double *restrict acc, float *restrict d, size_t len)

@@ -254,12 +254,15 @@ static void
 s_control_reload (fasgd_server_t *self, s_text_t *t)
 {
     char err [FASGD_PATH_LEN + 128];
-    size_t revoked;
-    int rc = fasgd_srv_security_reload (self, &revoked, err, sizeof err);
-    if (rc != 0)
+    int rc = fasgd_srv_security_reload (self, err, sizeof err);
+    if (rc != 0) {
         s_text_add (t, "status=%d\nerror=%s\n", rc > 0 ? 409 : 500, err);
-    else
-        s_text_add (t, "status=200\nallowed_keys=%zu\nrevoked=%zu\n", fasgd_srv_security_nkeys (self), revoked);
+        return;
+    }
+    size_t revoked = fasgd_srv_registry_revoke (self);
+    fasgd_log_notice ("allowlist reloaded from %s: %zu keys, %zu clients revoked", self->cfg.curve_clients,
+                      fasgd_srv_security_nkeys (self), revoked);
+    s_text_add (t, "status=200\nallowed_keys=%zu\nrevoked=%zu\n", fasgd_srv_security_nkeys (self), revoked);
 }
 
 static void

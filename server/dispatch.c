@@ -1,147 +1,16 @@
 /*  dispatch: the data sockets (proto/PROTOCOL.md). Every request on the
-    push and fetch sockets is read here, checked, and answered: PUSH and
-    PUSH_REPEAT apply a gradient with the rule (common/rules.c, the same
-    code the simulator runs), FETCH is answered from a shared immutable
-    snapshot of θ, one per timestamp, reference-counted and recycled
-    (ZeroMQ's I/O thread drops its reference when the frame has gone), so
-    a fetch costs no copy beyond the first at each timestamp and never
-    faults in fresh pages.  */
+    push and fetch sockets is read here, checked, and answered: JOIN
+    registers a client (registry.c), PUSH and PUSH_REPEAT apply a gradient
+    with the rule (common/rules.c, the same code the simulator runs) once
+    the guard let it through (guard.c), FETCH is answered from a shared
+    immutable snapshot of θ (params.c). The router of the data sockets:
+    the only file that knows every request's handler; the frames go out
+    through reply.c, below every handler.  */
 #include "internal.h"
 
-#include "floats.h"
 #include "log.h"
 
 #include <string.h>
-
-/* ------------------------------------------------------------------ */
-/*  Snapshots                                                           */
-
-/*  The snapshot of θ at T, with a reference for the caller; NULL out of
-    memory.  */
-fasgd_snapshot_t *
-fasgd_srv_snapshot_take (fasgd_server_t *self)
-{
-#if FASGD_SRV_SHARED_THETA
-    return fasgd_snapshot_ref (self->current);
-#else
-    if (self->current && self->current->ts == self->T)
-        return fasgd_snapshot_ref (self->current);
-    fasgd_snapshot_t *snap = fasgd_snapshot_new (self->snaps);
-    if (!snap)
-        return NULL;
-    fasgd_proto_floats_encode (self->theta, self->n, snap->theta);
-    snap->ts = self->T;
-    fasgd_snapshot_t *old = self->current;
-    self->current = fasgd_snapshot_ref (snap);      /* the caller's and current's */
-    fasgd_snapshot_release (old);
-    return snap;
-#endif
-}
-
-/*  Applies g to θ with the rule; returns as fasgd_rule_apply, or -2 out
-    of memory. With shared snapshots, when a reply being sent, the
-    evaluator or a client's θ_used still holds the current buffer, the
-    rule writes the new θ into a fresh one, which becomes current only if
-    the rule updated θ; otherwise θ is updated in place.  */
-static int
-s_theta_update (fasgd_server_t *self, const float *g, uint64_t tau, const float *used)
-{
-#if FASGD_SRV_SHARED_THETA
-    /*  dcasgd's step has no bound in advance: its θ is checked before it
-        is taken (guard.c).  */
-    int rc = self->cfg.rule.name == FASGD_RULE_DCASGD
-           ? fasgd_snapshot_apply_checked (&self->current, self->rule, g, tau, used)
-           : fasgd_snapshot_apply (&self->current, self->rule, g, tau, used);
-    self->theta = self->current->theta;
-    return rc;
-#else
-    return fasgd_rule_apply (self->rule, self->theta, g, tau, used);
-#endif
-}
-
-static void
-s_snap_zmq_free (void *data, void *hint)
-{
-    (void) data;
-    fasgd_snapshot_release (hint);
-}
-
-
-/* ------------------------------------------------------------------ */
-/*  Replies                                                             */
-
-/*  Sends [identity][header][body]; body_snap, when given, is sent without
-    a copy and released once ZeroMQ is done with it.  */
-void
-fasgd_srv_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *h,
-                 const void *body, size_t body_len, fasgd_snapshot_t *body_snap)
-{
-    uint8_t head [FASGD_PROTO_HEADER_SIZE];
-    fasgd_proto_header_encode (h, head);
-    zmq_msg_t id, hm;
-    zmq_msg_init (&id);
-    zmq_msg_copy (&id, identity);
-    int more = body || body_snap ? ZMQ_SNDMORE : 0;
-    zmq_msg_init_size (&hm, sizeof head);
-    memcpy (zmq_msg_data (&hm), head, sizeof head);
-    if (zmq_msg_send (&id, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
-        || zmq_msg_send (&hm, sock, more | ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close (&id);
-        zmq_msg_close (&hm);
-        fasgd_snapshot_release (body_snap);
-        return;                         /* the peer is gone or too slow: drop */
-    }
-    self->st.bytes_out += sizeof head;
-    if (!more)
-        return;
-    zmq_msg_t bm;
-    if (body_snap)
-        zmq_msg_init_data (&bm, body_snap->theta, body_len, s_snap_zmq_free, body_snap);
-    else {
-        zmq_msg_init_size (&bm, body_len);
-        memcpy (zmq_msg_data (&bm), body, body_len);
-    }
-    if (zmq_msg_send (&bm, sock, ZMQ_DONTWAIT) < 0)
-        zmq_msg_close (&bm);            /* releases the snapshot */
-    else
-        self->st.bytes_out += body_len;
-}
-
-/*  A reply's header: its type and status, the request's client id and
-    seq (0 without a request), and the server's T and v̄.  */
-fasgd_header_t
-fasgd_srv_reply_header (fasgd_server_t *self, const fasgd_header_t *req, int type, int status)
-{
-    fasgd_header_t h = {
-        .version = FASGD_PROTO_VERSION, .type = (uint8_t) type, .status = (uint16_t) status,
-        .client_id = req ? req->client_id : 0, .seq = req ? req->seq : 0, .timestamp = self->T,
-        .vbar = fasgd_rule_vbar (self->rule)
-    };
-    return h;
-}
-
-void
-fasgd_srv_reply_error (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-                       int status, const char *fmt, ...)
-{
-    char reason [FASGD_PROTO_TEXT_MAX + 1];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (reason, sizeof reason, fmt, ap);
-    va_end (ap);
-    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_ERROR, status);
-    fasgd_log_info ("refused %s from client %u: %d %s", req ? fasgd_proto_type_name (req->type) : "?",
-                    h.client_id, status, reason);
-    fasgd_srv_reply (self, sock, identity, &h, reason, strlen (reason), NULL);
-}
-
-void
-fasgd_srv_reply_ack (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-                     int status)
-{
-    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_ACK, status);
-    fasgd_srv_reply (self, sock, identity, &h, NULL, 0, NULL);
-}
 
 /*  The histogram bucket of τ: 0 for 0, k for 2^(k-1) ≤ τ < 2^k, the
     last for everything from 1024 on.  */
@@ -152,24 +21,6 @@ s_tau_bucket (uint64_t tau)
     return k < FASGD_SRV_TAU_BUCKETS - 1 ? k : FASGD_SRV_TAU_BUCKETS - 1;
 }
 
-
-/*  A reference to θ of snap (at T) as wire.params, from the server's
-    pool of wire images (the first 2·D bytes of a snapshot's buffer):
-    made when T moved since the last one.  */
-static fasgd_snapshot_t *
-s_wire_image (fasgd_server_t *self, const fasgd_snapshot_t *snap)
-{
-    if (!self->wire_img || self->wire_img->ts != snap->ts) {
-        fasgd_snapshot_t *img = fasgd_snapshot_new (self->wire_imgs);
-        if (!img)
-            return NULL;
-        fasgd_proto_wire_encode (self->cfg.wire_params, self->theta, self->n, img->theta);
-        img->ts = snap->ts;
-        fasgd_snapshot_release (self->wire_img);
-        self->wire_img = img;
-    }
-    return fasgd_snapshot_ref (self->wire_img);
-}
 
 /*  PARAMS with θ at T, sent from the shared snapshot without a copy:
     the answer to a FETCH (status 200), or to a PUSH or PUSH_REPEAT with
@@ -183,7 +34,7 @@ s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
     /*  With a shared θ (little-endian hosts) this cannot fail; elsewhere
         a PUSH with THEN_FETCH may have been applied already, and the
         reason says so.  */
-    fasgd_snapshot_t *snap = fasgd_srv_snapshot_take (self);
+    fasgd_snapshot_t *snap = fasgd_srv_params_snapshot (self);
     if (!snap) {
         fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory%s",
                                req->type == FASGD_MSG_FETCH ? "" : " for the parameters (the push was applied)");
@@ -198,7 +49,7 @@ s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
     if (self->cfg.wire_params != FASGD_WIRE_F32) {
         /*  The image of θ rounded for the wire, made once per timestamp
             and shared by the replies that carry it.  */
-        fasgd_snapshot_t *img = s_wire_image (self, snap);
+        fasgd_snapshot_t *img = fasgd_srv_params_wire_image (self, snap);
         fasgd_snapshot_release (snap);
         if (!img) {
             fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
@@ -208,6 +59,15 @@ s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
     }
     fasgd_srv_reply (self, sock, identity, &h, NULL, self->n * fasgd_proto_wire_size (self->cfg.wire_params),
                      snap);
+}
+
+/*  Counts a refusal of c's gradient with the guard, and forgets c when
+    the guard's verdict is that it was refused too often.  */
+static void
+s_guard_refused (fasgd_server_t *self, fasgd_srv_client_t *c)
+{
+    if (fasgd_srv_guard_refused (self, c) == FASGD_SRV_GUARD_FORGET)
+        fasgd_srv_registry_free (self, c);
 }
 
 /*  Runs the guard on *gp from c (guard.c); on a refusal replies 422 with
@@ -222,7 +82,7 @@ s_guard (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
         return 0;
     self->st.nonfinite++;
     fasgd_srv_reply_error (self, sock, identity, req, status, "%s", why);
-    fasgd_srv_guard_refused (self, c);
+    s_guard_refused (self, c);
     return -1;
 }
 
@@ -247,7 +107,7 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
         used = c->snap->theta;
     }
     uint64_t tau = self->T - j;
-    int rc = s_theta_update (self, g, tau, used);
+    int rc = fasgd_srv_params_update (self, g, tau, used);
     if (rc == -2) {
         fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
         return -1;
@@ -256,7 +116,7 @@ s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_head
         self->st.nonfinite++;
         fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_NONFINITE, rc == -3
                                ? "the update would make the parameters NaN or Inf" : "the gradient holds NaN or Inf");
-        fasgd_srv_guard_refused (self, c);
+        s_guard_refused (self, c);
         return -1;
     }
     fasgd_srv_guard_accepted (self, c, norm, repeat);
@@ -351,35 +211,33 @@ s_on_fetch (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_h
     s_reply_params (self, sock, identity, req, c, FASGD_STATUS_OK);
 }
 
-/*  Receives one message of any number of frames without waiting for its
-    first: the first three frames into parts (the caller closes them),
-    *extra set when there were more (closed here), *total the bytes of
-    all. Returns -1 when no message was waiting.  */
-int
-fasgd_srv_recv_parts (void *sock, zmq_msg_t parts [3], int *nparts, int *extra, size_t *total)
+/*  JOIN: with CURVE the handshake let the key in, and a key revoked since
+    keeps its connection but cannot join on it; the registry registers
+    the client or says why not, and the WELCOME carries its session.  */
+static void
+s_on_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+           const char *body, size_t len, const char *key)
 {
-    int more = 1;
-    *nparts = *extra = 0;
-    *total = 0;
-    while (more) {
-        zmq_msg_t m;
-        zmq_msg_init (&m);
-        if (zmq_msg_recv (&m, sock, *nparts == 0 ? ZMQ_DONTWAIT : 0) < 0) {
-            zmq_msg_close (&m);
-            if (*nparts == 0)
-                return -1;
-            break;
-        }
-        more = zmq_msg_more (&m);
-        *total += zmq_msg_size (&m);
-        if (*nparts < 3)
-            parts [(*nparts)++] = m;
-        else {
-            zmq_msg_close (&m);
-            *extra = 1;
-        }
+    const char *key_name = fasgd_srv_security_allowed (self, key);
+    if (self->cert && !key_name) {
+        self->st.forbidden++;
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_FORBIDDEN,
+                               "CURVE key %s is no longer allowed", key ? key : "(none)");
+        return;
     }
-    return 0;
+    char why [FASGD_PROTO_TEXT_MAX + 1];
+    fasgd_srv_client_t *c = fasgd_srv_registry_join (self, body, len, key, key_name, why, sizeof why);
+    if (!c) {
+        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "%s", why);
+        return;
+    }
+    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_WELCOME, FASGD_STATUS_OK);
+    h.client_id = c->id;
+    fasgd_proto_desc_t d = self->desc;
+    d.session = c->session;
+    char text [FASGD_PROTO_DESC_MAX];
+    int n = fasgd_proto_desc_encode (&d, text, sizeof text);   /* it fits: fasgd_server_new checked */
+    fasgd_srv_reply (self, sock, identity, &h, text, (size_t) (n > 0 ? n : 0), NULL);
 }
 
 /*  Reads one request from sock (its frames into parts) and answers it.
@@ -430,11 +288,10 @@ fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch)
     }
     const char *key = fasgd_srv_security_key (self, &parts [1]);
     if (req.type == FASGD_MSG_JOIN) {
-        fasgd_srv_join (self, sock, &parts [0], &req, body_len ? zmq_msg_data (&parts [2]) : "", body_len,
-                        key);
+        s_on_join (self, sock, &parts [0], &req, body_len ? zmq_msg_data (&parts [2]) : "", body_len, key);
         goto done;
     }
-    fasgd_srv_client_t *c = fasgd_srv_client (self, req.client_id);
+    fasgd_srv_client_t *c = fasgd_srv_registry_lookup (self, req.client_id);
     if (!c) {
         self->st.unknown++;
         fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNKNOWN_CLIENT,
@@ -494,7 +351,7 @@ fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch)
                               (unsigned long long) c->pushes, self->live - 1);
             self->st.leaves++;
             fasgd_srv_reply_ack (self, sock, &parts [0], &req, FASGD_STATUS_OK);
-            fasgd_srv_client_free (self, c);
+            fasgd_srv_registry_free (self, c);
             break;
         case FASGD_MSG_EVAL:
             fasgd_srv_eval_report (self, c, body_len ? zmq_msg_data (&parts [2]) : "", body_len);

@@ -128,7 +128,7 @@ fasgd_srv_eval_maybe (fasgd_server_t *self)
         return;
     pthread_mutex_lock (&self->eval_lock);
     if (!self->eval_running) {
-        fasgd_snapshot_t *snap = fasgd_srv_snapshot_take (self);
+        fasgd_snapshot_t *snap = fasgd_srv_params_snapshot (self);
         if (snap) {
             self->eval_snap = snap;
             self->eval_running = 1;

@@ -27,7 +27,8 @@
        it cannot raise the bound.
        A client refused limits.refusals times in a row is forgotten (its
        next request gets 401) and logged: one client cannot keep pushing
-       poison.
+       poison. The guard gives that verdict; the registry, which owns the
+       client, frees it.
     3. Cannot overflow: the guard keeps upper bounds on max|θ| and on the
        magnitudes in the rule's state, and from ‖g‖ (which bounds every
        |g_i|) bounds what this push can add to each (ALGORITHMS.md's exact
@@ -311,18 +312,17 @@ fasgd_srv_guard_accepted (fasgd_server_t *self, fasgd_srv_client_t *c, double no
     }
 }
 
-int
+fasgd_srv_guard_verdict_t
 fasgd_srv_guard_refused (fasgd_server_t *self, fasgd_srv_client_t *c)
 {
     self->st.guarded++;
     c->refused++;
     if (self->cfg.max_refusals <= 0 || ++c->refused_in_row < (uint64_t) self->cfg.max_refusals)
-        return 0;
+        return FASGD_SRV_GUARD_KEEP;
     fasgd_log_warn ("client %u (%s) forgotten: %llu gradients in a row refused (limits.refusals)", c->id,
                     c->name, (unsigned long long) c->refused_in_row);
     self->st.forgotten++;
-    fasgd_srv_client_free (self, c);
-    return 1;
+    return FASGD_SRV_GUARD_FORGET;
 }
 
 double

@@ -1,16 +1,38 @@
 /*  internal: what the files of fasgd-server share, and nothing else
     includes. The engine is one struct, fasgd_server_t, owned by the
     thread that runs the poll loop (server.c); each concern works on it
-    from a file of its own:
+    from a file of its own. Every server/ file, and what it calls in the
+    others (a test checks that this map names every .c file of server/):
 
-        server.c      life cycle: build, bind, the poll loop, tear down
-        dispatch.c    the data sockets: requests, replies, applying pushes
-        registry.c    clients: join, lookup, expiry
-        eval.c        the evaluation thread and the validation CSV
-        checkpoint.c  writing and resuming checkpoints
-        control.c     the control socket: STATUS, CHECKPOINT
+        main.c         the daemon's options, signals, port file  → server.c
+        config.c       the configuration's key table (fasgd-ctl links it too)
+        ctl.c          fasgd-ctl, another program (its own main)
+        ctl_reply.c    fasgd-ctl's reading of the control replies
+        server.c       life cycle: build, bind, the poll loop, tear down
+                       → dispatch, control, registry, eval, checkpoint,
+                       connections, guard, security
+        dispatch.c     the data sockets' router: each request to its
+                       handler  → registry, guard, params, reply, eval,
+                       checkpoint, security
+        control.c      the control socket: STATUS, CHECKPOINT, RELOAD
+                       → registry, security, checkpoint, guard, reply
+        registry.c     clients: join, lookup, expiry, revocation; the only
+                       owner of client records  → guard, security
+        eval.c         the evaluation thread and the validation CSV
+                       → params
+        checkpoint.c   writing and resuming checkpoints
+        connections.c  connection counts and limits, from socket monitors
+                       → security
+        guard.c        what a gradient must pass; its verdicts
+        security.c     CURVE: certificate, allowlist, ZAP, refusal log lines
+        params.c       θ's snapshots and wire images
+        reply.c        frames in and out: below every handler
 
-    Functions here are named fasgd_srv_*; file-local ones s_*.  */
+    Calls go only down this list's arrows: no file calls one that calls
+    it. A check (guard.c, security.c) returns a verdict and the file that
+    asked it acts on it through the registry, which alone frees a client.
+    Functions here are named fasgd_srv_*, most after their file;
+    file-local ones s_*.  */
 #ifndef FASGD_SERVER_INTERNAL_H_INCLUDED
 #define FASGD_SERVER_INTERNAL_H_INCLUDED
 
@@ -201,14 +223,14 @@ fasgd_srv_now_ms (void)
     socket) and answers it. Returns 0, or -1 when there was nothing to
     read.  */
 int fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch);
+
+/*  reply.c  */
+
 /*  Receives one message of any number of frames without waiting for its
     first: the first three frames into parts (the caller closes them),
     *extra set when there were more (closed here), *total the bytes of
     all. Returns -1 when no message was waiting.  */
 int fasgd_srv_recv_parts (void *sock, zmq_msg_t parts [3], int *nparts, int *extra, size_t *total);
-/*  The snapshot of θ at T, with a reference for the caller; NULL out of
-    memory.  */
-fasgd_snapshot_t *fasgd_srv_snapshot_take (fasgd_server_t *self);
 /*  Sends [identity][header][body]; body_snap, when given, is sent without
     a copy and released once ZeroMQ is done with it.  */
 void fasgd_srv_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *h,
@@ -222,19 +244,37 @@ void fasgd_srv_reply_error (fasgd_server_t *self, void *sock, zmq_msg_t *identit
 void fasgd_srv_reply_ack (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
                           int status);
 
+/*  params.c  */
+
+/*  The snapshot of θ at T, with a reference for the caller; NULL out of
+    memory.  */
+fasgd_snapshot_t *fasgd_srv_params_snapshot (fasgd_server_t *self);
+/*  Applies g to θ with the rule; returns as fasgd_rule_apply, or -2 out
+    of memory.  */
+int fasgd_srv_params_update (fasgd_server_t *self, const float *g, uint64_t tau, const float *used);
+/*  A reference to θ of snap (at T) as wire.params; NULL out of memory.  */
+fasgd_snapshot_t *fasgd_srv_params_wire_image (fasgd_server_t *self, const fasgd_snapshot_t *snap);
+
 /*  registry.c  */
 
 /*  The client with this id; NULL when unknown (never joined, left,
     expired). Borrowed.  */
-fasgd_srv_client_t *fasgd_srv_client (fasgd_server_t *self, uint32_t id);
-void fasgd_srv_client_free (fasgd_server_t *self, fasgd_srv_client_t *c);
+fasgd_srv_client_t *fasgd_srv_registry_lookup (fasgd_server_t *self, uint32_t id);
+/*  Frees c, which the registry owns: after this, c is gone.  */
+void fasgd_srv_registry_free (fasgd_server_t *self, fasgd_srv_client_t *c);
+/*  Frees every client.  */
+void fasgd_srv_registry_clear (fasgd_server_t *self);
 /*  Expires every client silent for longer than expiry_ms.  */
-void fasgd_srv_expire (fasgd_server_t *self, int64_t now);
-/*  Answers a JOIN: registers a client named by body and bound to a new
-    session token and to the CURVE key its connection brought (NULL
-    without CURVE), replies WELCOME.  */
-void fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-                     const char *body, size_t len, const char *key);
+void fasgd_srv_registry_expire (fasgd_server_t *self, int64_t now);
+/*  Forgets every client whose key the allowlist no longer allows (after
+    a reload); returns how many.  */
+size_t fasgd_srv_registry_revoke (fasgd_server_t *self);
+/*  Registers a client named by body (len bytes, sanitised), bound to a
+    new session token and to key (NULL without CURVE) allowed under
+    key_name. Returns it, borrowed, or NULL with the reason to refuse the
+    JOIN with (503) in why.  */
+fasgd_srv_client_t *fasgd_srv_registry_join (fasgd_server_t *self, const char *body, size_t len, const char *key,
+                                             const char *key_name, char *why, size_t whylen);
 
 /*  eval.c  */
 
@@ -285,12 +325,18 @@ int fasgd_srv_guard_check (fasgd_server_t *self, fasgd_srv_client_t *c, const fl
 /*  After the rule applied (or buffered) a gradient of this norm; a
     repeat does not count in the history.  */
 void fasgd_srv_guard_accepted (fasgd_server_t *self, fasgd_srv_client_t *c, double norm, int repeat);
-/*  After a refusal: counts it; 1 when c was forgotten (freed) for too
-    many in a row.  */
-int fasgd_srv_guard_refused (fasgd_server_t *self, fasgd_srv_client_t *c);
+/*  The guard's verdict on a client after a refusal.  */
+typedef enum {
+    FASGD_SRV_GUARD_KEEP,               /* serve it on */
+    FASGD_SRV_GUARD_FORGET              /* refused limits.refusals times in a row: free it */
+} fasgd_srv_guard_verdict_t;
+
+/*  After a refusal: counts it, and says whether c is to be forgotten
+    (the caller asks the registry to free it).  */
+fasgd_srv_guard_verdict_t fasgd_srv_guard_refused (fasgd_server_t *self, fasgd_srv_client_t *c);
 /*  The median the factor multiplies; 0 before the first push.  */
 double fasgd_srv_guard_median (const fasgd_server_t *self);
-/*  Before c is freed: its vote leaves the median's.  */
+/*  Before c is freed (by the registry): its vote leaves the median's.  */
 void fasgd_srv_guard_forget (fasgd_server_t *self, fasgd_srv_client_t *c);
 /*  Frees what the guard holds.  */
 void fasgd_srv_guard_destroy (fasgd_server_t *self);
@@ -316,8 +362,20 @@ void fasgd_srv_security_handshake_failed (fasgd_server_t *self, const char *what
     count of those left out comes with the next line logged.  */
 void fasgd_srv_refusal_log (fasgd_server_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 
-/*  --------------------------------------------------------------------
-    connections.c  */
+/*  The CURVE key (Z85) msg's connection was allowed with; NULL when
+    CURVE is off.  */
+const char *fasgd_srv_security_key (fasgd_server_t *self, zmq_msg_t *msg);
+/*  The name under which key is allowed now; NULL when it is not (or
+    CURVE is off): the verdict on a key. Borrowed.  */
+const char *fasgd_srv_security_allowed (fasgd_server_t *self, const char *key);
+/*  Re-reads the allowlist. 0 done (the caller then asks the registry to
+    forget the clients whose key left it); 1 nothing to reload (CURVE off
+    or allow_any) and -1 unreadable, with the reason in err (the old list
+    then stays).  */
+int fasgd_srv_security_reload (fasgd_server_t *self, char *err, size_t errlen);
+size_t fasgd_srv_security_nkeys (const fasgd_server_t *self);
+
+/*  connections.c  */
 
 /*  Raises the soft descriptor limit to the hard one and sets conn_max
     from limits.connections and the descriptors there are.  */
@@ -331,17 +389,5 @@ int fasgd_srv_conn_watch (fasgd_server_t *self, zsock_t *sock, const char *what)
 int fasgd_srv_conn_event (fasgd_server_t *self, int k);
 /*  Before the sockets are closed.  */
 void fasgd_srv_conn_destroy (fasgd_server_t *self);
-/*  The CURVE key (Z85) msg's connection was allowed with; NULL when
-    CURVE is off.  */
-const char *fasgd_srv_security_key (fasgd_server_t *self, zmq_msg_t *msg);
-/*  The name under which key is allowed now; NULL when it is not (or
-    CURVE is off). Borrowed.  */
-const char *fasgd_srv_security_allowed (fasgd_server_t *self, const char *key);
-/*  Re-reads the allowlist and forgets the clients whose key left it (their
-    count in *revoked). 0 done; 1 nothing to reload (CURVE off or
-    allow_any) and -1 unreadable, with the reason in err (the old list
-    then stays).  */
-int fasgd_srv_security_reload (fasgd_server_t *self, size_t *revoked, char *err, size_t errlen);
-size_t fasgd_srv_security_nkeys (const fasgd_server_t *self);
 
 #endif

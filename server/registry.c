@@ -1,7 +1,12 @@
 /*  registry: the clients the server knows. Ids come from JOIN and are
     never reused, each bound to a session token drawn at random that its
     later requests must carry (proto/PROTOCOL.md, "Identity"); a client is
-    forgotten when it leaves or has been silent for heartbeat.expiry_ms.  */
+    forgotten when it leaves or has been silent for heartbeat.expiry_ms.
+
+    The registry is the only owner of client records: it allocates them at
+    JOIN and is the only file that frees them. The guard and the allowlist
+    give verdicts (forget this client, this key is no longer allowed), and
+    the file that asked them asks the registry to act.  */
 #include "internal.h"
 
 #include "log.h"
@@ -34,7 +39,7 @@ s_session_token (void)
 }
 
 fasgd_srv_client_t *
-fasgd_srv_client (fasgd_server_t *self, uint32_t id)
+fasgd_srv_registry_lookup (fasgd_server_t *self, uint32_t id)
 {
     if (id == 0 || id > self->next_id)
         return NULL;
@@ -42,7 +47,7 @@ fasgd_srv_client (fasgd_server_t *self, uint32_t id)
 }
 
 void
-fasgd_srv_client_free (fasgd_server_t *self, fasgd_srv_client_t *c)
+fasgd_srv_registry_free (fasgd_server_t *self, fasgd_srv_client_t *c)
 {
     fasgd_srv_guard_forget (self, c);
     self->clients [c->id - 1] = NULL;
@@ -55,7 +60,7 @@ fasgd_srv_client_free (fasgd_server_t *self, fasgd_srv_client_t *c)
 }
 
 void
-fasgd_srv_expire (fasgd_server_t *self, int64_t now)
+fasgd_srv_registry_expire (fasgd_server_t *self, int64_t now)
 {
     for (uint32_t i = 0; i < self->next_id; i++) {
         fasgd_srv_client_t *c = self->clients [i];
@@ -63,43 +68,60 @@ fasgd_srv_expire (fasgd_server_t *self, int64_t now)
             fasgd_log_notice ("client %u (%s) expired after %d ms of silence", c->id, c->name,
                               self->cfg.expiry_ms);
             self->st.expired++;
-            fasgd_srv_client_free (self, c);
+            fasgd_srv_registry_free (self, c);
         }
     }
 }
 
-void
-fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-                const char *body, size_t len, const char *key)
+size_t
+fasgd_srv_registry_revoke (fasgd_server_t *self)
 {
-    /*  With CURVE the handshake let the key in; a key revoked since
-        keeps its connection but cannot join on it.  */
-    const char *key_name = fasgd_srv_security_allowed (self, key);
-    if (self->cert && !key_name) {
-        self->st.forbidden++;
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_FORBIDDEN,
-                               "CURVE key %s is no longer allowed", key ? key : "(none)");
-        return;
+    /*  A client whose key is gone is forgotten now: its next request
+        gets 401, and its JOIN 403.  */
+    size_t revoked = 0;
+    for (uint32_t i = 0; i < self->next_id; i++) {
+        fasgd_srv_client_t *c = self->clients [i];
+        if (c && !fasgd_srv_security_allowed (self, c->key)) {
+            fasgd_log_notice ("client %u (%s): key %s revoked", c->id, c->name, c->key);
+            self->st.revoked++;
+            revoked++;
+            fasgd_srv_registry_free (self, c);
+        }
     }
+    return revoked;
+}
+
+void
+fasgd_srv_registry_clear (fasgd_server_t *self)
+{
+    for (uint32_t i = 0; i < self->next_id; i++)
+        if (self->clients [i])
+            fasgd_srv_registry_free (self, self->clients [i]);
+    free (self->clients);
+    self->clients = NULL;
+    self->next_id = 0;
+}
+
+fasgd_srv_client_t *
+fasgd_srv_registry_join (fasgd_server_t *self, const char *body, size_t len, const char *key,
+                         const char *key_name, char *why, size_t whylen)
+{
     if (self->live >= (size_t) self->cfg.max_clients) {
         self->st.refused++;
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE,
-                               "limits.clients (%d) are joined: try again later", self->cfg.max_clients);
-        return;
+        snprintf (why, whylen, "limits.clients (%d) are joined: try again later", self->cfg.max_clients);
+        return NULL;
     }
     if (self->cache_last && self->cache_bytes + self->n * sizeof (float) > self->cfg.max_cache_bytes) {
         self->st.refused++;
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE,
-                               "resend-last caches are at limits.cache_bytes (%llu bytes)",
-                               (unsigned long long) self->cfg.max_cache_bytes);
-        return;
+        snprintf (why, whylen, "resend-last caches are at limits.cache_bytes (%llu bytes)",
+                  (unsigned long long) self->cfg.max_cache_bytes);
+        return NULL;
     }
     uint64_t session = s_session_token ();
     if (!session) {
         self->st.refused++;
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE,
-                               "no random bytes for a session token: %s", strerror (errno));
-        return;
+        snprintf (why, whylen, "no random bytes for a session token: %s", strerror (errno));
+        return NULL;
     }
     fasgd_srv_client_t *c = calloc (1, sizeof *c);
     if (c && self->next_id % 1024 == 0) {
@@ -114,8 +136,8 @@ fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
     }
     if (!c || self->next_id == UINT32_MAX) {
         free (c);
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
-        return;
+        snprintf (why, whylen, "out of memory");
+        return NULL;
     }
     c->id = ++self->next_id;
     c->session = session;
@@ -136,12 +158,5 @@ fasgd_srv_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
                           *c->name ? c->name : "-", c->key_name, c->key, self->live);
     else
         fasgd_log_notice ("client %u (%s) joined; %zu connected", c->id, *c->name ? c->name : "-", self->live);
-    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_WELCOME, FASGD_STATUS_OK);
-    h.client_id = c->id;
-    fasgd_proto_desc_t d = self->desc;
-    d.session = session;
-    char text [FASGD_PROTO_DESC_MAX];
-    int n = fasgd_proto_desc_encode (&d, text, sizeof text);   /* it fits: fasgd_server_new checked */
-    fasgd_srv_reply (self, sock, identity, &h, text, (size_t) (n > 0 ? n : 0), NULL);
+    return c;
 }
-

@@ -10,7 +10,9 @@
     any key with security.curve.allow_any, or the server's own (for
     fasgd-ctl on the server's host). A key allowed is the User-Id of
     every message its connection brings; the registry binds a client id
-    to it at JOIN.
+    to it at JOIN. This file gives verdicts on keys and owns no client:
+    after a reload the registry forgets the clients whose key it no
+    longer allows.
 
     Handshakes that fail before ZAP is asked (a plain peer, a client with
     the wrong server key) are seen on the monitor sockets of
@@ -271,9 +273,8 @@ fasgd_srv_security_handshake_failed (fasgd_server_t *self, const char *what, int
 }
 
 int
-fasgd_srv_security_reload (fasgd_server_t *self, size_t *revoked, char *err, size_t errlen)
+fasgd_srv_security_reload (fasgd_server_t *self, char *err, size_t errlen)
 {
-    *revoked = 0;
     if (!self->cert || !self->allowed) {
         snprintf (err, errlen, self->cert ? "security.curve.allow_any: there is no allowlist to reload"
                                           : "CURVE is off: there is no allowlist to reload");
@@ -284,19 +285,6 @@ fasgd_srv_security_reload (fasgd_server_t *self, size_t *revoked, char *err, siz
         return -1;
     zhashx_destroy (&self->allowed);
     self->allowed = keys;
-    /*  A client whose key is gone is forgotten now: its next request
-        gets 401, and its JOIN 403.  */
-    for (uint32_t i = 0; i < self->next_id; i++) {
-        fasgd_srv_client_t *c = self->clients [i];
-        if (c && !fasgd_srv_security_allowed (self, c->key)) {
-            fasgd_log_notice ("client %u (%s): key %s revoked", c->id, c->name, c->key);
-            self->st.revoked++;
-            (*revoked)++;
-            fasgd_srv_client_free (self, c);
-        }
-    }
-    fasgd_log_notice ("allowlist reloaded from %s: %zu keys, %zu clients revoked", self->cfg.curve_clients,
-                      zhashx_size (self->allowed), *revoked);
     return 0;
 }
 

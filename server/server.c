@@ -386,10 +386,7 @@ fasgd_server_destroy (fasgd_server_t **self_p)
         pthread_mutex_unlock (&self->eval_lock);
         pthread_join (self->eval_thread, NULL);
     }
-    for (uint32_t i = 0; i < self->next_id; i++)
-        if (self->clients [i])
-            fasgd_srv_client_free (self, self->clients [i]);
-    free (self->clients);
+    fasgd_srv_registry_clear (self);
     fasgd_srv_conn_destroy (self);
     fasgd_srv_security_destroy (self);
     /*  Closing the sockets lets ZeroMQ release the snapshots of unsent replies.  */
@@ -487,7 +484,7 @@ fasgd_server_run (fasgd_server_t *self)
         for (int k = 0; self->control && k < S_CONTROL_PER_WAKE && fasgd_srv_control_handle (self) == 0; k++)
             ;
         if (now - self->last_expiry_ms >= 250) {
-            fasgd_srv_expire (self, now);
+            fasgd_srv_registry_expire (self, now);
             self->last_expiry_ms = now;
         }
         if (self->cfg.status_seconds > 0 && now - self->last_status_ms >= self->cfg.status_seconds * 1000)

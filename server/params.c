@@ -1,0 +1,66 @@
+/*  params: θ and its snapshots. A fetch is answered from a shared
+    immutable snapshot of θ, one per timestamp, reference-counted and
+    recycled (ZeroMQ's I/O thread drops its reference when the frame has
+    gone), so a fetch costs no copy beyond the first at each timestamp
+    and never faults in fresh pages. With wire.params other than f32 the
+    replies carry a wire image instead: θ rounded for the wire, made once
+    per timestamp. Snapshots come from common/snapshot.h, as the
+    simulator's do.  */
+#include "internal.h"
+
+fasgd_snapshot_t *
+fasgd_srv_params_snapshot (fasgd_server_t *self)
+{
+#if FASGD_SRV_SHARED_THETA
+    return fasgd_snapshot_ref (self->current);
+#else
+    if (self->current && self->current->ts == self->T)
+        return fasgd_snapshot_ref (self->current);
+    fasgd_snapshot_t *snap = fasgd_snapshot_new (self->snaps);
+    if (!snap)
+        return NULL;
+    fasgd_proto_floats_encode (self->theta, self->n, snap->theta);
+    snap->ts = self->T;
+    fasgd_snapshot_t *old = self->current;
+    self->current = fasgd_snapshot_ref (snap);      /* the caller's and current's */
+    fasgd_snapshot_release (old);
+    return snap;
+#endif
+}
+
+/*  With shared snapshots, when a reply being sent, the evaluator or a
+    client's θ_used still holds the current buffer, the rule writes the
+    new θ into a fresh one, which becomes current only if the rule updated
+    θ; otherwise θ is updated in place.  */
+int
+fasgd_srv_params_update (fasgd_server_t *self, const float *g, uint64_t tau, const float *used)
+{
+#if FASGD_SRV_SHARED_THETA
+    /*  dcasgd's step has no bound in advance: its θ is checked before it
+        is taken (guard.c).  */
+    int rc = self->cfg.rule.name == FASGD_RULE_DCASGD
+           ? fasgd_snapshot_apply_checked (&self->current, self->rule, g, tau, used)
+           : fasgd_snapshot_apply (&self->current, self->rule, g, tau, used);
+    self->theta = self->current->theta;
+    return rc;
+#else
+    return fasgd_rule_apply (self->rule, self->theta, g, tau, used);
+#endif
+}
+
+/*  From the server's pool of wire images (the first 2·D bytes of a
+    snapshot's buffer): made when T moved since the last one.  */
+fasgd_snapshot_t *
+fasgd_srv_params_wire_image (fasgd_server_t *self, const fasgd_snapshot_t *snap)
+{
+    if (!self->wire_img || self->wire_img->ts != snap->ts) {
+        fasgd_snapshot_t *img = fasgd_snapshot_new (self->wire_imgs);
+        if (!img)
+            return NULL;
+        fasgd_proto_wire_encode (self->cfg.wire_params, self->theta, self->n, img->theta);
+        img->ts = snap->ts;
+        fasgd_snapshot_release (self->wire_img);
+        self->wire_img = img;
+    }
+    return fasgd_snapshot_ref (self->wire_img);
+}

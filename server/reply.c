@@ -1,0 +1,112 @@
+/*  reply: the frames of the data and control sockets, below every
+    handler (as redis keeps addReply* under its commands): a request's
+    frames read, a reply's header made and sent. A handler decides what
+    to answer; only this file touches the frames.  */
+#include "internal.h"
+
+#include "log.h"
+
+#include <string.h>
+
+int
+fasgd_srv_recv_parts (void *sock, zmq_msg_t parts [3], int *nparts, int *extra, size_t *total)
+{
+    int more = 1;
+    *nparts = *extra = 0;
+    *total = 0;
+    while (more) {
+        zmq_msg_t m;
+        zmq_msg_init (&m);
+        if (zmq_msg_recv (&m, sock, *nparts == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+            zmq_msg_close (&m);
+            if (*nparts == 0)
+                return -1;
+            break;
+        }
+        more = zmq_msg_more (&m);
+        *total += zmq_msg_size (&m);
+        if (*nparts < 3)
+            parts [(*nparts)++] = m;
+        else {
+            zmq_msg_close (&m);
+            *extra = 1;
+        }
+    }
+    return 0;
+}
+
+static void
+s_snap_zmq_free (void *data, void *hint)
+{
+    (void) data;
+    fasgd_snapshot_release (hint);
+}
+
+void
+fasgd_srv_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *h,
+                 const void *body, size_t body_len, fasgd_snapshot_t *body_snap)
+{
+    uint8_t head [FASGD_PROTO_HEADER_SIZE];
+    fasgd_proto_header_encode (h, head);
+    zmq_msg_t id, hm;
+    zmq_msg_init (&id);
+    zmq_msg_copy (&id, identity);
+    int more = body || body_snap ? ZMQ_SNDMORE : 0;
+    zmq_msg_init_size (&hm, sizeof head);
+    memcpy (zmq_msg_data (&hm), head, sizeof head);
+    if (zmq_msg_send (&id, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || zmq_msg_send (&hm, sock, more | ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close (&id);
+        zmq_msg_close (&hm);
+        fasgd_snapshot_release (body_snap);
+        return;                         /* the peer is gone or too slow: drop */
+    }
+    self->st.bytes_out += sizeof head;
+    if (!more)
+        return;
+    zmq_msg_t bm;
+    if (body_snap)
+        zmq_msg_init_data (&bm, body_snap->theta, body_len, s_snap_zmq_free, body_snap);
+    else {
+        zmq_msg_init_size (&bm, body_len);
+        memcpy (zmq_msg_data (&bm), body, body_len);
+    }
+    if (zmq_msg_send (&bm, sock, ZMQ_DONTWAIT) < 0)
+        zmq_msg_close (&bm);            /* releases the snapshot */
+    else
+        self->st.bytes_out += body_len;
+}
+
+fasgd_header_t
+fasgd_srv_reply_header (fasgd_server_t *self, const fasgd_header_t *req, int type, int status)
+{
+    fasgd_header_t h = {
+        .version = FASGD_PROTO_VERSION, .type = (uint8_t) type, .status = (uint16_t) status,
+        .client_id = req ? req->client_id : 0, .seq = req ? req->seq : 0, .timestamp = self->T,
+        .vbar = fasgd_rule_vbar (self->rule)
+    };
+    return h;
+}
+
+void
+fasgd_srv_reply_error (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+                       int status, const char *fmt, ...)
+{
+    char reason [FASGD_PROTO_TEXT_MAX + 1];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (reason, sizeof reason, fmt, ap);
+    va_end (ap);
+    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_ERROR, status);
+    fasgd_log_info ("refused %s from client %u: %d %s", req ? fasgd_proto_type_name (req->type) : "?",
+                    h.client_id, status, reason);
+    fasgd_srv_reply (self, sock, identity, &h, reason, strlen (reason), NULL);
+}
+
+void
+fasgd_srv_reply_ack (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
+                     int status)
+{
+    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_ACK, status);
+    fasgd_srv_reply (self, sock, identity, &h, NULL, 0, NULL);
+}

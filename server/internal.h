@@ -6,8 +6,6 @@
 
         main.c         the daemon's options, signals, port file  → server.c
         config.c       the configuration's key table (fasgd-ctl links it too)
-        ctl.c          fasgd-ctl, another program (its own main)
-        ctl_reply.c    fasgd-ctl's reading of the control replies
         server.c       life cycle: build, bind, the poll loop, tear down
                        → dispatch, control, registry, eval, checkpoint,
                        connections, guard, security

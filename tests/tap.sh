@@ -16,7 +16,7 @@ trap cleanup EXIT
 # The programs under test, and the MNIST digits most tests train on.
 server="$top_build/server/fasgd-server"
 client="$top_build/client/fasgd-client"
-ctl="$top_build/server/fasgd-ctl"
+ctl="$top_build/ctl/fasgd-ctl"
 data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
 python=${FASGD_PYTHON:-/usr/bin/python3}
 # plan_mnist N: the TAP plan of N checks; stops at once, failing, when the

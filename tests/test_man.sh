@@ -14,7 +14,7 @@ option_pages='
 server/fasgd-server     fasgd-server.8
 client/fasgd-client     fasgd-client.1
 sim/fasgd-sim           fasgd-sim.1
-server/fasgd-ctl        fasgd-ctl.1
+ctl/fasgd-ctl        fasgd-ctl.1
 scripts/fasgd-plot      fasgd-plot.1
 scripts/testbed         fasgd-testbed.1
 '

@@ -687,7 +687,7 @@ s_ctl_vs_fake (const char *reply, size_t len, const char *args, const char *out,
     zsock_set_rcvtimeo (fake, 5000);
     const char *build = getenv ("FASGD_TOP_BUILDDIR");
     char cmd [2048];
-    snprintf (cmd, sizeof cmd, "exec '%s/server/fasgd-ctl' -e '%s' %s > '%s' 2> '%s'", build ? build : ".",
+    snprintf (cmd, sizeof cmd, "exec '%s/ctl/fasgd-ctl' -e '%s' %s > '%s' 2> '%s'", build ? build : ".",
               zsock_endpoint (fake), args, out, err);
     pid_t pid = fork ();
     ck_assert_int_ge (pid, 0);

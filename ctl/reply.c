@@ -1,5 +1,5 @@
-/*  ctl_reply: see ctl_reply.h.  */
-#include "ctl_reply.h"
+/*  reply: see reply.h.  */
+#include "reply.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,7 +17,7 @@
 /*  Splits text (modified in place) into its lines. Returns 0, or -1 after
     saying which line is not key=value.  */
 int
-ctl_reply_parse (char *text, size_t len, ctl_reply_t *r)
+fasgd_ctl_reply_parse (char *text, size_t len, fasgd_ctl_reply_t *r)
 {
     r->kv = NULL;
     r->n = 0;
@@ -58,8 +58,9 @@ ctl_reply_parse (char *text, size_t len, ctl_reply_t *r)
     return 0;
 }
 
-const char *
-ctl_get (const ctl_reply_t *r, const char *key)
+/*  The getters, short for the printers below, and their public names.  */
+static const char *
+s_get (const fasgd_ctl_reply_t *r, const char *key)
 {
     for (size_t i = 0; i < r->n; i++)
         if (strcmp (r->kv [i].key, key) == 0)
@@ -67,10 +68,10 @@ ctl_get (const ctl_reply_t *r, const char *key)
     return NULL;
 }
 
-double
-ctl_num (const ctl_reply_t *r, const char *key)
+static double
+s_num (const fasgd_ctl_reply_t *r, const char *key)
 {
-    const char *v = ctl_get (r, key);
+    const char *v = s_get (r, key);
     if (!v || !*v)
         return NAN;
     char *end;
@@ -78,9 +79,21 @@ ctl_num (const ctl_reply_t *r, const char *key)
     return *end ? NAN : d;
 }
 
+const char *
+fasgd_ctl_reply_get (const fasgd_ctl_reply_t *r, const char *key)
+{
+    return s_get (r, key);
+}
+
+double
+fasgd_ctl_reply_num (const fasgd_ctl_reply_t *r, const char *key)
+{
+    return s_num (r, key);
+}
+
 /*  The status code of the first line; -1 when there is none.  */
 int
-ctl_reply_status (const ctl_reply_t *r)
+fasgd_ctl_reply_status (const fasgd_ctl_reply_t *r)
 {
     if (r->n == 0 || strcmp (r->kv [0].key, "status") != 0)
         return -1;
@@ -227,7 +240,7 @@ s_client_key (const char *key, unsigned long *id)
     server lists a client's keys together, but a reader need not rely on
     it): 1 with the client's id in *id, 0 otherwise.  */
 static int
-s_client_first_key (const ctl_reply_t *r, size_t i, unsigned long *id)
+s_client_first_key (const fasgd_ctl_reply_t *r, size_t i, unsigned long *id)
 {
     unsigned long other;
     if (!s_client_key (r->kv [i].key, id))
@@ -269,7 +282,7 @@ s_tau_key (const char *key, unsigned long long *lo, long long *hi)
     the server sent them; for STATUS (arrays), client.ID.* as the array
     "per_client" and tau.* as the array "tau_histogram".  */
 void
-ctl_print_json (FILE *out, const ctl_reply_t *r, const char *endpoint, int arrays)
+fasgd_ctl_reply_print_json (FILE *out, const fasgd_ctl_reply_t *r, const char *endpoint, int arrays)
 {
     fputs ("{\n  \"endpoint\": ", out);
     s_json_string (out, endpoint);
@@ -360,14 +373,20 @@ s_bytes (double b, char *buf, size_t len)
 
 /*  Text from the server as it may be shown on a terminal: printable
     ASCII kept, everything else '?', at most width characters.  */
-const char *
-ctl_safe (const char *s, size_t width, char *buf, size_t len)
+static const char *
+s_safe (const char *s, size_t width, char *buf, size_t len)
 {
     size_t k = 0;
     for (; s && *s && k < width && k + 1 < len; s++)
         buf [k++] = (*s >= 32 && *s < 127) ? *s : '?';
     buf [k] = 0;
     return buf;
+}
+
+const char *
+fasgd_ctl_reply_safe (const char *s, size_t width, char *buf, size_t len)
+{
+    return s_safe (s, width, buf, len);
 }
 
 static void
@@ -385,70 +404,70 @@ s_row (const char *label, const char *fmt, ...)
 }
 
 void
-ctl_print_status (const ctl_reply_t *r, const char *endpoint)
+fasgd_ctl_reply_print_status (const fasgd_ctl_reply_t *r, const char *endpoint)
 {
     char b1 [64], b2 [64], b3 [64], t [128];
-    printf ("fasgd-server %s at %s (protocol %s)\n", ctl_safe (ctl_get (r, "version"), 40, b1, sizeof b1), endpoint,
-            ctl_safe (ctl_get (r, "protocol"), 10, b2, sizeof b2));
-    s_row ("timestamp T", "%.0f", ctl_num (r, "T"));
-    s_row ("uptime", "%.1f s", ctl_num (r, "uptime_s"));
-    s_row ("rule", "%s, vbar %.6g", ctl_safe (ctl_get (r, "rule"), 20, b1, sizeof b1), ctl_num (r, "vbar"));
-    if (ctl_num (r, "shards") > 1)
-        s_row ("shard", "%.0f of %.0f: parameters %.0f to %.0f of %.0f", ctl_num (r, "shard"), ctl_num (r, "shards"),
-               ctl_num (r, "offset"), ctl_num (r, "offset") + ctl_num (r, "length") - 1, ctl_num (r, "params"));
-    s_row ("clients", "%.0f connected (%.0f joined, %.0f left, %.0f expired since start)", ctl_num (r, "clients"),
-           ctl_num (r, "joins"), ctl_num (r, "leaves"), ctl_num (r, "expired"));
-    s_row ("requests refused", "%.0f, %.0f of them naming another's client id", ctl_num (r, "refused"),
-           ctl_num (r, "forbidden"));
+    printf ("fasgd-server %s at %s (protocol %s)\n", s_safe (s_get (r, "version"), 40, b1, sizeof b1), endpoint,
+            s_safe (s_get (r, "protocol"), 10, b2, sizeof b2));
+    s_row ("timestamp T", "%.0f", s_num (r, "T"));
+    s_row ("uptime", "%.1f s", s_num (r, "uptime_s"));
+    s_row ("rule", "%s, vbar %.6g", s_safe (s_get (r, "rule"), 20, b1, sizeof b1), s_num (r, "vbar"));
+    if (s_num (r, "shards") > 1)
+        s_row ("shard", "%.0f of %.0f: parameters %.0f to %.0f of %.0f", s_num (r, "shard"), s_num (r, "shards"),
+               s_num (r, "offset"), s_num (r, "offset") + s_num (r, "length") - 1, s_num (r, "params"));
+    s_row ("clients", "%.0f connected (%.0f joined, %.0f left, %.0f expired since start)", s_num (r, "clients"),
+           s_num (r, "joins"), s_num (r, "leaves"), s_num (r, "expired"));
+    s_row ("requests refused", "%.0f, %.0f of them naming another's client id", s_num (r, "refused"),
+           s_num (r, "forbidden"));
     s_row ("connections", "%.0f open (at most %.0f), %.0f turned away, %.0f accepts failed",
-           ctl_num (r, "connections"), ctl_num (r, "connections_max"), ctl_num (r, "connections_shed"),
-           ctl_num (r, "accept_failed"));
-    if (ctl_get (r, "security") && !strcmp (ctl_get (r, "security"), "curve")) {
-        if (ctl_get (r, "allowed_keys"))
-            snprintf (t, sizeof t, "%.0f keys allowed", ctl_num (r, "allowed_keys"));
+           s_num (r, "connections"), s_num (r, "connections_max"), s_num (r, "connections_shed"),
+           s_num (r, "accept_failed"));
+    if (s_get (r, "security") && !strcmp (s_get (r, "security"), "curve")) {
+        if (s_get (r, "allowed_keys"))
+            snprintf (t, sizeof t, "%.0f keys allowed", s_num (r, "allowed_keys"));
         else
             snprintf (t, sizeof t, "any key allowed");
         s_row ("security", "CURVE, %s; refused %.0f keys, %.0f handshakes; %.0f revoked", t,
-               ctl_num (r, "auth_refused"), ctl_num (r, "handshake_failed"), ctl_num (r, "revoked"));
+               s_num (r, "auth_refused"), s_num (r, "handshake_failed"), s_num (r, "revoked"));
     }
-    else if (ctl_get (r, "security"))
+    else if (s_get (r, "security"))
         s_row ("security", "off: no encryption, no authentication");
-    printf ("over the last %.1f s:\n", ctl_num (r, "window_s"));
-    s_row ("  updates", "%10.1f /s", ctl_num (r, "update_rate"));
-    s_row ("  pushes", "%10.1f /s   total %.0f", ctl_num (r, "push_rate"), ctl_num (r, "pushes"));
+    printf ("over the last %.1f s:\n", s_num (r, "window_s"));
+    s_row ("  updates", "%10.1f /s", s_num (r, "update_rate"));
+    s_row ("  pushes", "%10.1f /s   total %.0f", s_num (r, "push_rate"), s_num (r, "pushes"));
     s_row ("  repeats", "%10.1f /s   total %.0f   (%.1f%% of the pushes seen were repeats)",
-           ctl_num (r, "repeat_rate"), ctl_num (r, "repeats"), 100 * ctl_num (r, "push_repeat_ratio"));
-    s_row ("  fetches", "%10.1f /s   total %.0f", ctl_num (r, "fetch_rate"), ctl_num (r, "fetches"));
+           s_num (r, "repeat_rate"), s_num (r, "repeats"), 100 * s_num (r, "push_repeat_ratio"));
+    s_row ("  fetches", "%10.1f /s   total %.0f", s_num (r, "fetch_rate"), s_num (r, "fetches"));
     s_row ("  fetches 304", "%10.1f /s   total %.0f   (%.1f%% of fetches found nothing new)",
-           ctl_num (r, "not_modified_rate"), ctl_num (r, "not_modified"), 100 * ctl_num (r, "fetch_not_modified_ratio"));
-    s_row ("  bytes in", "%10s/s  total %s", s_bytes (ctl_num (r, "bytes_in_rate"), b1, sizeof b1),
-           s_bytes (ctl_num (r, "bytes_in"), b2, sizeof b2));
-    s_row ("  bytes out", "%10s/s  total %s", s_bytes (ctl_num (r, "bytes_out_rate"), b1, sizeof b1),
-           s_bytes (ctl_num (r, "bytes_out"), b2, sizeof b2));
-    s_row ("  mean tau", "%10.2f      (max %.0f since start)", ctl_num (r, "tau_mean"), ctl_num (r, "tau_max"));
-    if (ctl_get (r, "val_T"))
-        s_row ("validation", "error %.4f, nll %.4f at T=%.0f (%.1f s ago)", ctl_num (r, "val_error"),
-               ctl_num (r, "val_nll"), ctl_num (r, "val_T"), ctl_num (r, "val_age_s"));
+           s_num (r, "not_modified_rate"), s_num (r, "not_modified"), 100 * s_num (r, "fetch_not_modified_ratio"));
+    s_row ("  bytes in", "%10s/s  total %s", s_bytes (s_num (r, "bytes_in_rate"), b1, sizeof b1),
+           s_bytes (s_num (r, "bytes_in"), b2, sizeof b2));
+    s_row ("  bytes out", "%10s/s  total %s", s_bytes (s_num (r, "bytes_out_rate"), b1, sizeof b1),
+           s_bytes (s_num (r, "bytes_out"), b2, sizeof b2));
+    s_row ("  mean tau", "%10.2f      (max %.0f since start)", s_num (r, "tau_mean"), s_num (r, "tau_max"));
+    if (s_get (r, "val_T"))
+        s_row ("validation", "error %.4f, nll %.4f at T=%.0f (%.1f s ago)", s_num (r, "val_error"),
+               s_num (r, "val_nll"), s_num (r, "val_T"), s_num (r, "val_age_s"));
     else
         s_row ("validation", "none yet");
-    if (ctl_get (r, "checkpoint_file")) {
-        ctl_safe (ctl_get (r, "checkpoint_file"), 80, t, sizeof t);
-        if (ctl_get (r, "checkpoint_T"))
-            s_row ("checkpoint", "%s at T=%.0f (%.1f s ago)", t, ctl_num (r, "checkpoint_T"),
-                   ctl_num (r, "checkpoint_age_s"));
+    if (s_get (r, "checkpoint_file")) {
+        s_safe (s_get (r, "checkpoint_file"), 80, t, sizeof t);
+        if (s_get (r, "checkpoint_T"))
+            s_row ("checkpoint", "%s at T=%.0f (%.1f s ago)", t, s_num (r, "checkpoint_T"),
+                   s_num (r, "checkpoint_age_s"));
         else
             s_row ("checkpoint", "%s (none written since the start)", t);
     }
     else
         s_row ("checkpoint", "off (checkpoint.file is empty)");
-    if (ctl_get (r, "bandwidth_budget")) {
-        s_row ("bandwidth budget", "%s/s, %s/s used (%.1f%%)", s_bytes (ctl_num (r, "bandwidth_budget"), b1, sizeof b1),
-               s_bytes (ctl_num (r, "bandwidth_used"), b2, sizeof b2), 100 * ctl_num (r, "bandwidth_used_ratio"));
-        if (ctl_get (r, "more_clients"))
+    if (s_get (r, "bandwidth_budget")) {
+        s_row ("bandwidth budget", "%s/s, %s/s used (%.1f%%)", s_bytes (s_num (r, "bandwidth_budget"), b1, sizeof b1),
+               s_bytes (s_num (r, "bandwidth_used"), b2, sizeof b2), 100 * s_num (r, "bandwidth_used_ratio"));
+        if (s_get (r, "more_clients"))
             s_row ("provisioning", "%s/s per client: room for %.0f more client%s",
-                   s_bytes (ctl_num (r, "bandwidth_per_client"), b3, sizeof b3), ctl_num (r, "more_clients"),
-                   ctl_num (r, "more_clients") == 1 ? "" : "s");
-        else if (ctl_num (r, "clients") > 0)
+                   s_bytes (s_num (r, "bandwidth_per_client"), b3, sizeof b3), s_num (r, "more_clients"),
+                   s_num (r, "more_clients") == 1 ? "" : "s");
+        else if (s_num (r, "clients") > 0)
             s_row ("provisioning", "no estimate (no client traffic in the window)");
         else
             s_row ("provisioning", "no estimate (no client connected)");
@@ -488,8 +507,8 @@ ctl_print_status (const ctl_reply_t *r, const char *endpoint)
         snprintf (shown, sizeof shown, "%s%s%s%s", *name ? name : "-", key_name ? " [" : "",
                   key_name ? key_name : "", key_name ? "]" : "");
         printf ("%6lu  %-24s %9.1f s %7.1f s %9.0f %9.0f %9.0f %9.0f %8s\n", id,
-                ctl_safe (shown, 24, b1, sizeof b1), f [0], f [1], f [2], f [3], f [4], f [5],
-                ctl_safe (last_tau, 8, b2, sizeof b2));
+                s_safe (shown, 24, b1, sizeof b1), f [0], f [1], f [2], f [3], f [4], f [5],
+                s_safe (last_tau, 8, b2, sizeof b2));
     }
 
     /*  The τ histogram, bars scaled to the fullest bucket.  */
@@ -516,7 +535,7 @@ ctl_print_status (const ctl_reply_t *r, const char *endpoint)
         }
         double c = strtod (r->kv [i].value, NULL);
         int bar = most > 0 ? (int) lround (S_TAU_BAR * c / most) : 0;
-        printf ("%-11s %12.0f %6.1f%% ", ctl_safe (r->kv [i].key + 4, 11, b1, sizeof b1), c,
+        printf ("%-11s %12.0f %6.1f%% ", s_safe (r->kv [i].key + 4, 11, b1, sizeof b1), c,
                 total > 0 ? 100 * c / total : 0.0);
         for (int k = 0; k < bar; k++)
             putchar ('#');

@@ -15,7 +15,7 @@
     its configuration names one this user can read.  */
 #include "server.h"
 
-#include "ctl_reply.h"
+#include "reply.h"
 #include "curve.h"
 #include "shardmap.h"
 
@@ -47,16 +47,16 @@ typedef struct {
 } s_total_t;
 
 static void
-s_total_add (s_total_t *t, const ctl_reply_t *r)
+s_total_add (s_total_t *t, const fasgd_ctl_reply_t *r)
 {
     t->answered++;
-    t->T += ctl_num (r, "T");
-    if (ctl_num (r, "clients") > t->clients_max)
-        t->clients_max = ctl_num (r, "clients");
-    t->update_rate += ctl_num (r, "update_rate");
-    t->bytes_in_rate += ctl_num (r, "bytes_in_rate");
-    t->bytes_out_rate += ctl_num (r, "bytes_out_rate");
-    double shards = ctl_num (r, "shards"), shard = ctl_num (r, "shard");
+    t->T += fasgd_ctl_reply_num (r, "T");
+    if (fasgd_ctl_reply_num (r, "clients") > t->clients_max)
+        t->clients_max = fasgd_ctl_reply_num (r, "clients");
+    t->update_rate += fasgd_ctl_reply_num (r, "update_rate");
+    t->bytes_in_rate += fasgd_ctl_reply_num (r, "bytes_in_rate");
+    t->bytes_out_rate += fasgd_ctl_reply_num (r, "bytes_out_rate");
+    double shards = fasgd_ctl_reply_num (r, "shards"), shard = fasgd_ctl_reply_num (r, "shard");
     if (shards > t->shards)
         t->shards = shards;
     if (shard >= 0 && shard < (double) sizeof t->seen && !t->seen [(int) shard]) {
@@ -369,15 +369,15 @@ s_one (const char *ep, const s_curve_t *curve, const char *command, int timeout_
 {
     char *text = NULL;
     size_t len = 0;
-    ctl_reply_t r = { 0 };
+    fasgd_ctl_reply_t r = { 0 };
     int status = -1;
     int rc = s_ask (ep, curve, command, timeout_ms, &text, &len);
-    if (rc == 0 && ctl_reply_parse (text, len, &r) != 0) {
+    if (rc == 0 && fasgd_ctl_reply_parse (text, len, &r) != 0) {
         r.kv = NULL;                    /* the parser freed what it took */
         rc = S_EXIT_SERVER;
     }
     else
-    if (rc == 0 && (status = ctl_reply_status (&r)) < 0) {
+    if (rc == 0 && (status = fasgd_ctl_reply_status (&r)) < 0) {
         fprintf (stderr, "fasgd-ctl: malformed reply from %s: it does not start with status=CODE\n", ep);
         rc = S_EXIT_SERVER;
     }
@@ -388,27 +388,27 @@ s_one (const char *ep, const s_curve_t *curve, const char *command, int timeout_
     }
     else {
         if (json)
-            ctl_print_json (stdout, &r, ep, status == 200 && !strcmp (command, "STATUS"));
+            fasgd_ctl_reply_print_json (stdout, &r, ep, status == 200 && !strcmp (command, "STATUS"));
         if (status != 200) {
             char why [300];
+            const char *error = fasgd_ctl_reply_get (&r, "error");
             fprintf (stderr, "fasgd-ctl: %s refused %s: %d %s\n", ep, command, status,
-                     ctl_safe (ctl_get (&r, "error") ? ctl_get (&r, "error") : "(no reason given)", 280, why,
-                             sizeof why));
+                     fasgd_ctl_reply_safe (error ? error : "(no reason given)", 280, why, sizeof why));
             rc = S_EXIT_SERVER;
         }
         else if (!strcmp (command, "STATUS")) {
             s_total_add (total, &r);
             if (!json)
-                ctl_print_status (&r, ep);
+                fasgd_ctl_reply_print_status (&r, ep);
         }
         else if (!json && !strcmp (command, "RELOAD"))
-            printf ("allowlist reloaded: %.0f keys allowed, %.0f clients revoked\n", ctl_num (&r, "allowed_keys"),
-                    ctl_num (&r, "revoked"));
+            printf ("allowlist reloaded: %.0f keys allowed, %.0f clients revoked\n",
+                    fasgd_ctl_reply_num (&r, "allowed_keys"), fasgd_ctl_reply_num (&r, "revoked"));
         else if (!json) {
             char file [FASGD_PATH_LEN];
             printf ("checkpoint written to %s at T=%.0f in %.3f s\n",
-                    ctl_safe (ctl_get (&r, "file"), sizeof file - 1, file, sizeof file), ctl_num (&r, "T"),
-                    ctl_num (&r, "seconds"));
+                    fasgd_ctl_reply_safe (fasgd_ctl_reply_get (&r, "file"), sizeof file - 1, file, sizeof file),
+                    fasgd_ctl_reply_num (&r, "T"), fasgd_ctl_reply_num (&r, "seconds"));
         }
     }
     free (r.kv);

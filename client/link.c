@@ -3,28 +3,29 @@
     (ALGORITHMS.md) on the part of θ that server holds. client.c puts the
     links of a client together.
 
-    Two DEALER sockets carry the caller's requests, one to the server's
-    push endpoint and one to its fetch endpoint; every request waits for
-    its one reply, matched by the seq it echoes. After a timeout the socket
-    is thrown away and a fresh one is connected before the next request: a
-    reply that arrives late then lands on a closed socket instead of being
-    taken for the answer to the next request. A reply whose seq is not the
-    one awaited (a stale reply) is discarded whatever socket it came on.
+    A link's session: JOIN makes one (the WELCOME's description, the
+    gates it names, two channels and a heartbeat), LEAVE, a 401 or a new
+    JOIN ends it. Its requests go over two channels (channel.h), one to
+    the server's push endpoint and one to its fetch endpoint; every
+    request waits for its one reply, matched by the seq it echoes. After a
+    timeout the channel is closed and a fresh one opened before the next
+    request: a reply that arrives late then lands on a closed socket
+    instead of being taken for the answer to the next request. A reply
+    whose seq is not the one awaited (a stale reply) is discarded whatever
+    socket it came on.
 
-    Heartbeats come from an actor (a czmq thread) with its own DEALER
-    socket, started by a successful JOIN and stopped by LEAVE, a new JOIN,
-    a 401 or destroy. It sends one HEARTBEAT whenever neither it nor the
-    caller has sent anything to the server for heartbeat_ms, so a busy
-    client sends none and an idle one sends one per period. Heartbeats and
-    their replies are not in the byte counts of fasgd_link_stats, which
-    count what the caller's own calls moved.
+    While joined, a heartbeat (heartbeat.h) keeps an idle client alive.
+    Heartbeats and their replies are not in the byte counts of
+    fasgd_link_stats, which count what the caller's own calls moved.
 
     Nothing a server sends is trusted: every reply goes through the codec's
-    checks, its size is bounded by ZMQ_MAXMSGSIZE on the socket, and a
-    reply that does not fit what was asked is FASGD_CLIENT_EPROTO.  */
+    checks, its size is bounded by the channel, and a reply that does not
+    fit what was asked is FASGD_CLIENT_EPROTO.  */
 #include "link.h"
+#include "channel.h"
 #include "codec.h"
 #include "curve.h"
+#include "heartbeat.h"
 
 #include "gates.h"
 #include "log.h"
@@ -33,27 +34,17 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define S_DEFAULT_TIMEOUT_MS 5000
-/*  A server asking for heartbeats faster than this gets this: the period
-    comes from a peer and must not make the client spin.  */
-#define S_HEARTBEAT_MIN_MS   10
 /*  PCG streams of the two gates (ALGORITHMS.md: each gate draws from a
     stream of its own, so a fetch decision never shifts a push draw).  */
 #define S_FETCH_GATE_STREAM  0x66657463u    /* "fetc" */
 #define S_PUSH_GATE_STREAM   0x70757368u    /* "push" */
 /*  The largest reply frame that is not θ: a WELCOME body.  */
 #define S_CONTROL_MAXMSG     ((int64_t) FASGD_PROTO_DESC_MAX)
-/*  What a frame may hold beyond its payload on the wire: ZeroMQ applies
-    ZMQ_MAXMSGSIZE to the frame as it arrives, which CURVE makes 33 bytes
-    longer (command name, nonce, MAC).  */
-#define S_FRAME_SLACK        64
 /*  Bounds D so that 4·D bytes and two float copies stay addressable.  */
 #define S_MAX_PARAMS         ((uint64_t) SIZE_MAX / 16)
 
@@ -62,40 +53,10 @@ typedef enum { S_SKIP_RESEND_LAST = 0, S_SKIP_ACCUMULATE } s_push_skip_t;
 /*  s_request's verdict on a reply that answers an earlier request.  */
 #define S_STALE 1
 
-/*  CURVE, when set: the server's public key and this client's
-    certificate (both halves).  */
-typedef struct {
-    char server_key [41];           /* Z85; "" when CURVE is off */
-    zcert_t *cert;
-} s_curve_t;
-
-/*  One DEALER connection that is closed after a timeout or a malformed
-    reply and reopened on the next request. Its monitor reports failed
-    handshakes, so that a CURVE mismatch fails fast with its reason
-    instead of a timeout.  */
-typedef struct {
-    const char *endpoint;           /* borrowed from the client */
-    const s_curve_t *curve;         /* borrowed from the client */
-    zsock_t *sock;                  /* NULL when closed */
-    zsock_t *monitor;               /* PAIR: the socket's handshake events */
-    zpoller_t *poller;
-    int64_t maxmsgsize;             /* bytes of the largest frame accepted */
-} s_channel_t;
-
-/*  What the heartbeat actor needs; lives in the client, outlives the actor.  */
-typedef struct {
-    const char *endpoint;
-    const s_curve_t *curve;
-    uint32_t client_id;
-    uint64_t session;
-    int interval_ms;
-    atomic_int_least64_t last_sent;     /* zclock_mono () of the caller's last request */
-} s_heartbeat_t;
-
 struct fasgd_link_t {
     char *push_endpoint, *fetch_endpoint;
-    s_curve_t curve;
-    s_channel_t push, fetch;
+    fasgd_channel_curve_t curve;
+    fasgd_channel_t push, fetch;
     int timeout_ms;
     uint64_t seed;
     int seed_set;
@@ -124,97 +85,8 @@ struct fasgd_link_t {
     int has_accum;
 
     fasgd_client_stats_t stats;
-    zactor_t *heartbeat;
-    s_heartbeat_t hb;
+    fasgd_heartbeat_t *heartbeat;   /* while joined */
 };
-
-/*  czmq's first socket installs SIGINT and SIGTERM handlers that only set
-    zsys_interrupted (unless ZSYS_SIGHANDLER=false). A library must not take
-    the host program's Ctrl-C away, so every socket made here is made with
-    the host's dispositions saved and put back. czmq's set-up (zsys_init)
-    is not safe to run from two threads at once, as the links of a sharded
-    client would at their first sockets: it runs once, before any of them.  */
-static pthread_once_t s_zsys_once = PTHREAD_ONCE_INIT;
-
-static void
-s_zsys_init (void)
-{
-    struct sigaction old_int, old_term;
-    sigaction (SIGINT, NULL, &old_int);
-    sigaction (SIGTERM, NULL, &old_term);
-    zsys_init ();
-    sigaction (SIGINT, &old_int, NULL);
-    sigaction (SIGTERM, &old_term, NULL);
-}
-
-static zsock_t *
-s_dealer_new (void)
-{
-    pthread_once (&s_zsys_once, s_zsys_init);
-    struct sigaction old_int, old_term;
-    sigaction (SIGINT, NULL, &old_int);
-    sigaction (SIGTERM, NULL, &old_term);
-    zsock_t *sock = zsock_new (ZMQ_DEALER);
-    sigaction (SIGINT, &old_int, NULL);
-    sigaction (SIGTERM, &old_term, NULL);
-    return sock;
-}
-
-static void
-s_channel_close (s_channel_t *ch)
-{
-    zpoller_destroy (&ch->poller);
-    fasgd_curve_monitor_stop (ch->sock, &ch->monitor);
-    zsock_destroy (&ch->sock);
-}
-
-/*  Makes sock (not yet connected) a CURVE client when curve is set.  */
-static void
-s_curve_apply (const s_curve_t *curve, zsock_t *sock)
-{
-    if (!*curve->server_key)
-        return;
-    zcert_apply (curve->cert, sock);
-    zsock_set_curve_serverkey (sock, curve->server_key);
-}
-
-static int
-s_channel_open (s_channel_t *ch)
-{
-    s_channel_close (ch);
-    ch->sock = s_dealer_new ();
-    if (!ch->sock) {
-        fasgd_log_error ("client: cannot create a socket: %s", zmq_strerror (errno));
-        return -1;
-    }
-    /*  No linger: a request the server never took must not keep the
-        process alive at exit.  */
-    zsock_set_linger (ch->sock, 0);
-    /*  ZeroMQ drops (and reconnects) a peer that sends a larger frame, so
-        a server cannot make the client allocate more than θ.  */
-    int64_t limit = ch->maxmsgsize + S_FRAME_SLACK;
-    zmq_setsockopt (zsock_resolve (ch->sock), ZMQ_MAXMSGSIZE, &limit, sizeof limit);
-    s_curve_apply (ch->curve, ch->sock);
-    if (fasgd_curve_monitor (ch->sock, ZMQ_EVENT_HANDSHAKE_SUCCEEDED, &ch->monitor) != 0) {
-        fasgd_log_error ("client: cannot watch the connection to %s: %s", ch->endpoint, zmq_strerror (errno));
-        s_channel_close (ch);
-        return -1;
-    }
-    if (zsock_connect (ch->sock, "%s", ch->endpoint) != 0) {
-        fasgd_log_error ("client: cannot connect to %s: %s", ch->endpoint, zmq_strerror (errno));
-        s_channel_close (ch);
-        return -1;
-    }
-    ch->poller = zpoller_new (ch->sock, ch->monitor, NULL);
-    if (!ch->poller) {
-        s_channel_close (ch);
-        return -1;
-    }
-    /*  The host's signals interrupt a wait; they do not end it (the
-        caller finishes its step, then looks at its own flag).  */
-    zpoller_set_nonstop (ch->poller, true);
-    return 0;
-}
 
 /*  A copy of a peer's text fit for a log line: printable ASCII and UTF-8
     bytes pass, control characters become '?'.  */
@@ -229,152 +101,26 @@ s_text_copy (char *dst, size_t dstlen, const void *src, size_t len)
     dst [len] = '\0';
 }
 
-/*  Heartbeat actor                                                          */
-
-static void
-s_heartbeat_actor (zsock_t *pipe, void *args)
-{
-    s_heartbeat_t *hb = (s_heartbeat_t *) args;
-    /*  The host's SIGINT and SIGTERM belong to its own threads.  */
-    sigset_t set;
-    sigemptyset (&set);
-    sigaddset (&set, SIGINT);
-    sigaddset (&set, SIGTERM);
-    pthread_sigmask (SIG_BLOCK, &set, NULL);
-
-    zsock_t *sock = s_dealer_new ();
-    if (sock) {
-        zsock_set_linger (sock, 0);
-        zsock_set_maxmsgsize (sock, FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX + S_FRAME_SLACK);
-        /*  Heartbeats are interchangeable: while the server is away a few
-            queued ones are plenty.  */
-        zsock_set_sndhwm (sock, 4);
-        s_curve_apply (hb->curve, sock);
-        if (zsock_connect (sock, "%s", hb->endpoint) != 0)
-            zsock_destroy (&sock);
-    }
-    if (!sock)
-        fasgd_log_warn ("client: no heartbeat socket: the server may expire this client when idle");
-    zpoller_t *poller = sock ? zpoller_new (pipe, sock, NULL) : zpoller_new (pipe, NULL);
-    zsock_signal (pipe, 0);
-    if (!poller) {
-        /*  Without a poller all that is left is to wait for $TERM.  */
-        char *cmd;
-        while ((cmd = zstr_recv (pipe)) && strcmp (cmd, "$TERM") != 0)
-            zstr_free (&cmd);
-        zstr_free (&cmd);
-        zsock_destroy (&sock);
-        return;
-    }
-    zpoller_set_nonstop (poller, true);
-
-    uint32_t seq = 0;
-    int64_t last_beat = zclock_mono ();
-    int warned = 0;
-    for (;;) {
-        int64_t now = zclock_mono ();
-        int64_t last = atomic_load (&hb->last_sent);
-        if (last < last_beat)
-            last = last_beat;
-        int64_t due = last + hb->interval_ms;
-        if (sock && now >= due) {
-            fasgd_header_t h = { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_HEARTBEAT,
-                                 .client_id = hb->client_id, .seq = ++seq, .session = hb->session };
-            uint8_t buf [FASGD_PROTO_HEADER_SIZE];
-            fasgd_proto_header_encode (&h, buf);
-            /*  A full queue (no server) drops the beat; the next is due
-                one period later anyway.  */
-            zmq_send (zsock_resolve (sock), buf, sizeof buf, ZMQ_DONTWAIT);
-            last_beat = now;
-            continue;
-        }
-        void *which = zpoller_wait (poller, sock ? (int) (due - now) : -1);
-        if (which == pipe) {
-            char *cmd = zstr_recv (pipe);
-            int term = !cmd || strcmp (cmd, "$TERM") == 0;
-            zstr_free (&cmd);
-            if (term)
-                break;
-        }
-        else if (sock && which == sock) {
-            zframe_t *frame = zframe_recv (sock);
-            fasgd_header_t h;
-            if (frame && fasgd_proto_header_decode (zframe_data (frame), zframe_size (frame), &h) == FASGD_PROTO_OK
-            &&  h.type == FASGD_MSG_ERROR && !warned) {
-                fasgd_log_info ("client: heartbeat refused: %d %s", h.status, fasgd_proto_status_text (h.status));
-                warned = 1;
-            }
-            zframe_destroy (&frame);
-            while (zsock_rcvmore (sock)) {
-                frame = zframe_recv (sock);
-                if (!frame)
-                    break;
-                zframe_destroy (&frame);
-            }
-        }
-    }
-    zpoller_destroy (&poller);
-    zsock_destroy (&sock);
-}
+/*  Heartbeats                                                               */
 
 static void
 s_heartbeat_stop (fasgd_link_t *self)
 {
-    zactor_destroy (&self->heartbeat);
+    fasgd_heartbeat_destroy (&self->heartbeat);
 }
 
 static int
 s_heartbeat_start (fasgd_link_t *self)
 {
     s_heartbeat_stop (self);
-    /*  heartbeat_ms 0 (an older server or a missing key): a third of the
-        expiry keeps the client alive; neither known, no heartbeats.  */
-    uint32_t ms = self->desc.heartbeat_ms;
-    if (ms == 0)
-        ms = self->desc.expiry_ms / 3;
+    int ms = fasgd_heartbeat_period (self->desc.heartbeat_ms, self->desc.expiry_ms);
     if (ms == 0)
         return 0;
-    if (ms < S_HEARTBEAT_MIN_MS)
-        ms = S_HEARTBEAT_MIN_MS;
-    if (ms > INT32_MAX)
-        ms = INT32_MAX;
-    self->hb.endpoint = self->push_endpoint;
-    self->hb.curve = &self->curve;
-    self->hb.client_id = self->id;
-    self->hb.session = self->desc.session;
-    self->hb.interval_ms = (int) ms;
-    atomic_store (&self->hb.last_sent, zclock_mono ());
-    /*  czmq is initialised by now (s_dealer_new ran s_zsys_init for the
-        JOIN's socket), so the actor's pipe cannot touch the host's
-        signals.  */
-    self->heartbeat = zactor_new (s_heartbeat_actor, &self->hb);
+    self->heartbeat = fasgd_heartbeat_new (self->push_endpoint, &self->curve, self->id, self->desc.session, ms);
     return self->heartbeat ? 0 : -1;
 }
 
 /*  Requests                                                                 */
-
-/*  Reads one whole message; frames beyond the second are counted, not
-    kept. Returns the number of frames, 0 when nothing could be read.  */
-static int
-s_recv (zsock_t *sock, zframe_t **header_p, zframe_t **body_p, size_t *bytes)
-{
-    *header_p = *body_p = NULL;
-    int nframes = 0;
-    do {
-        zframe_t *frame = zframe_recv (sock);
-        if (!frame)
-            break;
-        *bytes += zframe_size (frame);
-        if (nframes == 0)
-            *header_p = frame;
-        else if (nframes == 1)
-            *body_p = frame;
-        else
-            zframe_destroy (&frame);
-        nframes++;
-    } while (zsock_rcvmore (sock));
-    return nframes;
-}
 
 static int
 s_refused (fasgd_link_t *self, const fasgd_header_t *h, const zframe_t *body)
@@ -454,92 +200,45 @@ s_reply_check (fasgd_link_t *self, uint32_t seq, int expect, int nframes,
     return 0;
 }
 
-/*  Reads one event of ch's monitor. A failed handshake that cannot
-    succeed on retrying (fasgd_curve_judge) returns -1 with the reason
-    in last_reason.  */
-static int
-s_handshake_check (fasgd_link_t *self, s_channel_t *ch, int *drops)
-{
-    int event;
-    uint32_t value;
-    if (fasgd_curve_event_recv (ch->monitor, &event, &value) != 0)
-        return 0;
-    const char *why = fasgd_curve_judge (event, value, *self->curve.server_key != 0, drops);
-    if (!why)
-        return 0;
-    self->last_status = 0;
-    snprintf (self->last_reason, sizeof self->last_reason, "%s: %s", ch->endpoint, why);
-    fasgd_log_debug ("client: %s", self->last_reason);
-    return -1;
-}
-
 /*  Sends req (and the body frame, whose ownership it takes) on ch, waits
     up to the timeout for the reply with the same seq, and checks it. On
     0, *rep holds the reply's header and *reply_body_p (when not NULL) the
     body frame or NULL, the caller's to destroy.  */
 static int
-s_request (fasgd_link_t *self, s_channel_t *ch, fasgd_header_t *req, zframe_t **body_p,
+s_request (fasgd_link_t *self, fasgd_channel_t *ch, fasgd_header_t *req, zframe_t **body_p,
            int expect, fasgd_header_t *rep, zframe_t **reply_body_p)
 {
-    zframe_t *body = body_p ? *body_p : NULL;
-    if (body_p)
-        *body_p = NULL;
     if (reply_body_p)
         *reply_body_p = NULL;
-    if (!ch->sock && s_channel_open (ch) != 0) {
-        zframe_destroy (&body);
+    if (!fasgd_channel_is_open (ch) && fasgd_channel_open (ch) != 0) {
+        if (body_p)
+            zframe_destroy (body_p);
         return FASGD_CLIENT_ESOCKET;
     }
     req->version = FASGD_PROTO_VERSION;
     req->seq = ++self->seq;
     req->session = req->type == FASGD_MSG_JOIN ? 0 : self->desc.session;
-    uint8_t hbuf [FASGD_PROTO_HEADER_SIZE];
-    fasgd_proto_header_encode (req, hbuf);
-    size_t out = sizeof hbuf + (body ? zframe_size (body) : 0);
-
-    /*  Never block on a send: a DEALER queues for a peer that is not
-        there yet, and a full queue means the server is not reading.  */
-    int rc = zmq_send (zsock_resolve (ch->sock), hbuf, sizeof hbuf,
-                       ZMQ_DONTWAIT | (body ? ZMQ_SNDMORE : 0));
-    if (rc >= 0 && body)
-        rc = zframe_send (&body, ch->sock, ZFRAME_DONTWAIT);
-    zframe_destroy (&body);         /* whether or not zframe_send took it */
-    if (rc < 0) {
-        int err = errno;
-        s_channel_close (ch);
-        fasgd_log_debug ("client: cannot send %s to %s: %s", fasgd_proto_type_name (req->type),
-                         ch->endpoint, zmq_strerror (err));
-        return err == EAGAIN ? FASGD_CLIENT_ETIMEOUT : FASGD_CLIENT_ESOCKET;
-    }
-    self->stats.bytes_out += out;
-    atomic_store (&self->hb.last_sent, zclock_mono ());
+    int rc = fasgd_channel_send (ch, req, body_p, &self->stats.bytes_out);
+    if (rc != 0)
+        return rc;
+    fasgd_heartbeat_sent (self->heartbeat);
 
     int64_t deadline = zclock_mono () + self->timeout_ms;
-    int handshake_drops = 0;
     for (;;) {
-        int64_t left = deadline - zclock_mono ();
-        if (left <= 0)
-            break;
-        void *which = zpoller_wait (ch->poller, left > INT32_MAX ? INT32_MAX : (int) left);
-        if (which && which == ch->monitor) {
-            if (s_handshake_check (self, ch, &handshake_drops) != 0) {
-                s_channel_close (ch);
-                return FASGD_CLIENT_ESECURITY;
-            }
-            continue;
-        }
-        if (which != ch->sock) {
-            if (zpoller_terminated (ch->poller) && errno != EINTR) {
-                s_channel_close (ch);
-                return FASGD_CLIENT_ESOCKET;
-            }
-            continue;                   /* expired or interrupted: check the time */
-        }
         zframe_t *hframe, *rbody;
+        int nframes;
         size_t in = 0;
-        int nframes = s_recv (ch->sock, &hframe, &rbody, &in);
-        if (nframes == 0)
-            continue;
+        char why [sizeof self->last_reason];
+        rc = fasgd_channel_recv (ch, deadline, &hframe, &rbody, &nframes, &in, why, sizeof why);
+        if (rc == 0)
+            break;
+        if (rc == FASGD_CLIENT_ESECURITY) {
+            self->last_status = 0;
+            snprintf (self->last_reason, sizeof self->last_reason, "%s", why);
+            fasgd_log_debug ("client: %s", self->last_reason);
+        }
+        if (rc < 0)
+            return rc;
         self->stats.bytes_in += in;
         rc = s_reply_check (self, req->seq, expect, nframes, hframe, rbody, rep);
         zframe_destroy (&hframe);
@@ -549,7 +248,7 @@ s_request (fasgd_link_t *self, s_channel_t *ch, fasgd_header_t *req, zframe_t **
         }
         if (rc == FASGD_CLIENT_EPROTO || rc == FASGD_CLIENT_EVERSION)
             /*  After nonsense, trust nothing more on this connection.  */
-            s_channel_close (ch);
+            fasgd_channel_close (ch);
         if (rc == 0 && reply_body_p)
             *reply_body_p = rbody;
         else
@@ -558,7 +257,7 @@ s_request (fasgd_link_t *self, s_channel_t *ch, fasgd_header_t *req, zframe_t **
     }
     /*  The reply may still come: on a fresh socket it cannot be mistaken
         for the answer to the next request.  */
-    s_channel_close (ch);
+    fasgd_channel_close (ch);
     self->last_status = 0;
     snprintf (self->last_reason, sizeof self->last_reason, "no reply to %s from %s within %d ms",
               fasgd_proto_type_name (req->type), ch->endpoint, self->timeout_ms);
@@ -572,8 +271,8 @@ static void
 s_session_end (fasgd_link_t *self)
 {
     s_heartbeat_stop (self);
-    s_channel_close (&self->push);
-    s_channel_close (&self->fetch);
+    fasgd_channel_close (&self->push);
+    fasgd_channel_close (&self->fetch);
     self->joined = 0;
     self->has_accum = 0;
     free (self->accum);
@@ -668,12 +367,8 @@ fasgd_link_new (const char *push_endpoint, const char *fetch_endpoint)
         return NULL;
     }
     self->timeout_ms = S_DEFAULT_TIMEOUT_MS;
-    self->push.endpoint = self->push_endpoint;
-    self->push.curve = self->fetch.curve = &self->curve;
-    self->push.maxmsgsize = S_CONTROL_MAXMSG;
-    self->fetch.endpoint = self->fetch_endpoint;
-    self->fetch.maxmsgsize = S_CONTROL_MAXMSG;
-    atomic_init (&self->hb.last_sent, 0);
+    fasgd_channel_init (&self->push, self->push_endpoint, &self->curve, S_CONTROL_MAXMSG);
+    fasgd_channel_init (&self->fetch, self->fetch_endpoint, &self->curve, S_CONTROL_MAXMSG);
     /*  The sockets open with the first request, made as set by then.  */
     return self;
 }
@@ -725,8 +420,8 @@ fasgd_link_set_curve (fasgd_link_t *self, const char *server_key, const char *ce
     self->curve.cert = cert;
     memcpy (self->curve.server_key, key, sizeof key);
     /*  The next requests go out on sockets made the new way.  */
-    s_channel_close (&self->push);
-    s_channel_close (&self->fetch);
+    fasgd_channel_close (&self->push);
+    fasgd_channel_close (&self->fetch);
     return 0;
 }
 
@@ -787,11 +482,11 @@ fasgd_link_join (fasgd_link_t *self, const char *name)
                                   &desc, err, sizeof err);
     zframe_destroy (&welcome);
     if (rc != 0) {
-        s_channel_close (&self->push);
+        fasgd_channel_close (&self->push);
         return s_malformed (self, err);
     }
     if (desc.protocol != 0 && desc.protocol != FASGD_PROTO_VERSION) {
-        s_channel_close (&self->push);
+        fasgd_channel_close (&self->push);
         self->last_status = FASGD_STATUS_VERSION;
         snprintf (self->last_reason, sizeof self->last_reason,
                   "the server describes protocol %" PRIu32 ", this client speaks %u",
@@ -799,14 +494,14 @@ fasgd_link_join (fasgd_link_t *self, const char *name)
         return FASGD_CLIENT_EVERSION;
     }
     if (desc.params == 0 || desc.params > S_MAX_PARAMS) {
-        s_channel_close (&self->push);
+        fasgd_channel_close (&self->push);
         return s_malformed (self, "params out of range");
     }
     self->desc = desc;
     self->id = rep.client_id;
     self->nparams = (size_t) desc.length;     /* the values of its part: all D unsharded */
     if (s_gates_setup (self) != 0) {
-        s_channel_close (&self->push);
+        fasgd_channel_close (&self->push);
         self->last_status = 0;
         fasgd_log_warn ("client: %s", self->last_reason);
         return FASGD_CLIENT_EPROTO;
@@ -815,7 +510,7 @@ fasgd_link_join (fasgd_link_t *self, const char *name)
     self->wire_push = *desc.wire_push ? fasgd_proto_wire_parse (desc.wire_push) : FASGD_WIRE_F32;
     self->wire_params = *desc.wire_params ? fasgd_proto_wire_parse (desc.wire_params) : FASGD_WIRE_F32;
     if (self->wire_push < 0 || self->wire_params < 0) {
-        s_channel_close (&self->push);
+        fasgd_channel_close (&self->push);
         self->last_status = 0;
         fasgd_errbuf (self->last_reason, sizeof self->last_reason, "unknown wire format '%s' / '%s'",
                       desc.wire_push, desc.wire_params);
@@ -842,7 +537,7 @@ fasgd_link_join (fasgd_link_t *self, const char *name)
         for the session: nothing from an earlier one can be waiting in it.  */
     int64_t theta_bytes = (int64_t) self->nparams * (int64_t) sizeof (float);
     self->fetch.maxmsgsize = theta_bytes > S_CONTROL_MAXMSG ? theta_bytes : S_CONTROL_MAXMSG;
-    if (s_channel_open (&self->fetch) != 0) {
+    if (fasgd_channel_open (&self->fetch) != 0) {
         s_session_end (self);
         return FASGD_CLIENT_ESOCKET;
     }
@@ -850,7 +545,7 @@ fasgd_link_join (fasgd_link_t *self, const char *name)
         reopened with the same limit. The server knows us by id, not by
         connection.  */
     self->push.maxmsgsize = self->fetch.maxmsgsize;
-    if (s_channel_open (&self->push) != 0) {
+    if (fasgd_channel_open (&self->push) != 0) {
         s_session_end (self);
         return FASGD_CLIENT_ESOCKET;
     }

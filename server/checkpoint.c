@@ -2,9 +2,10 @@
     on request and at exit, and read back by --resume. The file format,
     its checks and the safe write are common/checkpoint.c's; here is when
     to write, what to do when writing fails, and what a resume applies.  */
-#include "internal.h"
-
 #include "checkpoint.h"
+
+#include "../common/checkpoint.h"
+#include "clock.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -16,6 +17,18 @@
     loop, and with a log line per attempt rather than a hundred a second.  */
 #define S_BACKOFF_MIN_MS 1000
 #define S_BACKOFF_MAX_MS 600000
+
+struct fasgd_srv_checkpoint_t {
+    const fasgd_server_cfg_t *cfg;      /* checkpoint.file, .seconds, .updates */
+    fasgd_srv_params_t *params;
+    fasgd_checkpoint_desc_t desc;       /* what a checkpoint of this server holds */
+    uint64_t last_T;                    /* of the last written or resumed */
+    int64_t last_ms;
+    int written;                        /* one written by this process */
+    uint64_t failures;                  /* failed writes in a row */
+    int64_t backoff_ms;                 /* the pause after the last of them, */
+    int64_t retry_ms;                   /* and when it ends */
+};
 
 static uint64_t
 s_tensor_size (const fasgd_checkpoint_tensor_t *t)
@@ -32,11 +45,11 @@ s_tensor_size (const fasgd_checkpoint_tensor_t *t)
     resuming with another model, another shard.count or another
     shard.index finds other tensors.  */
 static void
-s_desc_shard (fasgd_server_t *self, fasgd_checkpoint_desc_t *d)
+s_desc_shard (const fasgd_srv_params_t *params, fasgd_checkpoint_desc_t *d)
 {
     fasgd_checkpoint_desc_t all = *d;
     d->ntensors = 0;
-    uint64_t lo = self->offset, hi = self->offset + self->n, at = 0;
+    uint64_t lo = params->offset, hi = params->offset + params->n, at = 0;
     for (int i = 0; i < all.ntensors; i++) {
         const fasgd_checkpoint_tensor_t *t = &all.tensors [i];
         uint64_t size = s_tensor_size (t), a = at > lo ? at : lo, b = at + size < hi ? at + size : hi;
@@ -62,16 +75,17 @@ s_desc_shard (fasgd_server_t *self, fasgd_checkpoint_desc_t *d)
     its tensors (the MLP's or external.tensors; a shard's, its part of
     them), the values it holds, the rule and the size of its state.  */
 static void
-s_desc (fasgd_server_t *self, fasgd_checkpoint_desc_t *d)
+s_desc (const fasgd_server_cfg_t *cfg, const fasgd_srv_params_t *params, const fasgd_model_t *model,
+        const fasgd_proto_tensor_t *ext, int next, fasgd_checkpoint_desc_t *d)
 {
     memset (d, 0, sizeof *d);
-    d->rule = self->cfg.rule.name;
-    d->params = self->n;
-    d->state_len = fasgd_rule_state_size (self->rule);
-    if (self->model) {
-        d->ntensors = fasgd_model_ntensors (self->model);
+    d->rule = cfg->rule.name;
+    d->params = params->n;
+    d->state_len = fasgd_rule_state_size (params->rule);
+    if (model) {
+        d->ntensors = fasgd_model_ntensors (model);
         for (int i = 0; i < d->ntensors && i < FASGD_CHECKPOINT_MAX_TENSORS; i++) {
-            const fasgd_tensor_t *t = fasgd_model_tensor (self->model, i);
+            const fasgd_tensor_t *t = fasgd_model_tensor (model, i);
             snprintf (d->tensors [i].name, sizeof d->tensors [i].name, "%s", t->name);
             d->tensors [i].ndim = 2;
             d->tensors [i].dims [0] = (uint64_t) t->rows;
@@ -79,17 +93,47 @@ s_desc (fasgd_server_t *self, fasgd_checkpoint_desc_t *d)
         }
     }
     else {
-        d->ntensors = self->ext_ntensors;
+        d->ntensors = next;
         for (int i = 0; i < d->ntensors && i < FASGD_CHECKPOINT_MAX_TENSORS; i++) {
-            const fasgd_proto_tensor_t *t = &self->ext_tensors [i];
+            const fasgd_proto_tensor_t *t = &ext [i];
             snprintf (d->tensors [i].name, sizeof d->tensors [i].name, "%s", t->name);
             d->tensors [i].ndim = t->ndim;
             for (uint32_t k = 0; k < t->ndim && k < FASGD_CHECKPOINT_MAX_DIMS; k++)
                 d->tensors [i].dims [k] = t->dims [k];
         }
     }
-    if (self->n != self->total)
-        s_desc_shard (self, d);
+    if (params->n != params->total)
+        s_desc_shard (params, d);
+}
+
+fasgd_srv_checkpoint_t *
+fasgd_srv_checkpoint_new (const fasgd_server_cfg_t *cfg, fasgd_srv_params_t *params, const fasgd_model_t *model,
+                          const fasgd_proto_tensor_t *ext, int next)
+{
+    fasgd_srv_checkpoint_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->cfg = cfg;
+    self->params = params;
+    s_desc (cfg, params, model, ext, next, &self->desc);
+    self->last_T = params->T;
+    self->last_ms = fasgd_srv_now_ms ();
+    return self;
+}
+
+void
+fasgd_srv_checkpoint_start (fasgd_srv_checkpoint_t *self, int64_t now)
+{
+    self->last_ms = now;
+}
+
+void
+fasgd_srv_checkpoint_destroy (fasgd_srv_checkpoint_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    free (*self_p);
+    *self_p = NULL;
 }
 
 /*  Writes θ, T and the rule's state (common/checkpoint.c: a temporary
@@ -98,101 +142,121 @@ s_desc (fasgd_server_t *self, fasgd_checkpoint_desc_t *d)
     returns -1 with the cause in err (when given), after logging it and
     lengthening the pause before the next periodic attempt.  */
 int
-fasgd_srv_checkpoint_write (fasgd_server_t *self, char *err, size_t errlen)
+fasgd_srv_checkpoint_write (fasgd_srv_checkpoint_t *self, char *err, size_t errlen)
 {
     char why [FASGD_PATH_LEN * 2 + 256];
-    fasgd_checkpoint_desc_t desc;
-    s_desc (self, &desc);
-    size_t state_len = (size_t) desc.state_len;
+    const fasgd_srv_params_t *p = self->params;
+    size_t state_len = (size_t) self->desc.state_len;
     void *state = malloc (state_len ? state_len : 1);
     int rc = -1;
     if (!state)
-        snprintf (why, sizeof why, "writing %s failed: out of memory for the rule's state", self->cfg.checkpoint);
+        snprintf (why, sizeof why, "writing %s failed: out of memory for the rule's state", self->cfg->checkpoint);
     else {
-        fasgd_rule_state_get (self->rule, state);
-        rc = fasgd_checkpoint_write (self->cfg.checkpoint, &desc, self->T, self->theta, self->n, state, state_len,
+        fasgd_rule_state_get (p->rule, state);
+        rc = fasgd_checkpoint_write (self->cfg->checkpoint, &self->desc, p->T, p->theta, p->n, state, state_len,
                                      why, sizeof why);
     }
     free (state);
     int64_t now = fasgd_srv_now_ms ();
     if (rc != 0) {
         /*  The pause doubles with each failure in a row.  */
-        int64_t base = (int64_t) (self->cfg.checkpoint_seconds * 1000);
+        int64_t base = (int64_t) (self->cfg->checkpoint_seconds * 1000);
         if (base < S_BACKOFF_MIN_MS)
             base = S_BACKOFF_MIN_MS;
         if (base > S_BACKOFF_MAX_MS)
             base = S_BACKOFF_MAX_MS;
-        self->ckpt_backoff_ms = self->ckpt_failures == 0 ? base : self->ckpt_backoff_ms * 2;
-        if (self->ckpt_backoff_ms > S_BACKOFF_MAX_MS)
-            self->ckpt_backoff_ms = S_BACKOFF_MAX_MS;
-        self->ckpt_failures++;
-        self->ckpt_retry_ms = now + self->ckpt_backoff_ms;
+        self->backoff_ms = self->failures == 0 ? base : self->backoff_ms * 2;
+        if (self->backoff_ms > S_BACKOFF_MAX_MS)
+            self->backoff_ms = S_BACKOFF_MAX_MS;
+        self->failures++;
+        self->retry_ms = now + self->backoff_ms;
         fasgd_log_error ("checkpoint: %s (failure %llu in a row; the previous checkpoint is kept; "
-                         "the next periodic attempt in %.0f s)", why, (unsigned long long) self->ckpt_failures,
-                         (double) self->ckpt_backoff_ms / 1000.0);
+                         "the next periodic attempt in %.0f s)", why, (unsigned long long) self->failures,
+                         (double) self->backoff_ms / 1000.0);
         if (err)
             snprintf (err, errlen, "%s", why);
         return -1;
     }
-    if (self->ckpt_failures) {
+    if (self->failures) {
         fasgd_log_notice ("checkpoint: checkpoints work again after %llu failed attempts",
-                          (unsigned long long) self->ckpt_failures);
-        self->ckpt_failures = 0;
-        self->ckpt_backoff_ms = 0;
+                          (unsigned long long) self->failures);
+        self->failures = 0;
+        self->backoff_ms = 0;
     }
-    self->last_ckpt_T = self->T;
-    self->last_ckpt_ms = now;
-    self->ckpt_written = 1;
-    fasgd_log_info ("checkpoint written at T=%llu", (unsigned long long) self->T);
+    self->last_T = p->T;
+    self->last_ms = now;
+    self->written = 1;
+    fasgd_log_info ("checkpoint written at T=%llu", (unsigned long long) p->T);
     return 0;
 }
 
-/*  A checkpoint when checkpoint.file names one; 0 when it names none.  */
 int
-fasgd_srv_checkpoint (fasgd_server_t *self)
+fasgd_srv_checkpoint_final (fasgd_srv_checkpoint_t *self)
 {
-    if (!*self->cfg.checkpoint)
+    if (!*self->cfg->checkpoint)
         return 0;
     return fasgd_srv_checkpoint_write (self, NULL, 0);
 }
 
-/*  A periodic checkpoint: as fasgd_srv_checkpoint, but after a failure
-    nothing until its pause is over.  */
-int
-fasgd_srv_checkpoint_periodic (fasgd_server_t *self)
+/*  A periodic checkpoint: as fasgd_srv_checkpoint_final, but after a
+    failure nothing until its pause is over.  */
+static int
+s_periodic (fasgd_srv_checkpoint_t *self)
 {
-    if (!*self->cfg.checkpoint)
+    if (!*self->cfg->checkpoint)
         return 0;
-    if (self->ckpt_failures && fasgd_srv_now_ms () < self->ckpt_retry_ms)
+    if (self->failures && fasgd_srv_now_ms () < self->retry_ms)
         return -1;
     return fasgd_srv_checkpoint_write (self, NULL, 0);
+}
+
+void
+fasgd_srv_checkpoint_updated (fasgd_srv_checkpoint_t *self)
+{
+    if (self->cfg->checkpoint_updates && self->params->T - self->last_T >= self->cfg->checkpoint_updates)
+        s_periodic (self);
+}
+
+void
+fasgd_srv_checkpoint_tick (fasgd_srv_checkpoint_t *self, int64_t now)
+{
+    if (self->cfg->checkpoint_seconds > 0 && self->params->T != self->last_T
+        && now - self->last_ms >= self->cfg->checkpoint_seconds * 1000)
+        s_periodic (self);
+}
+
+int
+fasgd_srv_checkpoint_last (const fasgd_srv_checkpoint_t *self, uint64_t *T, int64_t *ms)
+{
+    *T = self->last_T;
+    *ms = self->last_ms;
+    return self->written;
 }
 
 /*  Loads θ, T and the rule's state from checkpoint.file, all or nothing:
     a checkpoint that fails any check leaves θ, T and the rule as they
     were. -1 logged, naming the file and the cause.  */
 int
-fasgd_srv_resume (fasgd_server_t *self)
+fasgd_srv_checkpoint_resume (fasgd_srv_checkpoint_t *self)
 {
-    const char *path = self->cfg.checkpoint;
-    fasgd_checkpoint_desc_t desc;
-    s_desc (self, &desc);
+    fasgd_srv_params_t *p = self->params;
+    const char *path = self->cfg->checkpoint;
     char err [512];
-    fasgd_checkpoint_t *ck = fasgd_checkpoint_read (path, &desc, err, sizeof err);
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_read (path, &self->desc, err, sizeof err);
     if (!ck) {
         fasgd_log_error ("resume: cannot resume from %s: %s", path, err);
         return -1;
     }
     /*  The rule takes its state or leaves its own; θ only after that.  */
-    if (fasgd_rule_state_set (self->rule, ck->state, ck->state_len) != 0) {
+    if (fasgd_rule_state_set (p->rule, ck->state, ck->state_len) != 0) {
         fasgd_log_error ("resume: cannot resume from %s: its rule state does not fit the configuration", path);
         fasgd_checkpoint_destroy (&ck);
         return -1;
     }
-    memcpy (self->theta, ck->theta, self->n * sizeof (float));
-    self->T = ck->T;
-    self->last_ckpt_T = self->T;
+    memcpy (p->theta, ck->theta, p->n * sizeof (float));
+    fasgd_srv_params_set_T (p, ck->T);
+    self->last_T = p->T;
     fasgd_checkpoint_destroy (&ck);
-    fasgd_log_notice ("resumed from %s at T=%llu", path, (unsigned long long) self->T);
+    fasgd_log_notice ("resumed from %s at T=%llu", path, (unsigned long long) p->T);
     return 0;
 }

@@ -17,12 +17,13 @@
     peers holding every data connection do not lock out fasgd-ctl.
 
     The monitors also carry the failed handshakes that security.c counts.  */
-#include "internal.h"
+#include "connections.h"
 
 #include "curve.h"
 #include "log.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -36,9 +37,30 @@
     hold every data connection do not lock the operator out.  */
 #define S_CONTROL_CONNECTIONS 16
 
-void
-fasgd_srv_conn_limits (fasgd_server_t *self)
+struct fasgd_srv_conns_t {
+    const fasgd_server_cfg_t *cfg;
+    fasgd_srv_security_t *security;     /* told of failed handshakes; logs the refusals */
+    fasgd_srv_stats_t *st;              /* conn_shed, accept_failed */
+    zsock_t *monitors [FASGD_SRV_MONITORS];
+    zsock_t *watched [FASGD_SRV_MONITORS];     /* the sockets they watch */
+    const char *monitor_names [FASGD_SRV_MONITORS];
+    int nmonitors;
+    uint64_t conns, conn_max;           /* on push and fetch: open now, and the most allowed */
+    uint64_t conns_control;             /* on the control socket */
+    int control_monitor;                /* its monitor's index; -1 none */
+    uint64_t nofile;                    /* RLIMIT_NOFILE */
+};
+
+fasgd_srv_conns_t *
+fasgd_srv_conn_new (const fasgd_server_cfg_t *cfg, fasgd_srv_security_t *security, fasgd_srv_stats_t *st)
 {
+    fasgd_srv_conns_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->cfg = cfg;
+    self->security = security;
+    self->st = st;
+    self->control_monitor = -1;
     struct rlimit lim;
     uint64_t nofile = 1024;
     if (getrlimit (RLIMIT_NOFILE, &lim) == 0) {
@@ -56,13 +78,13 @@ fasgd_srv_conn_limits (fasgd_server_t *self)
     uint64_t reserve = S_RESERVE_FIXED + nofile / S_RESERVE_SHARE;
     uint64_t room = nofile > reserve + 8 ? nofile - reserve : 8;
     /*  A client opens three connections (push, fetch, heartbeats).  */
-    uint64_t want = self->cfg.max_connections > 0 ? (uint64_t) self->cfg.max_connections
-                                                  : 4 * (uint64_t) self->cfg.max_clients + 64;
+    uint64_t want = self->cfg->max_connections > 0 ? (uint64_t) self->cfg->max_connections
+                                                  : 4 * (uint64_t) self->cfg->max_clients + 64;
     if (want > room) {
-        if (self->cfg.max_connections > 0)
+        if (self->cfg->max_connections > 0)
             fasgd_log_warn ("limits.connections is %d, but %llu file descriptors leave room for %llu: "
                             "using %llu (raise the limit: ulimit -n, or LimitNOFILE= in the unit)",
-                            self->cfg.max_connections, (unsigned long long) nofile,
+                            self->cfg->max_connections, (unsigned long long) nofile,
                             (unsigned long long) room, (unsigned long long) room);
         want = room;
     }
@@ -70,10 +92,11 @@ fasgd_srv_conn_limits (fasgd_server_t *self)
     self->nofile = nofile;
     fasgd_log_info ("connections: at most %llu open (%llu file descriptors)", (unsigned long long) want,
                     (unsigned long long) nofile);
+    return self;
 }
 
 int
-fasgd_srv_conn_watch (fasgd_server_t *self, zsock_t *sock, const char *what)
+fasgd_srv_conn_watch (fasgd_srv_conns_t *self, zsock_t *sock, const char *what)
 {
     if (self->nmonitors >= FASGD_SRV_MONITORS) {
         errno = ENOSPC;
@@ -93,15 +116,43 @@ fasgd_srv_conn_watch (fasgd_server_t *self, zsock_t *sock, const char *what)
 }
 
 void
-fasgd_srv_conn_destroy (fasgd_server_t *self)
+fasgd_srv_conn_destroy (fasgd_srv_conns_t **self_p)
 {
+    if (!self_p || !*self_p)
+        return;
+    fasgd_srv_conns_t *self = *self_p;
     for (int i = 0; i < self->nmonitors; i++)
         fasgd_curve_monitor_stop (self->watched [i], &self->monitors [i]);
-    self->nmonitors = 0;
+    free (self);
+    *self_p = NULL;
 }
 
 int
-fasgd_srv_conn_event (fasgd_server_t *self, int k)
+fasgd_srv_conn_monitors (const fasgd_srv_conns_t *self)
+{
+    return self->nmonitors;
+}
+
+zsock_t *
+fasgd_srv_conn_monitor (fasgd_srv_conns_t *self, int k)
+{
+    return self->monitors [k];
+}
+
+uint64_t
+fasgd_srv_conn_open (const fasgd_srv_conns_t *self)
+{
+    return self->conns + self->conns_control;
+}
+
+uint64_t
+fasgd_srv_conn_max (const fasgd_srv_conns_t *self)
+{
+    return self->conn_max;
+}
+
+int
+fasgd_srv_conn_event (fasgd_srv_conns_t *self, int k)
 {
     int event;
     uint32_t value;
@@ -118,14 +169,15 @@ fasgd_srv_conn_event (fasgd_server_t *self, int k)
             /*  The value is the connection's descriptor, still libzmq's:
                 shut down, not closed, so that libzmq sees the peer go and
                 closes it itself.  */
-            self->st.conn_shed++;
+            self->st->conn_shed++;
             shutdown ((int) value, SHUT_RDWR);
             if (control)
-                fasgd_srv_refusal_log (self, "turned away a connection on the control socket: %d are open",
-                                       S_CONTROL_CONNECTIONS);
+                fasgd_srv_security_refusal_log (self->security, "turned away a connection on the control socket: "
+                                                "%d are open", S_CONTROL_CONNECTIONS);
             else
-                fasgd_srv_refusal_log (self, "turned away a connection on the %s socket: limits.connections "
-                                       "(%llu) are open", what, (unsigned long long) self->conn_max);
+                fasgd_srv_security_refusal_log (self->security, "turned away a connection on the %s socket: "
+                                                "limits.connections (%llu) are open", what,
+                                                (unsigned long long) self->conn_max);
             break;
         }
         case ZMQ_EVENT_DISCONNECTED: {
@@ -135,12 +187,13 @@ fasgd_srv_conn_event (fasgd_server_t *self, int k)
             break;
         }
         case ZMQ_EVENT_ACCEPT_FAILED:
-            self->st.accept_failed++;
-            fasgd_srv_refusal_log (self, "cannot accept a connection on the %s socket: %s (%llu open)", what,
-                                   strerror ((int) value), (unsigned long long) self->conns);
+            self->st->accept_failed++;
+            fasgd_srv_security_refusal_log (self->security, "cannot accept a connection on the %s socket: %s "
+                                            "(%llu open)", what, strerror ((int) value),
+                                            (unsigned long long) self->conns);
             break;
         default:
-            fasgd_srv_security_handshake_failed (self, what, event, value);
+            fasgd_srv_security_handshake_failed (self->security, what, event, value);
             break;
     }
     return 0;

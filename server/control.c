@@ -58,13 +58,12 @@ s_text_add (s_text_t *t, const char *fmt, ...)
     }
 }
 
-/*  Keeps the counters of now in the window's ring, a sample a second.  */
 void
-fasgd_srv_window_sample (fasgd_server_t *self, int64_t now)
+fasgd_srv_control_sample (fasgd_server_t *self, int64_t now)
 {
     fasgd_srv_sample_t *s = &self->window [self->window_next];
     s->ms = now;
-    s->T = self->T;
+    s->T = self->params->T;
     s->st = self->st;
     self->window_next = (self->window_next + 1) % FASGD_SRV_WINDOW_SAMPLES;
     if (self->window_count < FASGD_SRV_WINDOW_SAMPLES)
@@ -119,6 +118,51 @@ s_by_id (const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/*  The STATUS reply's clients: with more than limits.status_clients, the
+    busiest, so that the reply stays bounded however many join.  */
+static void
+s_status_clients (fasgd_server_t *self, s_text_t *t, int64_t now)
+{
+    const fasgd_srv_registry_t *reg = self->registry;
+    size_t live = fasgd_srv_registry_live (reg);
+    uint32_t last_id = fasgd_srv_registry_last_id (reg);
+    size_t listed = live < (size_t) self->cfg.status_clients ? live : (size_t) self->cfg.status_clients;
+    s_text_add (t, "clients_listed=%zu\n", listed);
+    const fasgd_srv_client_t **list = listed < live ? malloc (live * sizeof *list) : NULL;
+    if (list) {
+        size_t k = 0;
+        for (uint32_t id = 1; id <= last_id && k < live; id++)
+            if (fasgd_srv_registry_lookup (reg, id))
+                list [k++] = fasgd_srv_registry_lookup (reg, id);
+        qsort (list, k, sizeof *list, s_by_pushes);
+        qsort (list, listed, sizeof *list, s_by_id);
+    }
+    else if (listed < live)
+        listed = 0;                     /* out of memory: the counts alone */
+    size_t shown = 0;
+    for (uint32_t i = 0; shown < listed && (list || i < last_id); i++) {
+        const fasgd_srv_client_t *c = list ? list [i] : fasgd_srv_registry_lookup (reg, i + 1);
+        if (!c)
+            continue;
+        shown++;
+        s_text_add (t, "client.%u.name=%s\nclient.%u.connected_s=%.3f\nclient.%u.idle_s=%.3f\n"
+                    "client.%u.pushes=%llu\nclient.%u.repeats=%llu\nclient.%u.fetches=%llu\n"
+                    "client.%u.not_modified=%llu\n",
+                    c->id, c->name, c->id, (double) (now - c->joined_ms) / 1000.0,
+                    c->id, (double) (now - c->last_seen_ms) / 1000.0,
+                    c->id, (unsigned long long) c->pushes, c->id, (unsigned long long) c->repeats,
+                    c->id, (unsigned long long) c->fetches, c->id, (unsigned long long) c->not_modified);
+        if (c->has_pushed)
+            s_text_add (t, "client.%u.last_tau=%llu\n", c->id, (unsigned long long) c->last_tau);
+        if (c->refused || c->clipped)
+            s_text_add (t, "client.%u.guard_refused=%llu\nclient.%u.guard_clipped=%llu\n", c->id,
+                        (unsigned long long) c->refused, c->id, (unsigned long long) c->clipped);
+        if (*c->key)
+            s_text_add (t, "client.%u.key=%s\nclient.%u.key_name=%s\n", c->id, c->key, c->id, c->key_name);
+    }
+    free (list);
+}
+
 /*  The STATUS reply: every key is specified in PROTOCOL.md.  */
 static void
 s_control_status (fasgd_server_t *self, s_text_t *t)
@@ -134,34 +178,36 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
     uint64_t d_taus = a->tau_count - b->tau_count;
     double in_rate = (double) (a->bytes_in - b->bytes_in) * per_s;
     double out_rate = (double) (a->bytes_out - b->bytes_out) * per_s;
+    size_t live = fasgd_srv_registry_live (self->registry);
     s_text_add (t, "status=200\nprotocol=%u\nversion=%s\ntime=%.3f\nuptime_s=%.3f\nT=%llu\nrule=%s\nvbar=%.9g\n",
                 FASGD_PROTO_VERSION, PACKAGE_VERSION, s_wall_seconds (),
-                (double) (now - self->started_ms) / 1000.0, (unsigned long long) self->T,
-                fasgd_rule_kind_name (self->cfg.rule.name), fasgd_rule_vbar (self->rule));
-    s_text_add (t, "params=%zu\nshard=%d\nshards=%d\noffset=%zu\nlength=%zu\n", self->total,
-                self->cfg.shard_index, self->cfg.shard_count, self->offset, self->n);
-    s_text_add (t, "clients=%zu\njoins=%llu\nleaves=%llu\nexpired=%llu\nrefused=%llu\nforbidden=%llu\n", self->live,
+                (double) (now - self->started_ms) / 1000.0, (unsigned long long) self->params->T,
+                fasgd_rule_kind_name (self->cfg.rule.name), fasgd_rule_vbar (self->params->rule));
+    s_text_add (t, "params=%zu\nshard=%d\nshards=%d\noffset=%zu\nlength=%zu\n", self->params->total,
+                self->cfg.shard_index, self->cfg.shard_count, self->params->offset, self->params->n);
+    s_text_add (t, "clients=%zu\njoins=%llu\nleaves=%llu\nexpired=%llu\nrefused=%llu\nforbidden=%llu\n", live,
                 (unsigned long long) a->joins, (unsigned long long) a->leaves,
                 (unsigned long long) a->expired,
                 (unsigned long long) (a->malformed + a->unknown + a->conflict + a->nonfinite + a->version
                                       + a->refused + a->forbidden),
                 (unsigned long long) a->forbidden);
     s_text_add (t, "connections=%llu\nconnections_max=%llu\nconnections_shed=%llu\naccept_failed=%llu\n",
-                (unsigned long long) (self->conns + self->conns_control), (unsigned long long) self->conn_max,
+                (unsigned long long) fasgd_srv_conn_open (self->conns),
+                (unsigned long long) fasgd_srv_conn_max (self->conns),
                 (unsigned long long) a->conn_shed, (unsigned long long) a->accept_failed);
     s_text_add (t, "guard_refused=%llu\nguard_clipped=%llu\nguard_forgotten=%llu\ngrad_norm_median=%.6g\n",
                 (unsigned long long) a->guarded, (unsigned long long) a->clipped,
-                (unsigned long long) a->forgotten, fasgd_srv_guard_median (self));
-    s_text_add (t, "security=%s\n", self->cert ? "curve" : "off");
-    if (self->cert) {
-        if (self->allowed)
-            s_text_add (t, "allowed_keys=%zu\n", fasgd_srv_security_nkeys (self));
+                (unsigned long long) a->forgotten, fasgd_srv_guard_median (self->guard));
+    s_text_add (t, "security=%s\n", fasgd_srv_security_curve (self->security) ? "curve" : "off");
+    if (fasgd_srv_security_curve (self->security)) {
+        if (fasgd_srv_security_has_allowlist (self->security))
+            s_text_add (t, "allowed_keys=%zu\n", fasgd_srv_security_nkeys (self->security));
         s_text_add (t, "auth_refused=%llu\nhandshake_failed=%llu\nrevoked=%llu\n",
                     (unsigned long long) a->auth_refused, (unsigned long long) a->handshake_failed,
                     (unsigned long long) a->revoked);
     }
     s_text_add (t, "window_s=%.3f\nupdate_rate=%.3f\npush_rate=%.3f\nrepeat_rate=%.3f\nfetch_rate=%.3f\n"
-                "not_modified_rate=%.3f\n", secs, (double) (self->T - old->T) * per_s,
+                "not_modified_rate=%.3f\n", secs, (double) (self->params->T - old->T) * per_s,
                 (double) d_push * per_s, (double) d_rep * per_s, (double) d_fetch * per_s,
                 (double) d_nm * per_s);
     s_text_add (t, "pushes=%llu\nrepeats=%llu\nbuffered=%llu\nfetches=%llu\nnot_modified=%llu\nheartbeats=%llu\n",
@@ -184,68 +230,31 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
             s_text_add (t, "tau.%llu-%llu=", lo, 2 * lo - 1);
         s_text_add (t, "%llu\n", (unsigned long long) a->tau_hist [k]);
     }
-    pthread_mutex_lock (&self->eval_lock);
-    int have_eval = self->eval_done;
-    double err = self->last_error, nll = self->last_nll;
-    uint64_t eval_T = self->eval_done_T;
-    int64_t eval_ms = self->eval_done_ms;
-    pthread_mutex_unlock (&self->eval_lock);
-    if (have_eval)
+    double err, nll;
+    uint64_t eval_T;
+    int64_t eval_ms;
+    if (fasgd_srv_eval_result (self->eval, &err, &nll, &eval_T, &eval_ms))
         s_text_add (t, "val_error=%.6g\nval_nll=%.6g\nval_T=%llu\nval_age_s=%.3f\n", err, nll,
                     (unsigned long long) eval_T, (double) (now - eval_ms) / 1000.0);
     if (*self->cfg.checkpoint) {
         s_text_add (t, "checkpoint_file=%s\n", self->cfg.checkpoint);
-        if (self->ckpt_written)
-            s_text_add (t, "checkpoint_T=%llu\ncheckpoint_age_s=%.3f\n", (unsigned long long) self->last_ckpt_T,
-                        (double) (now - self->last_ckpt_ms) / 1000.0);
+        uint64_t ckpt_T;
+        int64_t ckpt_ms;
+        if (fasgd_srv_checkpoint_last (self->checkpoint, &ckpt_T, &ckpt_ms))
+            s_text_add (t, "checkpoint_T=%llu\ncheckpoint_age_s=%.3f\n", (unsigned long long) ckpt_T,
+                        (double) (now - ckpt_ms) / 1000.0);
     }
     if (self->cfg.bandwidth > 0) {
         double used = in_rate + out_rate;
         s_text_add (t, "bandwidth_budget=%.0f\nbandwidth_used=%.0f\nbandwidth_used_ratio=%.4f\n",
                     self->cfg.bandwidth, used, used / self->cfg.bandwidth);
-        if (self->live > 0 && used > 0) {
-            double per_client = used / (double) self->live;
+        if (live > 0 && used > 0) {
+            double per_client = used / (double) live;
             double room = used >= self->cfg.bandwidth ? 0.0 : floor ((self->cfg.bandwidth - used) / per_client);
             s_text_add (t, "bandwidth_per_client=%.0f\nmore_clients=%.0f\n", per_client, room);
         }
     }
-    /*  With more clients than limits.status_clients, the busiest: the
-        reply stays bounded however many join.  */
-    size_t listed = self->live < (size_t) self->cfg.status_clients ? self->live : (size_t) self->cfg.status_clients;
-    s_text_add (t, "clients_listed=%zu\n", listed);
-    const fasgd_srv_client_t **list = listed < self->live ? malloc (self->live * sizeof *list) : NULL;
-    if (list) {
-        size_t k = 0;
-        for (uint32_t i = 0; i < self->next_id && k < self->live; i++)
-            if (self->clients [i])
-                list [k++] = self->clients [i];
-        qsort (list, k, sizeof *list, s_by_pushes);
-        qsort (list, listed, sizeof *list, s_by_id);
-    }
-    else if (listed < self->live)
-        listed = 0;                     /* out of memory: the counts alone */
-    size_t shown = 0;
-    for (uint32_t i = 0; shown < listed && (list || i < self->next_id); i++) {
-        const fasgd_srv_client_t *c = list ? list [i] : self->clients [i];
-        if (!c)
-            continue;
-        shown++;
-        s_text_add (t, "client.%u.name=%s\nclient.%u.connected_s=%.3f\nclient.%u.idle_s=%.3f\n"
-                    "client.%u.pushes=%llu\nclient.%u.repeats=%llu\nclient.%u.fetches=%llu\n"
-                    "client.%u.not_modified=%llu\n",
-                    c->id, c->name, c->id, (double) (now - c->joined_ms) / 1000.0,
-                    c->id, (double) (now - c->last_seen_ms) / 1000.0,
-                    c->id, (unsigned long long) c->pushes, c->id, (unsigned long long) c->repeats,
-                    c->id, (unsigned long long) c->fetches, c->id, (unsigned long long) c->not_modified);
-        if (c->has_pushed)
-            s_text_add (t, "client.%u.last_tau=%llu\n", c->id, (unsigned long long) c->last_tau);
-        if (c->refused || c->clipped)
-            s_text_add (t, "client.%u.guard_refused=%llu\nclient.%u.guard_clipped=%llu\n", c->id,
-                        (unsigned long long) c->refused, c->id, (unsigned long long) c->clipped);
-        if (*c->key)
-            s_text_add (t, "client.%u.key=%s\nclient.%u.key_name=%s\n", c->id, c->key, c->id, c->key_name);
-    }
-    free (list);
+    s_status_clients (self, t, now);
 }
 
 /*  RELOAD: the allowlist read again; clients whose key left it are
@@ -254,15 +263,16 @@ static void
 s_control_reload (fasgd_server_t *self, s_text_t *t)
 {
     char err [FASGD_PATH_LEN + 128];
-    int rc = fasgd_srv_security_reload (self, err, sizeof err);
+    int rc = fasgd_srv_security_reload (self->security, err, sizeof err);
     if (rc != 0) {
         s_text_add (t, "status=%d\nerror=%s\n", rc > 0 ? 409 : 500, err);
         return;
     }
-    size_t revoked = fasgd_srv_registry_revoke (self);
-    fasgd_log_notice ("allowlist reloaded from %s: %zu keys, %zu clients revoked", self->cfg.curve_clients,
-                      fasgd_srv_security_nkeys (self), revoked);
-    s_text_add (t, "status=200\nallowed_keys=%zu\nrevoked=%zu\n", fasgd_srv_security_nkeys (self), revoked);
+    size_t revoked = fasgd_srv_registry_revoke (self->registry, self->security);
+    size_t keys = fasgd_srv_security_nkeys (self->security);
+    fasgd_log_notice ("allowlist reloaded from %s: %zu keys, %zu clients revoked", self->cfg.curve_clients, keys,
+                      revoked);
+    s_text_add (t, "status=200\nallowed_keys=%zu\nrevoked=%zu\n", keys, revoked);
 }
 
 static void
@@ -281,15 +291,15 @@ s_control_checkpoint (fasgd_server_t *self, s_text_t *t)
         return;
     }
     char err [FASGD_PATH_LEN + 128];
-    if (fasgd_srv_checkpoint_write (self, err, sizeof err) != 0) {
+    if (fasgd_srv_checkpoint_write (self->checkpoint, err, sizeof err) != 0) {
         s_text_add (t, "status=500\nerror=%s\n", err);
         return;
     }
     self->ctl_ckpt_ms = t0;
     fasgd_log_notice ("checkpoint written to %s at T=%llu on request", self->cfg.checkpoint,
-                      (unsigned long long) self->T);
+                      (unsigned long long) self->params->T);
     s_text_add (t, "status=200\nfile=%s\nT=%llu\ntime=%.3f\nseconds=%.3f\n", self->cfg.checkpoint,
-                (unsigned long long) self->T, s_wall_seconds (), (double) (fasgd_srv_now_ms () - t0) / 1000.0);
+                (unsigned long long) self->params->T, s_wall_seconds (), (double) (fasgd_srv_now_ms () - t0) / 1000.0);
 }
 
 /*  Reads one control request and answers it. Returns 0, or -1 when there
@@ -313,8 +323,8 @@ fasgd_srv_control_handle (fasgd_server_t *self)
         goto done;
     /*  A key revoked since its handshake keeps its connection, not its
         say.  */
-    const char *key = nparts >= 2 ? fasgd_srv_security_key (self, &parts [1]) : NULL;
-    if (self->cert && !fasgd_srv_security_allowed (self, key)) {
+    const char *key = nparts >= 2 ? fasgd_srv_security_key (self->security, &parts [1]) : NULL;
+    if (fasgd_srv_security_curve (self->security) && !fasgd_srv_security_allowed (self->security, key)) {
         self->st.forbidden++;
         s_text_add (&t, "status=403\nerror=this CURVE key is no longer allowed\n");
     }

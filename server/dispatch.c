@@ -21,23 +21,21 @@ s_tau_bucket (uint64_t tau)
     return k < FASGD_SRV_TAU_BUCKETS - 1 ? k : FASGD_SRV_TAU_BUCKETS - 1;
 }
 
-
 /*  PARAMS with θ at T, sent from the shared snapshot without a copy:
     the answer to a FETCH (status 200), or to a PUSH or PUSH_REPEAT with
     THEN_FETCH (the push's status: 200, or 202 when softsync buffered it).
     Counted as a fetch.  */
 static void
-s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-                fasgd_srv_client_t *c, int status)
+s_reply_params (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, int status)
 {
-    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_PARAMS, status);
+    fasgd_header_t h = fasgd_srv_reply_header (r, FASGD_MSG_PARAMS, status);
     /*  With a shared θ (little-endian hosts) this cannot fail; elsewhere
         a PUSH with THEN_FETCH may have been applied already, and the
         reason says so.  */
-    fasgd_snapshot_t *snap = fasgd_srv_params_snapshot (self);
+    fasgd_snapshot_t *snap = fasgd_srv_params_snapshot (self->params);
     if (!snap) {
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory%s",
-                               req->type == FASGD_MSG_FETCH ? "" : " for the parameters (the push was applied)");
+        fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "out of memory%s",
+                               r->req->type == FASGD_MSG_FETCH ? "" : " for the parameters (the push was applied)");
         return;
     }
     if (self->needs_used) {
@@ -49,16 +47,15 @@ s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
     if (self->cfg.wire_params != FASGD_WIRE_F32) {
         /*  The image of θ rounded for the wire, made once per timestamp
             and shared by the replies that carry it.  */
-        fasgd_snapshot_t *img = fasgd_srv_params_wire_image (self, snap);
+        fasgd_snapshot_t *img = fasgd_srv_params_wire_image (self->params, snap);
         fasgd_snapshot_release (snap);
         if (!img) {
-            fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
+            fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "out of memory");
             return;
         }
         snap = img;
     }
-    fasgd_srv_reply (self, sock, identity, &h, NULL, self->n * fasgd_proto_wire_size (self->cfg.wire_params),
-                     snap);
+    fasgd_srv_reply (r, &h, NULL, self->params->n * fasgd_proto_wire_size (self->cfg.wire_params), snap);
 }
 
 /*  Counts a refusal of c's gradient with the guard, and forgets c when
@@ -66,98 +63,100 @@ s_reply_params (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fas
 static void
 s_guard_refused (fasgd_server_t *self, fasgd_srv_client_t *c)
 {
-    if (fasgd_srv_guard_refused (self, c) == FASGD_SRV_GUARD_FORGET)
-        fasgd_srv_registry_free (self, c);
+    if (fasgd_srv_guard_refused (self->guard, c) == FASGD_SRV_GUARD_FORGET)
+        fasgd_srv_registry_free (self->registry, c);
 }
 
 /*  Runs the guard on *gp from c (guard.c); on a refusal replies 422 with
     the reason and returns -1, after which c may have been forgotten.  */
 static int
-s_guard (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-         fasgd_srv_client_t *c, const float **gp, int repeat, double *norm)
+s_guard (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, const float **gp, int repeat,
+         double *norm)
 {
     char why [FASGD_PROTO_TEXT_MAX + 1];
-    int status = fasgd_srv_guard_check (self, c, gp, repeat, norm, why, sizeof why);
+    int status = fasgd_srv_guard_check (self->guard, c, gp, repeat, norm, why, sizeof why);
     if (status == 0)
         return 0;
     self->st.nonfinite++;
-    fasgd_srv_reply_error (self, sock, identity, req, status, "%s", why);
+    fasgd_srv_reply_error (r, status, "%s", why);
     s_guard_refused (self, c);
     return -1;
 }
 
-/*  Applies g of norm `norm` from client c computed at timestamp j;
-    replies. Returns 0 when the rule took it, -1 when it was refused. A repeat (resend-last)
-    re-applies the cached gradient: for the rules that need θ_used, that
-    is the client's current copy, as in the simulator (ALGORITHMS.md,
-    "Notes from the implementation").  */
-static int
-s_apply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-         fasgd_srv_client_t *c, const float *g, uint64_t j, int repeat, double norm)
+/*  An applied gradient's staleness, in the counters and the histogram.  */
+static void
+s_count_tau (fasgd_server_t *self, fasgd_srv_client_t *c, uint64_t tau)
 {
+    c->last_tau = tau;
+    self->st.tau_sum += (double) tau;
+    self->st.tau_count++;
+    if (tau > self->st.tau_max)
+        self->st.tau_max = tau;
+    fasgd_srv_eval_note_tau (self->eval, tau);
+    self->st.tau_hist [s_tau_bucket (tau)]++;
+}
+
+/*  Applies g of norm `norm` from client c computed at timestamp j;
+    replies. Returns 0 when the rule took it, -1 when it was refused. A
+    repeat (resend-last) re-applies the cached gradient: for the rules
+    that need θ_used, that is the client's current copy, as in the
+    simulator (ALGORITHMS.md, "Notes from the implementation").  */
+static int
+s_apply (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, const float *g, uint64_t j,
+         int repeat, double norm)
+{
+    fasgd_srv_params_t *p = self->params;
     const float *used = NULL;
     if (self->needs_used) {
         if (!c->snap || (!repeat && c->snap->ts != j)) {
             self->st.conflict++;
-            fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_CONFLICT,
+            fasgd_srv_reply_error (r, FASGD_STATUS_CONFLICT,
                                    "rule %s needs the parameters of timestamp %llu, which this server no longer holds",
                                    fasgd_rule_kind_name (self->cfg.rule.name), (unsigned long long) j);
             return -1;
         }
         used = c->snap->theta;
     }
-    uint64_t tau = self->T - j;
-    int rc = fasgd_srv_params_update (self, g, tau, used);
+    uint64_t tau = p->T - j;
+    int rc = fasgd_srv_params_update (p, g, tau, used);
     if (rc == -2) {
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
+        fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "out of memory");
         return -1;
     }
     if (rc < 0) {
         self->st.nonfinite++;
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_NONFINITE, rc == -3
+        fasgd_srv_reply_error (r, FASGD_STATUS_NONFINITE, rc == -3
                                ? "the update would make the parameters NaN or Inf" : "the gradient holds NaN or Inf");
         s_guard_refused (self, c);
         return -1;
     }
-    fasgd_srv_guard_accepted (self, c, norm, repeat);
-    c->last_tau = tau;
-    self->st.tau_sum += (double) tau;
-    self->st.tau_count++;
-    if (tau > self->st.tau_max)
-        self->st.tau_max = tau;
-    if (tau > self->iv_tau_max)
-        self->iv_tau_max = tau;
-    self->st.tau_hist [s_tau_bucket (tau)]++;
+    fasgd_srv_guard_accepted (self->guard, c, norm, repeat);
+    s_count_tau (self, c, tau);
     if (rc == 1) {
-        self->T++;
-#if FASGD_SRV_SHARED_THETA
-        self->current->ts = self->T;
-#endif
-        if (self->T % (uint64_t) self->cfg.eval_every == 0)
-            fasgd_srv_eval_maybe (self);
-        if (self->cfg.checkpoint_updates && self->T - self->last_ckpt_T >= self->cfg.checkpoint_updates)
-            fasgd_srv_checkpoint_periodic (self);
+        fasgd_srv_params_advance (p);
+        if (p->T % (uint64_t) self->cfg.eval_every == 0)
+            fasgd_srv_eval_maybe (self->eval);
+        fasgd_srv_checkpoint_updated (self->checkpoint);
     }
     else
         self->st.buffered++;
     int status = rc == 1 ? FASGD_STATUS_OK : FASGD_STATUS_BUFFERED;
-    if (req->flags & FASGD_PROTO_FLAG_THEN_FETCH)
-        s_reply_params (self, sock, identity, req, c, status);
+    if (r->req->flags & FASGD_PROTO_FLAG_THEN_FETCH)
+        s_reply_params (self, r, c, status);
     else
-        fasgd_srv_reply_ack (self, sock, identity, req, status);
+        fasgd_srv_reply_ack (r, status);
     return 0;
 }
 
 static void
-s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-           fasgd_srv_client_t *c, zmq_msg_t *body)
+s_on_push (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, zmq_msg_t *body)
 {
-    const size_t bytes = self->n * sizeof (float);
-    if (req->timestamp > self->T) {
+    const fasgd_header_t *req = r->req;
+    const size_t n = self->params->n;
+    if (req->timestamp > self->params->T) {
         self->st.conflict++;
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_CONFLICT,
-                               "timestamp %llu is from the future (the server is at %llu)",
-                               (unsigned long long) req->timestamp, (unsigned long long) self->T);
+        fasgd_srv_reply_error (r, FASGD_STATUS_CONFLICT, "timestamp %llu is from the future (the server is at %llu)",
+                               (unsigned long long) req->timestamp, (unsigned long long) self->params->T);
         return;
     }
     const void *data = zmq_msg_data (body);
@@ -169,28 +168,25 @@ s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
     else
 #endif
     {
-        fasgd_proto_wire_decode (self->cfg.wire_push, data, self->n, self->grad);
+        fasgd_proto_wire_decode (self->cfg.wire_push, data, n, self->grad);
         g = self->grad;
     }
     /*  NaN, Inf, too large a norm: refused before anything is touched.  */
     double norm;
-    if (s_guard (self, sock, identity, req, c, &g, 0, &norm) != 0)
+    if (s_guard (self, r, c, &g, 0, &norm) != 0)
         return;
-    if (self->cache_last && !c->last) {
-        if (!(c->last = malloc (bytes))) {
-            fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "out of memory");
-            return;
-        }
-        self->cache_bytes += bytes;
+    if (self->cache_last && fasgd_srv_registry_cache (self->registry, c) != 0) {
+        fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "out of memory");
+        return;
     }
-    if (s_apply (self, sock, identity, req, c, g, req->timestamp, 0, norm) != 0)
+    if (s_apply (self, r, c, g, req->timestamp, 0, norm) != 0)
         return;
     c->pushes++;
     c->has_pushed = 1;
     self->st.pushes++;
     /*  Only an accepted gradient is worth repeating, as it was applied.  */
     if (self->cache_last) {
-        memcpy (c->last, g, bytes);
+        memcpy (c->last, g, n * sizeof (float));
         c->last_ts = req->timestamp;
         c->last_norm = norm;
         c->has_last = 1;
@@ -198,52 +194,179 @@ s_on_push (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_he
 }
 
 static void
-s_on_fetch (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-            fasgd_srv_client_t *c)
+s_on_repeat (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c)
 {
-    if ((req->flags & FASGD_PROTO_FLAG_IF_NEWER) && req->timestamp == self->T) {
-        fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_PARAMS, FASGD_STATUS_NOT_MODIFIED);
-        self->st.not_modified++;
-        c->not_modified++;
-        fasgd_srv_reply (self, sock, identity, &h, NULL, 0, NULL);
+    if (!c->has_last) {
+        self->st.conflict++;
+        fasgd_srv_reply_error (r, FASGD_STATUS_CONFLICT, "no gradient cached: push one first%s",
+                               self->cache_last ? "" : " (the push gate is always: nothing is cached)");
         return;
     }
-    s_reply_params (self, sock, identity, req, c, FASGD_STATUS_OK);
+    const float *g = c->last;
+    double norm;
+    if (s_guard (self, r, c, &g, 1, &norm) != 0)
+        return;
+    c->repeats++;
+    self->st.repeats++;
+    s_apply (self, r, c, g, c->last_ts, 1, norm);
+}
+
+static void
+s_on_fetch (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c)
+{
+    if ((r->req->flags & FASGD_PROTO_FLAG_IF_NEWER) && r->req->timestamp == self->params->T) {
+        fasgd_header_t h = fasgd_srv_reply_header (r, FASGD_MSG_PARAMS, FASGD_STATUS_NOT_MODIFIED);
+        self->st.not_modified++;
+        c->not_modified++;
+        fasgd_srv_reply (r, &h, NULL, 0, NULL);
+        return;
+    }
+    s_reply_params (self, r, c, FASGD_STATUS_OK);
 }
 
 /*  JOIN: with CURVE the handshake let the key in, and a key revoked since
     keeps its connection but cannot join on it; the registry registers
     the client or says why not, and the WELCOME carries its session.  */
 static void
-s_on_join (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-           const char *body, size_t len, const char *key)
+s_on_join (fasgd_server_t *self, const fasgd_srv_request_t *r, const char *body, size_t len, const char *key)
 {
-    const char *key_name = fasgd_srv_security_allowed (self, key);
-    if (self->cert && !key_name) {
+    const char *key_name = fasgd_srv_security_allowed (self->security, key);
+    if (fasgd_srv_security_curve (self->security) && !key_name) {
         self->st.forbidden++;
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_FORBIDDEN,
-                               "CURVE key %s is no longer allowed", key ? key : "(none)");
+        fasgd_srv_reply_error (r, FASGD_STATUS_FORBIDDEN, "CURVE key %s is no longer allowed", key ? key : "(none)");
         return;
     }
     char why [FASGD_PROTO_TEXT_MAX + 1];
-    fasgd_srv_client_t *c = fasgd_srv_registry_join (self, body, len, key, key_name, why, sizeof why);
+    fasgd_srv_client_t *c = fasgd_srv_registry_join (self->registry, body, len, key, key_name, why, sizeof why);
     if (!c) {
-        fasgd_srv_reply_error (self, sock, identity, req, FASGD_STATUS_UNAVAILABLE, "%s", why);
+        fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "%s", why);
         return;
     }
-    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_WELCOME, FASGD_STATUS_OK);
+    fasgd_header_t h = fasgd_srv_reply_header (r, FASGD_MSG_WELCOME, FASGD_STATUS_OK);
     h.client_id = c->id;
     fasgd_proto_desc_t d = self->desc;
     d.session = c->session;
     char text [FASGD_PROTO_DESC_MAX];
     int n = fasgd_proto_desc_encode (&d, text, sizeof text);   /* it fits: fasgd_server_new checked */
-    fasgd_srv_reply (self, sock, identity, &h, text, (size_t) (n > 0 ? n : 0), NULL);
+    fasgd_srv_reply (r, &h, text, (size_t) (n > 0 ? n : 0), NULL);
 }
 
-/*  Reads one request from sock (its frames into parts) and answers it.
-    Returns 0, or -1 when there was nothing to read.  */
+/*  The request in parts, checked: its frames, its header, its body's size
+    and its socket. Returns 0 with *req decoded, or -1 after refusing it.  */
+static int
+s_check_request (fasgd_server_t *self, fasgd_srv_request_t *r, zmq_msg_t parts [3], int nparts, int extra,
+                 fasgd_header_t *req, int is_fetch)
+{
+    if (nparts < 2 || extra) {
+        self->st.malformed++;
+        if (nparts >= 1)
+            fasgd_srv_reply_error (r, FASGD_STATUS_MALFORMED, "a message is a header frame and at most one body frame");
+        return -1;
+    }
+    int rc = fasgd_proto_header_decode (zmq_msg_data (&parts [1]), zmq_msg_size (&parts [1]), req);
+    if (rc == FASGD_PROTO_VERSION_MISMATCH) {
+        self->st.version++;
+        r->req = req;
+        fasgd_srv_reply_error (r, FASGD_STATUS_VERSION, "this server speaks protocol version %u", FASGD_PROTO_VERSION);
+        return -1;
+    }
+    size_t body_len = nparts == 3 ? zmq_msg_size (&parts [2]) : 0;
+    if (rc == FASGD_PROTO_OK)
+        r->req = req;
+    if (rc != FASGD_PROTO_OK
+        || fasgd_proto_body_check_wire (req, body_len, self->params->n, self->cfg.wire_push, self->cfg.wire_params)
+           != FASGD_PROTO_OK) {
+        self->st.malformed++;
+        fasgd_srv_reply_error (r, FASGD_STATUS_MALFORMED, "malformed %s (%zu-byte header, %zu-byte body)",
+                               rc == FASGD_PROTO_OK ? fasgd_proto_type_name (req->type) : "message",
+                               zmq_msg_size (&parts [1]), body_len);
+        return -1;
+    }
+    int fetch_type = req->type == FASGD_MSG_FETCH;
+    if (fetch_type != is_fetch) {
+        self->st.malformed++;
+        fasgd_srv_reply_error (r, FASGD_STATUS_MALFORMED, "%s belongs on the %s socket",
+                               fasgd_proto_type_name (req->type), fetch_type ? "fetch" : "push");
+        return -1;
+    }
+    return 0;
+}
+
+/*  The client a request names, when it is the one that joined with that
+    id: its session token, and with CURVE its key. Anything else gets the
+    same answer as an id never seen, and changes nothing. NULL after
+    refusing the request.  */
+static fasgd_srv_client_t *
+s_client (fasgd_server_t *self, const fasgd_srv_request_t *r, const char *key)
+{
+    const fasgd_header_t *req = r->req;
+    fasgd_srv_client_t *c = fasgd_srv_registry_lookup (self->registry, req->client_id);
+    if (!c) {
+        self->st.unknown++;
+        fasgd_srv_reply_error (r, FASGD_STATUS_UNKNOWN_CLIENT, "unknown client %u: join first", req->client_id);
+        return NULL;
+    }
+    if (req->session != c->session) {
+        self->st.forbidden++;
+        fasgd_srv_reply_error (r, FASGD_STATUS_UNKNOWN_CLIENT, "unknown client %u for this session: join first",
+                               req->client_id);
+        return NULL;
+    }
+    if (fasgd_srv_security_curve (self->security) && (!key || strcmp (key, c->key) != 0)) {
+        self->st.forbidden++;
+        fasgd_srv_reply_error (r, FASGD_STATUS_UNKNOWN_CLIENT, "unknown client %u for this key: join first",
+                               req->client_id);
+        return NULL;
+    }
+    if (self->stopping) {
+        fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "shutting down");
+        return NULL;
+    }
+    return c;
+}
+
+/*  A checked request from client c to its handler.  */
+static void
+s_route (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, zmq_msg_t *body,
+         size_t body_len)
+{
+    c->last_seen_ms = fasgd_srv_now_ms ();
+    switch (r->req->type) {
+        case FASGD_MSG_PUSH:
+            s_on_push (self, r, c, body);
+            break;
+        case FASGD_MSG_PUSH_REPEAT:
+            s_on_repeat (self, r, c);
+            break;
+        case FASGD_MSG_FETCH:
+            s_on_fetch (self, r, c);
+            break;
+        case FASGD_MSG_HEARTBEAT:
+            self->st.heartbeats++;
+            fasgd_srv_reply_ack (r, FASGD_STATUS_OK);
+            break;
+        case FASGD_MSG_LEAVE:
+            fasgd_log_notice ("client %u (%s) left after %llu pushes; %zu connected", c->id, c->name,
+                              (unsigned long long) c->pushes, fasgd_srv_registry_live (self->registry) - 1);
+            self->st.leaves++;
+            fasgd_srv_reply_ack (r, FASGD_STATUS_OK);
+            fasgd_srv_registry_free (self->registry, c);
+            break;
+        case FASGD_MSG_EVAL:
+            self->st.evals++;
+            fasgd_srv_eval_report (self->eval, c, body_len ? zmq_msg_data (body) : "", body_len);
+            fasgd_srv_reply_ack (r, FASGD_STATUS_OK);
+            break;
+        default:
+            self->st.malformed++;
+            fasgd_srv_reply_error (r, FASGD_STATUS_MALFORMED, "%s is a reply, not a request",
+                                   fasgd_proto_type_name (r->req->type));
+            break;
+    }
+}
+
 int
-fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch)
+fasgd_srv_dispatch (fasgd_server_t *self, void *sock, int is_fetch)
 {
     zmq_msg_t parts [3];
     int nparts, extra;
@@ -253,119 +376,17 @@ fasgd_srv_handle (fasgd_server_t *self, void *sock, int is_fetch)
     self->st.bytes_in += total;
     fasgd_header_t req;
     memset (&req, 0, sizeof req);
-    if (nparts < 2 || extra) {
-        self->st.malformed++;
-        if (nparts >= 1)
-            fasgd_srv_reply_error (self, sock, &parts [0], NULL, FASGD_STATUS_MALFORMED,
-                                   "a message is a header frame and at most one body frame");
-        goto done;
+    fasgd_srv_request_t r = { sock, &parts [0], NULL, self->params, &self->st };
+    if (s_check_request (self, &r, parts, nparts, extra, &req, is_fetch) == 0) {
+        size_t body_len = nparts == 3 ? zmq_msg_size (&parts [2]) : 0;
+        const char *key = fasgd_srv_security_key (self->security, &parts [1]);
+        fasgd_srv_client_t *c;
+        if (req.type == FASGD_MSG_JOIN)
+            s_on_join (self, &r, body_len ? zmq_msg_data (&parts [2]) : "", body_len, key);
+        else if ((c = s_client (self, &r, key)))
+            s_route (self, &r, c, &parts [2], body_len);
     }
-    int rc = fasgd_proto_header_decode (zmq_msg_data (&parts [1]), zmq_msg_size (&parts [1]), &req);
-    if (rc == FASGD_PROTO_VERSION_MISMATCH) {
-        self->st.version++;
-        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_VERSION,
-                               "this server speaks protocol version %u", FASGD_PROTO_VERSION);
-        goto done;
-    }
-    size_t body_len = nparts == 3 ? zmq_msg_size (&parts [2]) : 0;
-    if (rc != FASGD_PROTO_OK
-        || fasgd_proto_body_check_wire (&req, body_len, self->n, self->cfg.wire_push, self->cfg.wire_params)
-           != FASGD_PROTO_OK) {
-        self->st.malformed++;
-        fasgd_srv_reply_error (self, sock, &parts [0], rc == FASGD_PROTO_OK ? &req : NULL, FASGD_STATUS_MALFORMED,
-                               "malformed %s (%zu-byte header, %zu-byte body)",
-                               rc == FASGD_PROTO_OK ? fasgd_proto_type_name (req.type) : "message",
-                               zmq_msg_size (&parts [1]), body_len);
-        goto done;
-    }
-    int fetch_type = req.type == FASGD_MSG_FETCH;
-    if (fetch_type != is_fetch) {
-        self->st.malformed++;
-        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_MALFORMED,
-                               "%s belongs on the %s socket", fasgd_proto_type_name (req.type),
-                               fetch_type ? "fetch" : "push");
-        goto done;
-    }
-    const char *key = fasgd_srv_security_key (self, &parts [1]);
-    if (req.type == FASGD_MSG_JOIN) {
-        s_on_join (self, sock, &parts [0], &req, body_len ? zmq_msg_data (&parts [2]) : "", body_len, key);
-        goto done;
-    }
-    fasgd_srv_client_t *c = fasgd_srv_registry_lookup (self, req.client_id);
-    if (!c) {
-        self->st.unknown++;
-        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNKNOWN_CLIENT,
-                               "unknown client %u: join first", req.client_id);
-        goto done;
-    }
-    /*  An id belongs to whoever joined with it: its session token, and
-        with CURVE its key. Anything else gets the same answer as an id
-        never seen, and changes nothing.  */
-    if (req.session != c->session) {
-        self->st.forbidden++;
-        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNKNOWN_CLIENT,
-                               "unknown client %u for this session: join first", req.client_id);
-        goto done;
-    }
-    if (self->cert && (!key || strcmp (key, c->key) != 0)) {
-        self->st.forbidden++;
-        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNKNOWN_CLIENT,
-                               "unknown client %u for this key: join first", req.client_id);
-        goto done;
-    }
-    if (self->stopping) {
-        fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_UNAVAILABLE, "shutting down");
-        goto done;
-    }
-    c->last_seen_ms = fasgd_srv_now_ms ();
-    switch (req.type) {
-        case FASGD_MSG_PUSH:
-            s_on_push (self, sock, &parts [0], &req, c, &parts [2]);
-            break;
-        case FASGD_MSG_PUSH_REPEAT: {
-            if (!c->has_last) {
-                self->st.conflict++;
-                fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_CONFLICT,
-                                       "no gradient cached: push one first%s",
-                                       self->cache_last ? "" : " (the push gate is always: nothing is cached)");
-                break;
-            }
-            const float *g = c->last;
-            double norm;
-            if (s_guard (self, sock, &parts [0], &req, c, &g, 1, &norm) != 0)
-                break;
-            c->repeats++;
-            self->st.repeats++;
-            s_apply (self, sock, &parts [0], &req, c, g, c->last_ts, 1, norm);
-            break;
-        }
-        case FASGD_MSG_FETCH:
-            s_on_fetch (self, sock, &parts [0], &req, c);
-            break;
-        case FASGD_MSG_HEARTBEAT:
-            self->st.heartbeats++;
-            fasgd_srv_reply_ack (self, sock, &parts [0], &req, FASGD_STATUS_OK);
-            break;
-        case FASGD_MSG_LEAVE:
-            fasgd_log_notice ("client %u (%s) left after %llu pushes; %zu connected", c->id, c->name,
-                              (unsigned long long) c->pushes, self->live - 1);
-            self->st.leaves++;
-            fasgd_srv_reply_ack (self, sock, &parts [0], &req, FASGD_STATUS_OK);
-            fasgd_srv_registry_free (self, c);
-            break;
-        case FASGD_MSG_EVAL:
-            fasgd_srv_eval_report (self, c, body_len ? zmq_msg_data (&parts [2]) : "", body_len);
-            fasgd_srv_reply_ack (self, sock, &parts [0], &req, FASGD_STATUS_OK);
-            break;
-        default:
-            self->st.malformed++;
-            fasgd_srv_reply_error (self, sock, &parts [0], &req, FASGD_STATUS_MALFORMED,
-                                   "%s is a reply, not a request", fasgd_proto_type_name (req.type));
-            break;
-    }
-done:
     for (int i = 0; i < nparts; i++)
         zmq_msg_close (&parts [i]);
     return 0;
 }
-

@@ -38,16 +38,18 @@
        bounds only grow with accepted pushes; max|θ| is measured again
        every S_REMEASURE accepted pushes, so they stay close. dcasgd's
        term g²·(θ − θ_used) has no useful bound: its update goes into a
-       fresh buffer that is checked before it becomes θ (dispatch.c).
+       fresh buffer that is checked before it becomes θ (params.c).
 
     In practice (3) refuses only gradients of about 1e18 and more; (1)
     and (2) are the guards a run meets.  */
-#include "internal.h"
+#include "guard.h"
 
+#include "codec.h"
 #include "floats.h"
 #include "log.h"
 
 #include <float.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,29 +59,58 @@
 #define S_REMEASURE 4096                /* accepted pushes between measures of max|θ| */
 #define S_MEDIAN_EVERY 64               /* pushes between medians, once more clients or norms than this */
 #define S_VOTE_WEIGHT 0.0625            /* a push's weight in its client's typical norm */
+#define S_NORM_WINDOW 1024              /* accepted gradient norms the history's median is taken over */
 
-void
-fasgd_srv_guard_init (fasgd_server_t *self)
+/*  The bounds, and the median of the clients' typical norms and the
+    history's.  */
+struct fasgd_srv_guard_t {
+    const fasgd_server_cfg_t *cfg;
+    const fasgd_srv_params_t *params;   /* θ and the rule */
+    float *scratch;                     /* where a clipped gradient goes */
+    fasgd_srv_stats_t *st;
+    double theta_bound;                 /* ≥ max|θ| */
+    double state_bound;                 /* ≥ every magnitude in the rule's state */
+    uint64_t since_measure;
+    double norms [S_NORM_WINDOW];       /* a ring of accepted norms */
+    int norm_next, norm_count;
+    double history;                     /* their lower median */
+    int since_history;
+    double median;
+    int since_median;
+    fasgd_srv_client_t **voters;        /* the clients that vote, nvoters of them */
+    size_t nvoters, voters_cap;
+    double *votes;                      /* scratch for the median, voters_cap + 1 long */
+    fasgd_srv_client_t **by_key;        /* scratch: the CURVE clients by key, voters_cap long */
+};
+
+fasgd_srv_guard_t *
+fasgd_srv_guard_new (const fasgd_server_cfg_t *cfg, const fasgd_srv_params_t *params, float *scratch,
+                     fasgd_srv_stats_t *st)
 {
-    fasgd_srv_guard_t *gd = &self->guard;
-    fasgd_srv_guard_destroy (self);
-    memset (gd, 0, sizeof *gd);
-    gd->theta_bound = fasgd_floats_max_abs (self->theta, self->n);
-    gd->state_bound = fasgd_rule_state_max_abs (self->rule);
-    const fasgd_rule_params_t *p = fasgd_rule_params (self->rule);
+    fasgd_srv_guard_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->cfg = cfg;
+    self->params = params;
+    self->scratch = scratch;
+    self->st = st;
+    self->theta_bound = fasgd_floats_max_abs (params->theta, params->n);
+    self->state_bound = fasgd_rule_state_max_abs (params->rule);
+    const fasgd_rule_params_t *p = fasgd_rule_params (params->rule);
     /*  fasgd std: v ← βv + (1−β)/σ with σ ≥ √ε never exceeds 1/√ε.  */
-    if (p->kind == FASGD_RULE_FASGD && p->statistic == FASGD_STAT_STD && 1.0 / sqrt (p->epsilon) > gd->state_bound)
-        gd->state_bound = 1.0 / sqrt (p->epsilon);
+    if (p->kind == FASGD_RULE_FASGD && p->statistic == FASGD_STAT_STD && 1.0 / sqrt (p->epsilon) > self->state_bound)
+        self->state_bound = 1.0 / sqrt (p->epsilon);
+    return self;
 }
 
 /*  What one push of norm at most g can add to max|θ|, and the state's
     bound after it (ALGORITHMS.md, "Update rules"; α(τ) ≤ α for every
     rule).  */
 static double
-s_step_bound (const fasgd_server_t *self, double g, double *state)
+s_step_bound (const fasgd_srv_guard_t *self, double g, double *state)
 {
-    const fasgd_rule_params_t *p = fasgd_rule_params (self->rule);
-    double s = self->guard.state_bound;
+    const fasgd_rule_params_t *p = fasgd_rule_params (self->params->rule);
+    double s = self->state_bound;
     *state = s;
     switch (p->kind) {
         case FASGD_RULE_FASGD:
@@ -107,53 +138,53 @@ s_step_bound (const fasgd_server_t *self, double g, double *state)
 }
 
 void
-fasgd_srv_guard_destroy (fasgd_server_t *self)
+fasgd_srv_guard_destroy (fasgd_srv_guard_t **self_p)
 {
-    fasgd_srv_guard_t *gd = &self->guard;
-    for (size_t i = 0; i < gd->nvoters; i++)
-        gd->voters [i]->has_typical = 0;
-    free (gd->voters);
-    free (gd->votes);
-    free (gd->by_key);
-    gd->voters = gd->by_key = NULL;
-    gd->votes = NULL;
-    gd->nvoters = gd->voters_cap = 0;
+    if (!self_p || !*self_p)
+        return;
+    fasgd_srv_guard_t *self = *self_p;
+    for (size_t i = 0; i < self->nvoters; i++)
+        self->voters [i]->has_typical = 0;
+    free (self->voters);
+    free (self->votes);
+    free (self->by_key);
+    free (self);
+    *self_p = NULL;
 }
 
 void
-fasgd_srv_guard_forget (fasgd_server_t *self, fasgd_srv_client_t *c)
+fasgd_srv_guard_forget (fasgd_srv_guard_t *self, fasgd_srv_client_t *c)
 {
-    fasgd_srv_guard_t *gd = &self->guard;
     if (!c->has_typical)
         return;
-    fasgd_srv_client_t *last = gd->voters [--gd->nvoters];
-    gd->voters [c->vote_slot] = last;
+    fasgd_srv_client_t *last = self->voters [--self->nvoters];
+    self->voters [c->vote_slot] = last;
     last->vote_slot = c->vote_slot;
     c->has_typical = 0;
 }
 
 /*  Makes c a voter; -1 without memory for it (it then does not vote).  */
 static int
-s_voter_add (fasgd_srv_guard_t *gd, fasgd_srv_client_t *c)
+s_voter_add (fasgd_srv_guard_t *self, fasgd_srv_client_t *c)
 {
-    if (gd->nvoters == gd->voters_cap) {
-        size_t cap = gd->voters_cap ? gd->voters_cap * 2 : 64;
-        fasgd_srv_client_t **v = realloc (gd->voters, cap * sizeof *v);
+    if (self->nvoters == self->voters_cap) {
+        size_t cap = self->voters_cap ? self->voters_cap * 2 : 64;
+        fasgd_srv_client_t **v = realloc (self->voters, cap * sizeof *v);
         if (!v)
             return -1;
-        gd->voters = v;
-        double *w = realloc (gd->votes, (cap + 1) * sizeof *w);
+        self->voters = v;
+        double *w = realloc (self->votes, (cap + 1) * sizeof *w);
         if (!w)
             return -1;
-        gd->votes = w;
-        fasgd_srv_client_t **k = realloc (gd->by_key, cap * sizeof *k);
+        self->votes = w;
+        fasgd_srv_client_t **k = realloc (self->by_key, cap * sizeof *k);
         if (!k)
             return -1;
-        gd->by_key = k;
-        gd->voters_cap = cap;
+        self->by_key = k;
+        self->voters_cap = cap;
     }
-    c->vote_slot = gd->nvoters;
-    gd->voters [gd->nvoters++] = c;
+    c->vote_slot = self->nvoters;
+    self->voters [self->nvoters++] = c;
     c->has_typical = 1;
     return 0;
 }
@@ -184,63 +215,60 @@ s_cmp_key (const void *a, const void *b)
 /*  The lower median of the votes (a client's typical norm; with CURVE,
     the mean of its key's clients') and the history's.  */
 static void
-s_median_update (fasgd_server_t *self)
+s_median_update (fasgd_srv_guard_t *self)
 {
-    fasgd_srv_guard_t *gd = &self->guard;
     size_t n = 0, nk = 0;
-    for (size_t i = 0; i < gd->nvoters; i++) {
-        fasgd_srv_client_t *c = gd->voters [i];
+    for (size_t i = 0; i < self->nvoters; i++) {
+        fasgd_srv_client_t *c = self->voters [i];
         if (c->key [0])
-            gd->by_key [nk++] = c;
+            self->by_key [nk++] = c;
         else
-            gd->votes [n++] = c->norm_typical;
+            self->votes [n++] = c->norm_typical;
     }
     if (nk > 1)
-        qsort (gd->by_key, nk, sizeof *gd->by_key, s_cmp_key);
+        qsort (self->by_key, nk, sizeof *self->by_key, s_cmp_key);
     for (size_t i = 0, j; i < nk; i = j) {
         double sum = 0;
-        for (j = i; j < nk && !strcmp (gd->by_key [j]->key, gd->by_key [i]->key); j++)
-            sum += gd->by_key [j]->norm_typical;
-        gd->votes [n++] = sum / (double) (j - i);
+        for (j = i; j < nk && !strcmp (self->by_key [j]->key, self->by_key [i]->key); j++)
+            sum += self->by_key [j]->norm_typical;
+        self->votes [n++] = sum / (double) (j - i);
     }
-    if (gd->norm_count > 0) {
-        if (!gd->votes)
+    if (self->norm_count > 0) {
+        if (!self->votes)
             return;
-        gd->votes [n++] = gd->history;
+        self->votes [n++] = self->history;
     }
-    gd->median = s_lower_median (gd->votes, n);
+    self->median = s_lower_median (self->votes, n);
 }
 
 /*  Counts a push of norm `norm` that met `bound` in c's vote, and takes
     the median again: at every push while few clients vote, else every
     S_MEDIAN_EVERY pushes.  */
 static void
-s_vote (fasgd_server_t *self, fasgd_srv_client_t *c, double norm, double bound)
+s_vote (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, double bound)
 {
-    fasgd_srv_guard_t *gd = &self->guard;
     double x = norm < bound ? norm : bound;
     if (c->has_typical)
         c->norm_typical += S_VOTE_WEIGHT * (x - c->norm_typical);
     else {
         c->norm_typical = x;
-        if (s_voter_add (gd, c) != 0)
+        if (s_voter_add (self, c) != 0)
             return;
     }
-    if (gd->nvoters <= S_MEDIAN_EVERY || ++gd->since_median >= S_MEDIAN_EVERY) {
+    if (self->nvoters <= S_MEDIAN_EVERY || ++self->since_median >= S_MEDIAN_EVERY) {
         s_median_update (self);
-        gd->since_median = 0;
+        self->since_median = 0;
     }
 }
 
 int
-fasgd_srv_guard_check (fasgd_server_t *self, fasgd_srv_client_t *c, const float **gp, int repeat,
+fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int repeat,
                        double *norm_p, char *why, size_t whylen)
 {
-    fasgd_srv_guard_t *gd = &self->guard;
-    const fasgd_server_cfg_t *cfg = &self->cfg;
+    const fasgd_server_cfg_t *cfg = self->cfg;
     const float *g = *gp;
     /*  A repeat was judged when it came: only what it may add is.  */
-    double norm = repeat ? c->last_norm : sqrt (fasgd_floats_sumsq (g, self->n));
+    double norm = repeat ? c->last_norm : sqrt (fasgd_floats_sumsq (g, self->params->n));
     *norm_p = norm;
     if (repeat)
         goto overflow;
@@ -252,8 +280,8 @@ fasgd_srv_guard_check (fasgd_server_t *self, fasgd_srv_client_t *c, const float 
     double bound = cfg->grad_norm > 0 ? cfg->grad_norm : INFINITY;
     const char *which = "limits.grad_norm";
     /*  A median of 0 (clients pushing zeros) bounds nothing.  */
-    if (cfg->grad_norm_factor > 0 && gd->median > 0 && cfg->grad_norm_factor * gd->median < bound) {
-        bound = cfg->grad_norm_factor * gd->median;
+    if (cfg->grad_norm_factor > 0 && self->median > 0 && cfg->grad_norm_factor * self->median < bound) {
+        bound = cfg->grad_norm_factor * self->median;
         which = "limits.grad_norm_factor times the median of the clients' typical norms";
     }
     if (cfg->grad_norm_factor > 0)
@@ -265,18 +293,18 @@ fasgd_srv_guard_check (fasgd_server_t *self, fasgd_srv_client_t *c, const float 
         }
         /*  Clipped into the server's own buffer: the rule sees g·bound/‖g‖.  */
         float scale = (float) (bound / norm);
-        for (size_t i = 0; i < self->n; i++)
-            self->grad [i] = g [i] * scale;
-        *gp = self->grad;
+        for (size_t i = 0; i < self->params->n; i++)
+            self->scratch [i] = g [i] * scale;
+        *gp = self->scratch;
         norm = bound;
         *norm_p = norm;
-        self->st.clipped++;
+        self->st->clipped++;
         c->clipped++;
     }
 overflow:;
     double state;
     double step = s_step_bound (self, norm, &state);
-    if (norm > S_MAX_NORM || !(gd->theta_bound + step <= S_LIMIT) || !(state <= S_LIMIT)) {
+    if (norm > S_MAX_NORM || !(self->theta_bound + step <= S_LIMIT) || !(state <= S_LIMIT)) {
         snprintf (why, whylen, "gradient norm %.4g could take the parameters or the rule's statistics "
                   "past %g", norm, S_LIMIT);
         return FASGD_STATUS_NONFINITE;
@@ -285,48 +313,47 @@ overflow:;
 }
 
 void
-fasgd_srv_guard_accepted (fasgd_server_t *self, fasgd_srv_client_t *c, double norm, int repeat)
+fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, int repeat)
 {
-    fasgd_srv_guard_t *gd = &self->guard;
     double state;
-    gd->theta_bound += s_step_bound (self, norm, &state);
-    gd->state_bound = state;
-    if (++gd->since_measure >= S_REMEASURE && !fasgd_rule_needs_theta_used (self->rule)) {
+    self->theta_bound += s_step_bound (self, norm, &state);
+    self->state_bound = state;
+    if (++self->since_measure >= S_REMEASURE && !fasgd_rule_needs_theta_used (self->params->rule)) {
         /*  θ_used rules keep the bound of every θ a client may still hold.  */
-        gd->theta_bound = fasgd_floats_max_abs (self->theta, self->n);
-        gd->since_measure = 0;
+        self->theta_bound = fasgd_floats_max_abs (self->params->theta, self->params->n);
+        self->since_measure = 0;
     }
     c->refused_in_row = 0;
-    if (repeat || self->cfg.grad_norm_factor <= 0)
+    if (repeat || self->cfg->grad_norm_factor <= 0)
         return;
-    gd->norms [gd->norm_next] = norm;
-    gd->norm_next = (gd->norm_next + 1) % FASGD_SRV_NORM_WINDOW;
-    if (gd->norm_count < FASGD_SRV_NORM_WINDOW)
-        gd->norm_count++;
-    if (gd->norm_count <= S_MEDIAN_EVERY || ++gd->since_history >= S_MEDIAN_EVERY) {
-        double tmp [FASGD_SRV_NORM_WINDOW];
-        memcpy (tmp, gd->norms, (size_t) gd->norm_count * sizeof (double));
-        gd->history = s_lower_median (tmp, (size_t) gd->norm_count);
-        gd->since_history = 0;
+    self->norms [self->norm_next] = norm;
+    self->norm_next = (self->norm_next + 1) % S_NORM_WINDOW;
+    if (self->norm_count < S_NORM_WINDOW)
+        self->norm_count++;
+    if (self->norm_count <= S_MEDIAN_EVERY || ++self->since_history >= S_MEDIAN_EVERY) {
+        double tmp [S_NORM_WINDOW];
+        memcpy (tmp, self->norms, (size_t) self->norm_count * sizeof (double));
+        self->history = s_lower_median (tmp, (size_t) self->norm_count);
+        self->since_history = 0;
         s_median_update (self);
     }
 }
 
 fasgd_srv_guard_verdict_t
-fasgd_srv_guard_refused (fasgd_server_t *self, fasgd_srv_client_t *c)
+fasgd_srv_guard_refused (fasgd_srv_guard_t *self, fasgd_srv_client_t *c)
 {
-    self->st.guarded++;
+    self->st->guarded++;
     c->refused++;
-    if (self->cfg.max_refusals <= 0 || ++c->refused_in_row < (uint64_t) self->cfg.max_refusals)
+    if (self->cfg->max_refusals <= 0 || ++c->refused_in_row < (uint64_t) self->cfg->max_refusals)
         return FASGD_SRV_GUARD_KEEP;
     fasgd_log_warn ("client %u (%s) forgotten: %llu gradients in a row refused (limits.refusals)", c->id,
                     c->name, (unsigned long long) c->refused_in_row);
-    self->st.forgotten++;
+    self->st->forgotten++;
     return FASGD_SRV_GUARD_FORGET;
 }
 
 double
-fasgd_srv_guard_median (const fasgd_server_t *self)
+fasgd_srv_guard_median (const fasgd_srv_guard_t *self)
 {
-    return self->guard.median;
+    return self->median;
 }

@@ -1,15 +1,69 @@
-/*  params: θ and its snapshots. A fetch is answered from a shared
-    immutable snapshot of θ, one per timestamp, reference-counted and
-    recycled (ZeroMQ's I/O thread drops its reference when the frame has
-    gone), so a fetch costs no copy beyond the first at each timestamp
+/*  params: θ and its snapshots (params.h). A fetch is answered from a
+    shared immutable snapshot of θ, one per timestamp, reference-counted
+    and recycled (ZeroMQ's I/O thread drops its reference when the frame
+    has gone), so a fetch costs no copy beyond the first at each timestamp
     and never faults in fresh pages. With wire.params other than f32 the
     replies carry a wire image instead: θ rounded for the wire, made once
-    per timestamp. Snapshots come from common/snapshot.h, as the
-    simulator's do.  */
-#include "internal.h"
+    per timestamp.  */
+#include "params.h"
+
+#include "codec.h"
+
+#include <stdlib.h>
+
+fasgd_srv_params_t *
+fasgd_srv_params_new (fasgd_rule_t **rule_p, size_t n, size_t total, size_t offset, int wire_params, int checked)
+{
+    fasgd_srv_params_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        fasgd_rule_destroy (rule_p);
+        return NULL;
+    }
+    self->rule = *rule_p;
+    *rule_p = NULL;
+    self->n = n;
+    self->total = total;
+    self->offset = offset;
+    self->wire_params = wire_params;
+    self->checked = checked;
+    if (!(self->snaps = fasgd_snapshot_pool_new (n))
+        || (wire_params != FASGD_WIRE_F32 && !(self->wire_imgs = fasgd_snapshot_pool_new (n))))
+        goto fail;
+#if FASGD_SRV_SHARED_THETA
+    if (!(self->current = fasgd_snapshot_new (self->snaps)))
+        goto fail;
+    self->theta = self->current->theta;
+    self->current->ts = 0;
+#else
+    if (!(self->theta = malloc (n * sizeof (float))))
+        goto fail;
+#endif
+    return self;
+fail:
+    fasgd_srv_params_destroy (&self);
+    return NULL;
+}
+
+void
+fasgd_srv_params_destroy (fasgd_srv_params_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    fasgd_srv_params_t *self = *self_p;
+    fasgd_snapshot_release (self->current);
+    fasgd_snapshot_pool_destroy (&self->snaps);
+    fasgd_snapshot_release (self->wire_img);
+    fasgd_snapshot_pool_destroy (&self->wire_imgs);
+#if !FASGD_SRV_SHARED_THETA
+    free (self->theta);                 /* otherwise the current snapshot's */
+#endif
+    fasgd_rule_destroy (&self->rule);
+    free (self);
+    *self_p = NULL;
+}
 
 fasgd_snapshot_t *
-fasgd_srv_params_snapshot (fasgd_server_t *self)
+fasgd_srv_params_snapshot (fasgd_srv_params_t *self)
 {
 #if FASGD_SRV_SHARED_THETA
     return fasgd_snapshot_ref (self->current);
@@ -33,12 +87,12 @@ fasgd_srv_params_snapshot (fasgd_server_t *self)
     new θ into a fresh one, which becomes current only if the rule updated
     θ; otherwise θ is updated in place.  */
 int
-fasgd_srv_params_update (fasgd_server_t *self, const float *g, uint64_t tau, const float *used)
+fasgd_srv_params_update (fasgd_srv_params_t *self, const float *g, uint64_t tau, const float *used)
 {
 #if FASGD_SRV_SHARED_THETA
     /*  dcasgd's step has no bound in advance: its θ is checked before it
         is taken (guard.c).  */
-    int rc = self->cfg.rule.name == FASGD_RULE_DCASGD
+    int rc = self->checked
            ? fasgd_snapshot_apply_checked (&self->current, self->rule, g, tau, used)
            : fasgd_snapshot_apply (&self->current, self->rule, g, tau, used);
     self->theta = self->current->theta;
@@ -48,16 +102,31 @@ fasgd_srv_params_update (fasgd_server_t *self, const float *g, uint64_t tau, con
 #endif
 }
 
-/*  From the server's pool of wire images (the first 2·D bytes of a
-    snapshot's buffer): made when T moved since the last one.  */
+void
+fasgd_srv_params_advance (fasgd_srv_params_t *self)
+{
+    fasgd_srv_params_set_T (self, self->T + 1);
+}
+
+void
+fasgd_srv_params_set_T (fasgd_srv_params_t *self, uint64_t T)
+{
+    self->T = T;
+#if FASGD_SRV_SHARED_THETA
+    self->current->ts = T;
+#endif
+}
+
+/*  From the pool of wire images (the first 2·D bytes of a snapshot's
+    buffer): made when T moved since the last one.  */
 fasgd_snapshot_t *
-fasgd_srv_params_wire_image (fasgd_server_t *self, const fasgd_snapshot_t *snap)
+fasgd_srv_params_wire_image (fasgd_srv_params_t *self, const fasgd_snapshot_t *snap)
 {
     if (!self->wire_img || self->wire_img->ts != snap->ts) {
         fasgd_snapshot_t *img = fasgd_snapshot_new (self->wire_imgs);
         if (!img)
             return NULL;
-        fasgd_proto_wire_encode (self->cfg.wire_params, self->theta, self->n, img->theta);
+        fasgd_proto_wire_encode (self->wire_params, self->theta, self->n, img->theta);
         img->ts = snap->ts;
         fasgd_snapshot_release (self->wire_img);
         self->wire_img = img;

@@ -1,22 +1,31 @@
-/*  registry: the clients the server knows. Ids come from JOIN and are
-    never reused, each bound to a session token drawn at random that its
-    later requests must carry (proto/PROTOCOL.md, "Identity"); a client is
-    forgotten when it leaves or has been silent for heartbeat.expiry_ms.
+/*  registry: the clients the server knows (registry.h), and the only
+    owner of their records.  */
+#include "registry.h"
 
-    The registry is the only owner of client records: it allocates them at
-    JOIN and is the only file that frees them. The guard and the allowlist
-    give verdicts (forget this client, this key is no longer allowed), and
-    the file that asked them asks the registry to act.  */
-#include "internal.h"
-
+#include "clock.h"
+#include "guard.h"
 #include "log.h"
+#include "security.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
+
+struct fasgd_srv_registry_t {
+    const fasgd_server_cfg_t *cfg;      /* limits.clients, limits.cache_bytes, heartbeat.expiry_ms */
+    size_t n;                           /* values in a gradient */
+    int cache_last;                     /* clients keep a resend-last cache */
+    fasgd_srv_guard_t *guard;           /* told when a client goes; may be NULL */
+    fasgd_srv_stats_t *st;
+    fasgd_srv_client_t **clients;       /* by id - 1 */
+    uint32_t next_id;
+    size_t live;
+    uint64_t cache_bytes;
+};
 
 /*  64 random bits from the kernel, never 0 (a request without a
     session); 0 when the kernel gives none.  */
@@ -38,8 +47,37 @@ s_session_token (void)
     return t;
 }
 
+fasgd_srv_registry_t *
+fasgd_srv_registry_new (const fasgd_server_cfg_t *cfg, size_t n, int cache_last, fasgd_srv_guard_t *guard,
+                        fasgd_srv_stats_t *st)
+{
+    fasgd_srv_registry_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->cfg = cfg;
+    self->n = n;
+    self->cache_last = cache_last;
+    self->guard = guard;
+    self->st = st;
+    return self;
+}
+
+void
+fasgd_srv_registry_destroy (fasgd_srv_registry_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    fasgd_srv_registry_t *self = *self_p;
+    for (uint32_t i = 0; i < self->next_id; i++)
+        if (self->clients [i])
+            fasgd_srv_registry_free (self, self->clients [i]);
+    free (self->clients);
+    free (self);
+    *self_p = NULL;
+}
+
 fasgd_srv_client_t *
-fasgd_srv_registry_lookup (fasgd_server_t *self, uint32_t id)
+fasgd_srv_registry_lookup (const fasgd_srv_registry_t *self, uint32_t id)
 {
     if (id == 0 || id > self->next_id)
         return NULL;
@@ -47,9 +85,10 @@ fasgd_srv_registry_lookup (fasgd_server_t *self, uint32_t id)
 }
 
 void
-fasgd_srv_registry_free (fasgd_server_t *self, fasgd_srv_client_t *c)
+fasgd_srv_registry_free (fasgd_srv_registry_t *self, fasgd_srv_client_t *c)
 {
-    fasgd_srv_guard_forget (self, c);
+    if (self->guard)
+        fasgd_srv_guard_forget (self->guard, c);
     self->clients [c->id - 1] = NULL;
     self->live--;
     if (c->last)
@@ -60,30 +99,30 @@ fasgd_srv_registry_free (fasgd_server_t *self, fasgd_srv_client_t *c)
 }
 
 void
-fasgd_srv_registry_expire (fasgd_server_t *self, int64_t now)
+fasgd_srv_registry_expire (fasgd_srv_registry_t *self, int64_t now)
 {
     for (uint32_t i = 0; i < self->next_id; i++) {
         fasgd_srv_client_t *c = self->clients [i];
-        if (c && now - c->last_seen_ms > self->cfg.expiry_ms) {
+        if (c && now - c->last_seen_ms > self->cfg->expiry_ms) {
             fasgd_log_notice ("client %u (%s) expired after %d ms of silence", c->id, c->name,
-                              self->cfg.expiry_ms);
-            self->st.expired++;
+                              self->cfg->expiry_ms);
+            self->st->expired++;
             fasgd_srv_registry_free (self, c);
         }
     }
 }
 
 size_t
-fasgd_srv_registry_revoke (fasgd_server_t *self)
+fasgd_srv_registry_revoke (fasgd_srv_registry_t *self, fasgd_srv_security_t *security)
 {
     /*  A client whose key is gone is forgotten now: its next request
         gets 401, and its JOIN 403.  */
     size_t revoked = 0;
     for (uint32_t i = 0; i < self->next_id; i++) {
         fasgd_srv_client_t *c = self->clients [i];
-        if (c && !fasgd_srv_security_allowed (self, c->key)) {
+        if (c && !fasgd_srv_security_allowed (security, c->key)) {
             fasgd_log_notice ("client %u (%s): key %s revoked", c->id, c->name, c->key);
-            self->st.revoked++;
+            self->st->revoked++;
             revoked++;
             fasgd_srv_registry_free (self, c);
         }
@@ -91,35 +130,47 @@ fasgd_srv_registry_revoke (fasgd_server_t *self)
     return revoked;
 }
 
-void
-fasgd_srv_registry_clear (fasgd_server_t *self)
+uint32_t
+fasgd_srv_registry_last_id (const fasgd_srv_registry_t *self)
 {
-    for (uint32_t i = 0; i < self->next_id; i++)
-        if (self->clients [i])
-            fasgd_srv_registry_free (self, self->clients [i]);
-    free (self->clients);
-    self->clients = NULL;
-    self->next_id = 0;
+    return self->next_id;
+}
+
+size_t
+fasgd_srv_registry_live (const fasgd_srv_registry_t *self)
+{
+    return self->live;
+}
+
+int
+fasgd_srv_registry_cache (fasgd_srv_registry_t *self, fasgd_srv_client_t *c)
+{
+    if (c->last)
+        return 0;
+    if (!(c->last = malloc (self->n * sizeof (float))))
+        return -1;
+    self->cache_bytes += self->n * sizeof (float);
+    return 0;
 }
 
 fasgd_srv_client_t *
-fasgd_srv_registry_join (fasgd_server_t *self, const char *body, size_t len, const char *key,
+fasgd_srv_registry_join (fasgd_srv_registry_t *self, const char *body, size_t len, const char *key,
                          const char *key_name, char *why, size_t whylen)
 {
-    if (self->live >= (size_t) self->cfg.max_clients) {
-        self->st.refused++;
-        snprintf (why, whylen, "limits.clients (%d) are joined: try again later", self->cfg.max_clients);
+    if (self->live >= (size_t) self->cfg->max_clients) {
+        self->st->refused++;
+        snprintf (why, whylen, "limits.clients (%d) are joined: try again later", self->cfg->max_clients);
         return NULL;
     }
-    if (self->cache_last && self->cache_bytes + self->n * sizeof (float) > self->cfg.max_cache_bytes) {
-        self->st.refused++;
+    if (self->cache_last && self->cache_bytes + self->n * sizeof (float) > self->cfg->max_cache_bytes) {
+        self->st->refused++;
         snprintf (why, whylen, "resend-last caches are at limits.cache_bytes (%llu bytes)",
-                  (unsigned long long) self->cfg.max_cache_bytes);
+                  (unsigned long long) self->cfg->max_cache_bytes);
         return NULL;
     }
     uint64_t session = s_session_token ();
     if (!session) {
-        self->st.refused++;
+        self->st->refused++;
         snprintf (why, whylen, "no random bytes for a session token: %s", strerror (errno));
         return NULL;
     }
@@ -152,7 +203,7 @@ fasgd_srv_registry_join (fasgd_server_t *self, const char *body, size_t len, con
         snprintf (c->key_name, sizeof c->key_name, "%s", key_name);
     }
     c->joined_ms = c->last_seen_ms = fasgd_srv_now_ms ();
-    self->st.joins++;
+    self->st->joins++;
     if (key_name)
         fasgd_log_notice ("client %u (%s) joined with key %s (%s); %zu connected", c->id,
                           *c->name ? c->name : "-", c->key_name, c->key, self->live);

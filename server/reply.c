@@ -1,11 +1,10 @@
-/*  reply: the frames of the data and control sockets, below every
-    handler (as redis keeps addReply* under its commands): a request's
-    frames read, a reply's header made and sent. A handler decides what
-    to answer; only this file touches the frames.  */
-#include "internal.h"
+/*  reply: the frames in and out (reply.h).  */
+#include "reply.h"
 
 #include "log.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 int
@@ -43,14 +42,15 @@ s_snap_zmq_free (void *data, void *hint)
 }
 
 void
-fasgd_srv_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *h,
-                 const void *body, size_t body_len, fasgd_snapshot_t *body_snap)
+fasgd_srv_reply (const fasgd_srv_request_t *r, const fasgd_header_t *h, const void *body, size_t body_len,
+                 fasgd_snapshot_t *body_snap)
 {
+    void *sock = r->sock;
     uint8_t head [FASGD_PROTO_HEADER_SIZE];
     fasgd_proto_header_encode (h, head);
     zmq_msg_t id, hm;
     zmq_msg_init (&id);
-    zmq_msg_copy (&id, identity);
+    zmq_msg_copy (&id, r->identity);
     int more = body || body_snap ? ZMQ_SNDMORE : 0;
     zmq_msg_init_size (&hm, sizeof head);
     memcpy (zmq_msg_data (&hm), head, sizeof head);
@@ -61,7 +61,7 @@ fasgd_srv_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fa
         fasgd_snapshot_release (body_snap);
         return;                         /* the peer is gone or too slow: drop */
     }
-    self->st.bytes_out += sizeof head;
+    r->st->bytes_out += sizeof head;
     if (!more)
         return;
     zmq_msg_t bm;
@@ -74,39 +74,38 @@ fasgd_srv_reply (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fa
     if (zmq_msg_send (&bm, sock, ZMQ_DONTWAIT) < 0)
         zmq_msg_close (&bm);            /* releases the snapshot */
     else
-        self->st.bytes_out += body_len;
+        r->st->bytes_out += body_len;
 }
 
 fasgd_header_t
-fasgd_srv_reply_header (fasgd_server_t *self, const fasgd_header_t *req, int type, int status)
+fasgd_srv_reply_header (const fasgd_srv_request_t *r, int type, int status)
 {
+    const fasgd_header_t *req = r->req;
     fasgd_header_t h = {
         .version = FASGD_PROTO_VERSION, .type = (uint8_t) type, .status = (uint16_t) status,
-        .client_id = req ? req->client_id : 0, .seq = req ? req->seq : 0, .timestamp = self->T,
-        .vbar = fasgd_rule_vbar (self->rule)
+        .client_id = req ? req->client_id : 0, .seq = req ? req->seq : 0, .timestamp = r->params->T,
+        .vbar = fasgd_rule_vbar (r->params->rule)
     };
     return h;
 }
 
 void
-fasgd_srv_reply_error (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-                       int status, const char *fmt, ...)
+fasgd_srv_reply_error (const fasgd_srv_request_t *r, int status, const char *fmt, ...)
 {
     char reason [FASGD_PROTO_TEXT_MAX + 1];
     va_list ap;
     va_start (ap, fmt);
     vsnprintf (reason, sizeof reason, fmt, ap);
     va_end (ap);
-    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_ERROR, status);
-    fasgd_log_info ("refused %s from client %u: %d %s", req ? fasgd_proto_type_name (req->type) : "?",
+    fasgd_header_t h = fasgd_srv_reply_header (r, FASGD_MSG_ERROR, status);
+    fasgd_log_info ("refused %s from client %u: %d %s", r->req ? fasgd_proto_type_name (r->req->type) : "?",
                     h.client_id, status, reason);
-    fasgd_srv_reply (self, sock, identity, &h, reason, strlen (reason), NULL);
+    fasgd_srv_reply (r, &h, reason, strlen (reason), NULL);
 }
 
 void
-fasgd_srv_reply_ack (fasgd_server_t *self, void *sock, zmq_msg_t *identity, const fasgd_header_t *req,
-                     int status)
+fasgd_srv_reply_ack (const fasgd_srv_request_t *r, int status)
 {
-    fasgd_header_t h = fasgd_srv_reply_header (self, req, FASGD_MSG_ACK, status);
-    fasgd_srv_reply (self, sock, identity, &h, NULL, 0, NULL);
+    fasgd_header_t h = fasgd_srv_reply_header (r, FASGD_MSG_ACK, status);
+    fasgd_srv_reply (r, &h, NULL, 0, NULL);
 }

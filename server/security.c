@@ -18,13 +18,16 @@
     the wrong server key) are seen on the monitor sockets of
     connections.c, and counted and logged here with the endpoint. Log lines about refusals are bounded: a peer that
     retries forever costs a line a second, not a line a try.  */
-#include "internal.h"
+#include "security.h"
 
+#include "clock.h"
 #include "curve.h"
 #include "log.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,16 +37,27 @@
 #define S_LOG_PER_SECOND 5              /* refusal log lines a second, then a count */
 #define S_MAX_CERTS 100000              /* files read from the allowlist directory */
 
+struct fasgd_srv_security_t {
+    const fasgd_server_cfg_t *cfg;
+    fasgd_srv_stats_t *st;              /* auth_refused, handshake_failed */
+    zcert_t *cert;                      /* NULL: CURVE off */
+    zsock_t *zap;                       /* the ZAP handler */
+    zhashx_t *allowed;                  /* public key (Z85) → name; NULL with allow_any */
+    int64_t log_ms;                     /* refusal log lines: this second's start, */
+    int log_count;                      /* lines in it, */
+    uint64_t log_dropped;               /* and those left out */
+};
+
 void
-fasgd_srv_refusal_log (fasgd_server_t *self, const char *fmt, ...)
+fasgd_srv_security_refusal_log (fasgd_srv_security_t *self, const char *fmt, ...)
 {
     int64_t now = fasgd_srv_now_ms ();
-    if (now - self->sec_log_ms >= 1000) {
-        self->sec_log_ms = now;
-        self->sec_log_count = 0;
+    if (now - self->log_ms >= 1000) {
+        self->log_ms = now;
+        self->log_count = 0;
     }
-    if (self->sec_log_count++ >= S_LOG_PER_SECOND) {
-        self->sec_log_dropped++;
+    if (self->log_count++ >= S_LOG_PER_SECOND) {
+        self->log_dropped++;
         return;
     }
     char line [512];
@@ -51,12 +65,12 @@ fasgd_srv_refusal_log (fasgd_server_t *self, const char *fmt, ...)
     va_start (ap, fmt);
     vsnprintf (line, sizeof line, fmt, ap);
     va_end (ap);
-    if (self->sec_log_dropped)
+    if (self->log_dropped)
         fasgd_log_notice ("%s (and %llu refusals not logged)", line,
-                          (unsigned long long) self->sec_log_dropped);
+                          (unsigned long long) self->log_dropped);
     else
         fasgd_log_notice ("%s", line);
-    self->sec_log_dropped = 0;
+    self->log_dropped = 0;
 }
 
 /*  The allowlist: every certificate file in dir, keyed by its public key
@@ -111,43 +125,49 @@ s_allowlist_load (const char *dir, char *err, size_t errlen)
     return keys;
 }
 
-int
-fasgd_srv_security_new (fasgd_server_t *self, char *err, size_t errlen)
+fasgd_srv_security_t *
+fasgd_srv_security_new (const fasgd_server_cfg_t *cfg, fasgd_srv_stats_t *st, char *err, size_t errlen)
 {
-    const fasgd_server_cfg_t *cfg = &self->cfg;
+    fasgd_srv_security_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        snprintf (err, errlen, "out of memory");
+        return NULL;
+    }
+    self->cfg = cfg;
+    self->st = st;
     if (!*cfg->curve_cert) {
         if (*cfg->curve_clients || cfg->curve_allow_any) {
             snprintf (err, errlen, "security.curve.%s needs security.curve.server_cert",
                       *cfg->curve_clients ? "clients" : "allow_any");
-            return -1;
+            goto fail;
         }
-        return 0;
+        return self;
     }
     if (!zsys_has_curve ()) {
         snprintf (err, errlen, "security.curve: this libzmq was built without CURVE");
-        return -1;
+        goto fail;
     }
     if (!*cfg->curve_clients == !cfg->curve_allow_any) {
         snprintf (err, errlen, "security.curve: give either clients (a directory of allowed "
                   "certificates) or allow_any: true, not %s", *cfg->curve_clients ? "both" : "neither");
-        return -1;
+        goto fail;
     }
     char why [FASGD_PATH_LEN + 128];
     if (!(self->cert = fasgd_curve_secret_cert_load (cfg->curve_cert, why, sizeof why))) {
         snprintf (err, errlen, "security.curve.server_cert: %s", why);
-        return -1;
+        goto fail;
     }
     /*  The secret half: the file named, or NAME_secret beside it.  */
     char secret [FASGD_PATH_LEN + 8];
     snprintf (secret, sizeof secret, "%s_secret", cfg->curve_cert);
-    struct stat st;
+    struct stat sb;
     const char *which = access (secret, F_OK) == 0 ? secret : cfg->curve_cert;
-    if (stat (which, &st) == 0 && (st.st_mode & 077))
+    if (stat (which, &sb) == 0 && (sb.st_mode & 077))
         fasgd_log_warn ("security.curve.server_cert: %s can be read by other users (mode %03o): "
-                        "chmod 600 it", which, (unsigned) (st.st_mode & 0777));
+                        "chmod 600 it", which, (unsigned) (sb.st_mode & 0777));
     if (*cfg->curve_clients) {
         if (!(self->allowed = s_allowlist_load (cfg->curve_clients, err, errlen)))
-            return -1;
+            goto fail;
         if (zhashx_size (self->allowed) == 0)
             fasgd_log_warn ("security.curve.clients: no certificate in %s: no client can join "
                             "until one is added and the server reloads", cfg->curve_clients);
@@ -156,15 +176,18 @@ fasgd_srv_security_new (fasgd_server_t *self, char *err, size_t errlen)
     self->zap = zsock_new (ZMQ_REP);
     if (!self->zap || zsock_bind (self->zap, S_ZAP_ENDPOINT) != 0) {
         snprintf (err, errlen, "security.curve: cannot bind the ZAP handler: %s", zmq_strerror (zmq_errno ()));
-        return -1;
+        goto fail;
     }
     fasgd_log_notice ("CURVE on: server key %s, %s", zcert_public_txt (self->cert),
                       self->allowed ? "clients from the allowlist" : "any client key (allow_any)");
-    return 0;
+    return self;
+fail:
+    fasgd_srv_security_destroy (&self);
+    return NULL;
 }
 
 void
-fasgd_srv_security_apply (fasgd_server_t *self, zsock_t *sock)
+fasgd_srv_security_apply (fasgd_srv_security_t *self, zsock_t *sock)
 {
     if (!self->cert)
         return;
@@ -174,15 +197,38 @@ fasgd_srv_security_apply (fasgd_server_t *self, zsock_t *sock)
 }
 
 void
-fasgd_srv_security_destroy (fasgd_server_t *self)
+fasgd_srv_security_destroy (fasgd_srv_security_t **self_p)
 {
+    if (!self_p || !*self_p)
+        return;
+    fasgd_srv_security_t *self = *self_p;
     zsock_destroy (&self->zap);
     zhashx_destroy (&self->allowed);
     zcert_destroy (&self->cert);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+fasgd_srv_security_curve (const fasgd_srv_security_t *self)
+{
+    return self->cert != NULL;
+}
+
+int
+fasgd_srv_security_has_allowlist (const fasgd_srv_security_t *self)
+{
+    return self->allowed != NULL;
+}
+
+zsock_t *
+fasgd_srv_security_zap_socket (fasgd_srv_security_t *self)
+{
+    return self->zap;
 }
 
 const char *
-fasgd_srv_security_allowed (fasgd_server_t *self, const char *key)
+fasgd_srv_security_allowed (fasgd_srv_security_t *self, const char *key)
 {
     if (!self->cert || !key)
         return NULL;
@@ -194,7 +240,7 @@ fasgd_srv_security_allowed (fasgd_server_t *self, const char *key)
 }
 
 const char *
-fasgd_srv_security_key (fasgd_server_t *self, zmq_msg_t *msg)
+fasgd_srv_security_key (fasgd_srv_security_t *self, zmq_msg_t *msg)
 {
     if (!self->cert)
         return NULL;
@@ -205,7 +251,7 @@ fasgd_srv_security_key (fasgd_server_t *self, zmq_msg_t *msg)
 /*  Sends the ZAP reply (RFC 27): version, request id, status code and
     text, user id, metadata.  */
 static void
-s_zap_reply (fasgd_server_t *self, const char *request_id, size_t id_len, const char *code,
+s_zap_reply (fasgd_srv_security_t *self, const char *request_id, size_t id_len, const char *code,
              const char *text, const char *user)
 {
     void *s = zsock_resolve (self->zap);
@@ -218,7 +264,7 @@ s_zap_reply (fasgd_server_t *self, const char *request_id, size_t id_len, const 
 }
 
 int
-fasgd_srv_security_zap (fasgd_server_t *self)
+fasgd_srv_security_zap (fasgd_srv_security_t *self)
 {
     if (!self->zap)
         return -1;
@@ -248,10 +294,10 @@ fasgd_srv_security_zap (fasgd_server_t *self)
     if (name)
         s_zap_reply (self, id, id_len, "200", "OK", key);
     else {
-        self->st.auth_refused++;
+        self->st->auth_refused++;
         s_zap_reply (self, id, id_len, "400", "key not allowed", "");
-        fasgd_srv_refusal_log (self, "refused a connection from %s: CURVE key %s is not in the allowlist",
-                       addr, curve ? key : "(none)");
+        fasgd_srv_security_refusal_log (self, "refused a connection from %s: CURVE key %s is not in the "
+                                        "allowlist", addr, curve ? key : "(none)");
     }
     for (int i = 0; i < 7; i++)
         zframe_destroy (&f [i]);
@@ -260,27 +306,27 @@ fasgd_srv_security_zap (fasgd_server_t *self)
 }
 
 void
-fasgd_srv_security_handshake_failed (fasgd_server_t *self, const char *what, int event, uint32_t value)
+fasgd_srv_security_handshake_failed (fasgd_srv_security_t *self, const char *what, int event, uint32_t value)
 {
     /*  ZAP's refusals were counted when it refused; without CURVE a
         handshake fails only on garbage, which is not security's.  */
     if (!self->cert || event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
         return;
     const char *why = fasgd_curve_why (event, value, 0, 1);
-    self->st.handshake_failed++;
-    fasgd_srv_refusal_log (self, "refused a connection on the %s socket: %s", what,
-                           why ? why : "the peer closed the connection during the handshake");
+    self->st->handshake_failed++;
+    fasgd_srv_security_refusal_log (self, "refused a connection on the %s socket: %s", what,
+                                    why ? why : "the peer closed the connection during the handshake");
 }
 
 int
-fasgd_srv_security_reload (fasgd_server_t *self, char *err, size_t errlen)
+fasgd_srv_security_reload (fasgd_srv_security_t *self, char *err, size_t errlen)
 {
     if (!self->cert || !self->allowed) {
         snprintf (err, errlen, self->cert ? "security.curve.allow_any: there is no allowlist to reload"
                                           : "CURVE is off: there is no allowlist to reload");
         return 1;
     }
-    zhashx_t *keys = s_allowlist_load (self->cfg.curve_clients, err, errlen);
+    zhashx_t *keys = s_allowlist_load (self->cfg->curve_clients, err, errlen);
     if (!keys)
         return -1;
     zhashx_destroy (&self->allowed);
@@ -289,7 +335,7 @@ fasgd_srv_security_reload (fasgd_server_t *self, char *err, size_t errlen)
 }
 
 size_t
-fasgd_srv_security_nkeys (const fasgd_server_t *self)
+fasgd_srv_security_nkeys (const fasgd_srv_security_t *self)
 {
     return self->allowed ? zhashx_size (self->allowed) : 0;
 }
@@ -307,7 +353,7 @@ s_exposed (const char *ep)
 }
 
 void
-fasgd_srv_security_warn_plain (fasgd_server_t *self, const char *endpoint)
+fasgd_srv_security_warn_plain (fasgd_srv_security_t *self, const char *endpoint)
 {
     if (!self->cert && s_exposed (endpoint))
         fasgd_log_warn ("%s is reachable from other hosts without CURVE: anyone who can reach it can "

@@ -38,18 +38,23 @@ s_status (fasgd_server_t *self, int64_t now)
     double secs = (double) (now - self->last_status_ms) / 1000.0;
     if (secs <= 0)
         return;
+    double error, nll;
+    uint64_t eval_T;
+    int64_t eval_ms;
+    fasgd_srv_eval_result (self->eval, &error, &nll, &eval_T, &eval_ms);
     const fasgd_srv_stats_t *a = &self->st, *b = &self->st_last;
     uint64_t taus = a->tau_count - b->tau_count;
     fasgd_log_notice ("T=%llu clients=%zu push/s=%.1f repeat/s=%.1f fetch/s=%.1f 304/s=%.1f "
                       "in=%.2f MB/s out=%.2f MB/s mean-tau=%.2f vbar=%.4g val-error=%.4f",
-                      (unsigned long long) self->T, self->live, (double) (a->pushes - b->pushes) / secs,
+                      (unsigned long long) self->params->T, fasgd_srv_registry_live (self->registry),
+                      (double) (a->pushes - b->pushes) / secs,
                       (double) (a->repeats - b->repeats) / secs,
                       (double) (a->fetches - b->fetches) / secs,
                       (double) (a->not_modified - b->not_modified) / secs,
                       (double) (a->bytes_in - b->bytes_in) / secs / 1e6,
                       (double) (a->bytes_out - b->bytes_out) / secs / 1e6,
                       taus ? (a->tau_sum - b->tau_sum) / (double) taus : 0.0,
-                      fasgd_rule_vbar (self->rule), self->last_error);
+                      fasgd_rule_vbar (self->params->rule), error);
     self->st_last = self->st;
     self->last_status_ms = now;
 }
@@ -60,11 +65,11 @@ s_build_desc (fasgd_server_t *self)
     fasgd_proto_desc_t d;
     memset (&d, 0, sizeof d);
     d.protocol = FASGD_PROTO_VERSION;
-    d.params = self->total;
+    d.params = self->params->total;
     d.shard = (uint32_t) self->cfg.shard_index;
     d.shards = (uint32_t) self->cfg.shard_count;
-    d.offset = self->offset;
-    d.length = self->n;
+    d.offset = self->params->offset;
+    d.length = self->params->n;
     if (!self->model) {
         d.ntensors = self->ext_ntensors;
         memcpy (d.tensors, self->ext_tensors, sizeof d.tensors);
@@ -110,13 +115,14 @@ s_build_desc (fasgd_server_t *self)
     return fasgd_proto_desc_encode (&d, text, sizeof text) < 0 ? -1 : 0;
 }
 
-/*  Which part of θ this server holds (shardmap.h): self->offset and
-    self->n, from the model's tensors and shard.index of shard.count.  */
+/*  Which part of θ's total values this server holds (shardmap.h): *offset
+    and *n, from the model's tensors and shard.index of shard.count.  */
 static int
-s_shard (fasgd_server_t *self, char *err, size_t errlen)
+s_shard (fasgd_server_t *self, size_t total, size_t *offset, size_t *n, char *err, size_t errlen)
 {
     const fasgd_server_cfg_t *cfg = &self->cfg;
-    self->offset = 0;
+    *offset = 0;
+    *n = total;
     if (cfg->shard_count <= 1 && cfg->shard_index == 0)
         return 0;
     uint64_t sizes [FASGD_PROTO_MAX_TENSORS];
@@ -130,8 +136,8 @@ s_shard (fasgd_server_t *self, char *err, size_t errlen)
     if (fasgd_shardmap_part (sizes, nt, (uint32_t) cfg->shard_count, (uint32_t) cfg->shard_index, &off, &len,
                              err, errlen) != 0)
         return -1;
-    self->offset = (size_t) off;
-    self->n = (size_t) len;
+    *offset = (size_t) off;
+    *n = (size_t) len;
     return 0;
 }
 
@@ -142,14 +148,15 @@ static int
 s_theta_init (fasgd_server_t *self)
 {
     const fasgd_server_cfg_t *cfg = &self->cfg;
+    const fasgd_srv_params_t *p = self->params;
     char err [256];
     if (!self->model && !*cfg->external_init) {
-        memset (self->theta, 0, self->n * sizeof (float));
+        memset (p->theta, 0, p->n * sizeof (float));
         return 0;
     }
-    float *all = self->n == self->total ? self->theta : malloc (self->total * sizeof (float));
+    float *all = p->n == p->total ? p->theta : malloc (p->total * sizeof (float));
     if (!all) {
-        fasgd_log_error ("out of memory for the %zu initial parameters", self->total);
+        fasgd_log_error ("out of memory for the %zu initial parameters", p->total);
         return -1;
     }
     int rc = 0;
@@ -159,12 +166,12 @@ s_theta_init (fasgd_server_t *self)
         fasgd_model_init_params (self->model, all, &rng);
     }
     else
-    if (fasgd_floats_load (cfg->external_init, all, self->total, err, sizeof err) != 0) {
+    if (fasgd_floats_load (cfg->external_init, all, p->total, err, sizeof err) != 0) {
         fasgd_log_error ("external.init: %s", err);
         rc = -1;
     }
-    if (all != self->theta) {
-        memcpy (self->theta, all + self->offset, self->n * sizeof (float));
+    if (all != p->theta) {
+        memcpy (p->theta, all + p->offset, p->n * sizeof (float));
         free (all);
     }
     return rc;
@@ -178,14 +185,14 @@ s_bind (fasgd_server_t *self, const char *what, const char *endpoint, size_t max
     zsock_t *sock = zsock_new (ZMQ_ROUTER);
     if (!sock)
         return NULL;
-    fasgd_srv_security_apply (self, sock);
+    fasgd_srv_security_apply (self->security, sock);
     zsock_set_maxmsgsize (sock, (int) maxmsg);
     zsock_set_linger (sock, 0);
     /*  Per peer and direction: a peer that sends without reading gets its
         replies dropped, and its requests wait in TCP, past a few
         messages, not the server's memory (about 16 MiB a peer each way,
         at least 8 messages).  */
-    int hwm = (int) (((size_t) 16 << 20) / (self->n * sizeof (float) + 64));
+    int hwm = (int) (((size_t) 16 << 20) / (self->params->n * sizeof (float) + 64));
     hwm = hwm < 8 ? 8 : hwm > 1000 ? 1000 : hwm;
     zsock_set_sndhwm (sock, hwm);
     zsock_set_rcvhwm (sock, hwm);
@@ -196,13 +203,220 @@ s_bind (fasgd_server_t *self, const char *what, const char *endpoint, size_t max
     }
     const char *ep = zsock_endpoint (sock);
     snprintf (bound, len, "%s", ep ? ep : endpoint);
-    fasgd_srv_security_warn_plain (self, bound);
-    if (fasgd_srv_conn_watch (self, sock, what) != 0) {
+    fasgd_srv_security_warn_plain (self->security, bound);
+    if (fasgd_srv_conn_watch (self->conns, sock, what) != 0) {
         fasgd_log_error ("cannot watch the %s socket's connections: %s", what, zmq_strerror (zmq_errno ()));
         zsock_destroy (&sock);
         return NULL;
     }
     return sock;
+}
+
+/*  The model: the MLP of model.*, or an external model's tensors; its
+    size in *total.  */
+static int
+s_model (fasgd_server_t *self, size_t *total)
+{
+    const fasgd_server_cfg_t *cfg = &self->cfg;
+    char err [256];
+    if (*cfg->external_tensors) {
+        uint64_t params;
+        if (fasgd_proto_tensors_parse (cfg->external_tensors, "external.tensors", self->ext_tensors,
+                                       &self->ext_ntensors, &params, err, sizeof err) != 0) {
+            fasgd_log_error ("%s", err);
+            return -1;
+        }
+        if (params > S_EXTERNAL_MAX_PARAMS) {
+            fasgd_log_error ("external.tensors: %" PRIu64 " parameters, more than the limit of %llu",
+                             params, (unsigned long long) S_EXTERNAL_MAX_PARAMS);
+            return -1;
+        }
+        *total = (size_t) params;
+        return 0;
+    }
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg->model, &spec);
+    if (!(self->model = fasgd_model_new (&spec, err, sizeof err))) {
+        fasgd_log_error ("model.sizes: %s", err);
+        return -1;
+    }
+    *total = fasgd_model_nparams (self->model);
+    return 0;
+}
+
+/*  Before anything of θ's size is allocated: a model that fits the limit
+    may still not fit this machine.  */
+static int
+s_fits_memory (fasgd_server_t *self, size_t n)
+{
+    long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+    uint64_t need = (uint64_t) n * sizeof (float) * S_THETA_COPIES;
+    if (pages > 0 && page > 0 && need > (uint64_t) pages * (uint64_t) page) {
+        fasgd_log_error ("%s: %zu parameters need about %llu MiB (theta, its snapshots, the gradient "
+                         "and the rule's statistics), more than this machine's %llu MiB of memory",
+                         self->model ? "model.sizes" : "external.tensors", n,
+                         (unsigned long long) (need >> 20),
+                         (unsigned long long) (((uint64_t) pages * (uint64_t) page) >> 20));
+        return -1;
+    }
+    return 0;
+}
+
+/*  θ of n values (part offset of total), the rule and the receive
+    buffer.  */
+static int
+s_params (fasgd_server_t *self, size_t n, size_t total, size_t offset)
+{
+    const fasgd_server_cfg_t *cfg = &self->cfg;
+    char err [256];
+    fasgd_rule_params_t rp;
+    fasgd_rule_cfg_to_params (&cfg->rule, cfg->clients, &rp);
+    fasgd_rule_t *rule = fasgd_rule_new (&rp, n, err, sizeof err);
+    if (!rule) {
+        fasgd_log_error ("rule: %s", err);
+        return -1;
+    }
+    /*  guard.c checks every gradient before the rule sees it.  */
+    fasgd_rule_gradients_checked (rule);
+    self->needs_used = fasgd_rule_needs_theta_used (rule);
+    self->cache_last = cfg->gates.push.kind != FASGD_GATE_ALWAYS
+                       && cfg->gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST;
+    self->params = fasgd_srv_params_new (&rule, n, total, offset, cfg->wire_params,
+                                         cfg->rule.name == FASGD_RULE_DCASGD);
+    self->grad = malloc (n * sizeof (float));
+    if (!self->params || !self->grad) {
+        fasgd_log_error ("out of memory for %zu parameters", n);
+        return -1;
+    }
+    return 0;
+}
+
+/*  The validation set, when the server evaluates θ itself: the MLP's,
+    holding all of θ. *valid_p NULL otherwise.  */
+static int
+s_validation (fasgd_server_t *self, fasgd_dataset_t **valid_p)
+{
+    const fasgd_server_cfg_t *cfg = &self->cfg;
+    const fasgd_srv_params_t *p = self->params;
+    *valid_p = NULL;
+    if (!self->model && cfg->validate)
+        fasgd_log_info ("external model: the server does not evaluate; clients report "
+                        "validation results with EVAL");
+    else
+    if (p->n != p->total && cfg->validate)
+        fasgd_log_info ("shard %d of %d: the server holds part of the parameters and does not "
+                        "evaluate; clients report validation results with EVAL",
+                        cfg->shard_index, cfg->shard_count);
+    if (!self->model || !cfg->validate || p->n != p->total)
+        return 0;
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg->model, &spec);
+    fasgd_dataset_t *train = NULL;
+    if (fasgd_data_cfg_load (&cfg->data, &spec, cfg->seed, &train, valid_p) != 0)
+        return -1;
+    fasgd_dataset_destroy (&train);
+    return 0;
+}
+
+/*  θ and what holds and guards it: params, θ0 or a resume, checkpoints,
+    the guard, the registry.  */
+static int
+s_state (fasgd_server_t *self, int resume)
+{
+    const fasgd_server_cfg_t *cfg = &self->cfg;
+    char err [256];
+    size_t total, n, offset;
+    if (s_model (self, &total) != 0)
+        return -1;
+    if (s_shard (self, total, &offset, &n, err, sizeof err) != 0) {
+        fasgd_log_error ("shard: %s", err);
+        return -1;
+    }
+    if (s_fits_memory (self, n) != 0 || s_params (self, n, total, offset) != 0 || s_theta_init (self) != 0)
+        return -1;
+    if (!(self->checkpoint = fasgd_srv_checkpoint_new (cfg, self->params, self->model, self->ext_tensors,
+                                                       self->ext_ntensors))) {
+        fasgd_log_error ("out of memory");
+        return -1;
+    }
+    if (resume && fasgd_srv_checkpoint_resume (self->checkpoint) != 0)
+        return -1;
+    /*  The guard's bounds start from θ and the rule's state as they are now.  */
+    if (!(self->guard = fasgd_srv_guard_new (cfg, self->params, self->grad, &self->st))
+        || !(self->registry = fasgd_srv_registry_new (cfg, n, self->cache_last, self->guard, &self->st))) {
+        fasgd_log_error ("out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/*  The evaluator with its validation set and CSV, and the WELCOME's
+    description of the model.  */
+static int
+s_service (fasgd_server_t *self)
+{
+    fasgd_dataset_t *valid;
+    if (s_validation (self, &valid) != 0)
+        return -1;
+    if (s_build_desc (self) != 0) {
+        fasgd_dataset_destroy (&valid);
+        fasgd_log_error ("the model description does not fit in a message");
+        return -1;
+    }
+    self->eval = fasgd_srv_eval_new (&self->cfg, self->params, self->model, &valid, &self->st, self->registry);
+    return self->eval ? 0 : -1;
+}
+
+/*  Before the first socket: ZeroMQ's I/O thread starts with it and
+    inherits the pin; the evaluator runs where the loop ran before.  */
+static int
+s_pin (fasgd_server_t *self)
+{
+    char err [256];
+    if (self->cfg.cpu < 0)
+        return 0;
+    if (fasgd_affinity_pin (self->cfg.cpu, &self->eval_cpus, err, sizeof err) != 0) {
+        fasgd_log_error ("cpu: %s", err);
+        return -1;
+    }
+    zsys_thread_affinity_cpu_add (self->cfg.cpu);
+    fasgd_log_info ("pinned to CPU %d", self->cfg.cpu);
+    return 0;
+}
+
+/*  CURVE, the connection limits, and the three sockets bound.  */
+static int
+s_sockets (fasgd_server_t *self)
+{
+    const fasgd_server_cfg_t *cfg = &self->cfg;
+    char err [256];
+    if (!(self->security = fasgd_srv_security_new (cfg, &self->st, err, sizeof err))) {
+        fasgd_log_error ("%s", err);
+        return -1;
+    }
+    if (!(self->conns = fasgd_srv_conn_new (cfg, self->security, &self->st))) {
+        fasgd_log_error ("out of memory");
+        return -1;
+    }
+    /*  The largest request is a gradient, or a JOIN name or EVAL text for
+        a tiny model.  */
+    size_t maxmsg = self->params->n * sizeof (float) + 64;
+    if (maxmsg < FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX + 64)
+        maxmsg = FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX + 64;
+    if (!(self->push = s_bind (self, "push", cfg->push_endpoint, maxmsg, self->push_ep, sizeof self->push_ep))
+        || !(self->fetch = s_bind (self, "fetch", cfg->fetch_endpoint, 4096, self->fetch_ep,
+                                   sizeof self->fetch_ep)))
+        return -1;
+    if (*cfg->control_endpoint) {
+        if (!(self->control = s_bind (self, "control", cfg->control_endpoint, S_CONTROL_MAXMSG,
+                                      self->control_ep, sizeof self->control_ep)))
+            return -1;
+        /*  A peer that asks and never reads must not pile up replies:
+            each STATUS may be large (a line per client).  */
+        zsock_set_sndhwm (self->control, S_CONTROL_HWM);
+        zsock_set_rcvhwm (self->control, S_CONTROL_HWM);
+    }
+    return 0;
 }
 
 fasgd_server_t *
@@ -212,161 +426,18 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
     if (!self)
         return NULL;
     self->cfg = *cfg;
-    self->last_error = self->last_nll = NAN;
-    pthread_mutex_init (&self->eval_lock, NULL);
-    pthread_cond_init (&self->eval_wake, NULL);
-    char err [256];
     if (cfg->heartbeat_ms >= cfg->expiry_ms) {
         fasgd_log_error ("heartbeat.interval_ms (%d) must be less than heartbeat.expiry_ms (%d), "
                          "or quiet clients expire between their heartbeats", cfg->heartbeat_ms, cfg->expiry_ms);
         goto fail;
     }
-    fasgd_model_spec_t spec;
-    fasgd_model_cfg_to_spec (&cfg->model, &spec);
-    if (*cfg->external_tensors) {
-        uint64_t params;
-        if (fasgd_proto_tensors_parse (cfg->external_tensors, "external.tensors", self->ext_tensors,
-                                       &self->ext_ntensors, &params, err, sizeof err) != 0) {
-            fasgd_log_error ("%s", err);
-            goto fail;
-        }
-        if (params > S_EXTERNAL_MAX_PARAMS) {
-            fasgd_log_error ("external.tensors: %" PRIu64 " parameters, more than the limit of %llu",
-                             params, (unsigned long long) S_EXTERNAL_MAX_PARAMS);
-            goto fail;
-        }
-        self->n = (size_t) params;
-    }
-    else {
-        if (!(self->model = fasgd_model_new (&spec, err, sizeof err))) {
-            fasgd_log_error ("model.sizes: %s", err);
-            goto fail;
-        }
-        self->n = fasgd_model_nparams (self->model);
-    }
-    self->total = self->n;
-    if (s_shard (self, err, sizeof err) != 0) {
-        fasgd_log_error ("shard: %s", err);
+    if (s_state (self, resume) != 0 || s_service (self) != 0 || s_pin (self) != 0 || s_sockets (self) != 0)
         goto fail;
-    }
-    /*  Before anything of θ's size is allocated: a model that fits the
-        limit may still not fit this machine.  */
-    long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
-    uint64_t need = (uint64_t) self->n * sizeof (float) * S_THETA_COPIES;
-    if (pages > 0 && page > 0 && need > (uint64_t) pages * (uint64_t) page) {
-        fasgd_log_error ("%s: %zu parameters need about %llu MiB (theta, its snapshots, the gradient "
-                         "and the rule's statistics), more than this machine's %llu MiB of memory",
-                         self->model ? "model.sizes" : "external.tensors", self->n,
-                         (unsigned long long) (need >> 20),
-                         (unsigned long long) (((uint64_t) pages * (uint64_t) page) >> 20));
+    self->started_ms = self->last_status_ms = self->last_expiry_ms = fasgd_srv_now_ms ();
+    fasgd_srv_checkpoint_start (self->checkpoint, self->started_ms);
+    if (fasgd_srv_eval_start (self->eval, cfg->cpu >= 0 ? &self->eval_cpus : NULL, self->started_ms) != 0)
         goto fail;
-    }
-    fasgd_rule_params_t rp;
-    fasgd_rule_cfg_to_params (&cfg->rule, cfg->clients, &rp);
-    if (!(self->rule = fasgd_rule_new (&rp, self->n, err, sizeof err))) {
-        fasgd_log_error ("rule: %s", err);
-        goto fail;
-    }
-    /*  guard.c checks every gradient before the rule sees it.  */
-    fasgd_rule_gradients_checked (self->rule);
-    self->needs_used = fasgd_rule_needs_theta_used (self->rule);
-    self->cache_last = cfg->gates.push.kind != FASGD_GATE_ALWAYS
-                       && cfg->gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST;
-    if (!(self->snaps = fasgd_snapshot_pool_new (self->n))
-        || (cfg->wire_params != FASGD_WIRE_F32 && !(self->wire_imgs = fasgd_snapshot_pool_new (self->n)))) {
-        fasgd_log_error ("out of memory");
-        goto fail;
-    }
-#if FASGD_SRV_SHARED_THETA
-    if ((self->current = fasgd_snapshot_new (self->snaps)))
-        self->theta = self->current->theta;
-#else
-    self->theta = malloc (self->n * sizeof (float));
-#endif
-    self->grad = malloc (self->n * sizeof (float));
-    if (!self->theta || !self->grad) {
-        fasgd_log_error ("out of memory for %zu parameters", self->n);
-        goto fail;
-    }
-    if (s_theta_init (self) != 0)
-        goto fail;
-    if (resume && fasgd_srv_resume (self) != 0)
-        goto fail;
-#if FASGD_SRV_SHARED_THETA
-    self->current->ts = self->T;
-#endif
-    fasgd_srv_guard_init (self);
-    if (!self->model && cfg->validate)
-        fasgd_log_info ("external model: the server does not evaluate; clients report "
-                        "validation results with EVAL");
-    else
-    if (self->n != self->total && cfg->validate)
-        fasgd_log_info ("shard %d of %d: the server holds part of the parameters and does not "
-                        "evaluate; clients report validation results with EVAL",
-                        cfg->shard_index, cfg->shard_count);
-    if (self->model && cfg->validate && self->n == self->total) {
-        fasgd_dataset_t *train = NULL;
-        if (fasgd_data_cfg_load (&cfg->data, &spec, cfg->seed, &train, &self->valid) != 0)
-            goto fail;
-        fasgd_dataset_destroy (&train);
-    }
-    if (s_build_desc (self) != 0) {
-        fasgd_log_error ("the model description does not fit in a message");
-        goto fail;
-    }
-    if (*cfg->csv) {
-        int exists = access (cfg->csv, F_OK) == 0;
-        if (!(self->csv = fopen (cfg->csv, "a"))) {
-            fasgd_log_error ("cannot write %s: %s", cfg->csv, strerror (errno));
-            goto fail;
-        }
-        if (!exists)
-            fputs ("timestamp,wall_s,val_error,val_nll,clients,pushes,repeats,fetches,not_modified,"
-                   "bytes_in,bytes_out,mean_tau,max_tau\n", self->csv);
-    }
-    /*  The largest request is a gradient, or a JOIN name or EVAL text for
-        a tiny model.  */
-    size_t maxmsg = self->n * sizeof (float) + 64;
-    if (maxmsg < FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX + 64)
-        maxmsg = FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX + 64;
-    /*  Before the first socket: ZeroMQ's I/O thread starts with it and
-        inherits the pin.  */
-    if (cfg->cpu >= 0) {
-        if (fasgd_affinity_pin (cfg->cpu, &self->eval_cpus, err, sizeof err) != 0) {
-            fasgd_log_error ("cpu: %s", err);
-            goto fail;
-        }
-        zsys_thread_affinity_cpu_add (cfg->cpu);
-        fasgd_log_info ("pinned to CPU %d", cfg->cpu);
-    }
-    self->control_monitor = -1;
-    fasgd_srv_conn_limits (self);
-    if (fasgd_srv_security_new (self, err, sizeof err) != 0) {
-        fasgd_log_error ("%s", err);
-        goto fail;
-    }
-    if (!(self->push = s_bind (self, "push", cfg->push_endpoint, maxmsg, self->push_ep, sizeof self->push_ep))
-        || !(self->fetch = s_bind (self, "fetch", cfg->fetch_endpoint, 4096, self->fetch_ep,
-                                   sizeof self->fetch_ep)))
-        goto fail;
-    if (*cfg->control_endpoint) {
-        if (!(self->control = s_bind (self, "control", cfg->control_endpoint, S_CONTROL_MAXMSG,
-                                      self->control_ep, sizeof self->control_ep)))
-            goto fail;
-        /*  A peer that asks and never reads must not pile up replies:
-            each STATUS may be large (a line per client).  */
-        zsock_set_sndhwm (self->control, S_CONTROL_HWM);
-        zsock_set_rcvhwm (self->control, S_CONTROL_HWM);
-    }
-    if (self->valid) {
-        if (pthread_create (&self->eval_thread, NULL, fasgd_srv_eval_main, self) != 0) {
-            fasgd_log_error ("cannot start the evaluation thread");
-            goto fail;
-        }
-        self->eval_quit = 0;
-    }
-    self->started_ms = self->last_status_ms = self->last_ckpt_ms = self->last_expiry_ms = fasgd_srv_now_ms ();
-    fasgd_srv_window_sample (self, self->started_ms);
+    fasgd_srv_control_sample (self, self->started_ms);
     return self;
 fail:
     fasgd_server_destroy (&self);
@@ -379,36 +450,19 @@ fasgd_server_destroy (fasgd_server_t **self_p)
     if (!self_p || !*self_p)
         return;
     fasgd_server_t *self = *self_p;
-    if (self->eval_thread) {
-        pthread_mutex_lock (&self->eval_lock);
-        self->eval_quit = 1;
-        pthread_cond_signal (&self->eval_wake);
-        pthread_mutex_unlock (&self->eval_lock);
-        pthread_join (self->eval_thread, NULL);
-    }
-    fasgd_srv_registry_clear (self);
-    fasgd_srv_conn_destroy (self);
-    fasgd_srv_security_destroy (self);
+    fasgd_srv_eval_destroy (&self->eval);
+    fasgd_srv_registry_destroy (&self->registry);
+    fasgd_srv_conn_destroy (&self->conns);
+    fasgd_srv_security_destroy (&self->security);
     /*  Closing the sockets lets ZeroMQ release the snapshots of unsent replies.  */
     zsock_destroy (&self->push);
     zsock_destroy (&self->fetch);
     zsock_destroy (&self->control);
-    fasgd_snapshot_release (self->current);
-    fasgd_snapshot_pool_destroy (&self->snaps);
-    fasgd_snapshot_release (self->wire_img);
-    fasgd_snapshot_pool_destroy (&self->wire_imgs);
-    if (self->csv)
-        fclose (self->csv);
-    fasgd_dataset_destroy (&self->valid);
-#if !FASGD_SRV_SHARED_THETA
-    free (self->theta);                 /* otherwise the current snapshot's */
-#endif
+    fasgd_srv_guard_destroy (&self->guard);
+    fasgd_srv_checkpoint_destroy (&self->checkpoint);
+    fasgd_srv_params_destroy (&self->params);
     free (self->grad);
-    fasgd_srv_guard_destroy (self);
-    fasgd_rule_destroy (&self->rule);
     fasgd_model_destroy (&self->model);
-    pthread_mutex_destroy (&self->eval_lock);
-    pthread_cond_destroy (&self->eval_wake);
     free (self);
     *self_p = NULL;
 }
@@ -437,71 +491,92 @@ fasgd_server_stop (fasgd_server_t *self)
     self->stopping = 1;
 }
 
+/*  The poll items: both data sockets, then the control socket, the ZAP
+    handler and the monitors that there are. Returns how many.  */
+static int
+s_poll_items (fasgd_server_t *self, zmq_pollitem_t *items)
+{
+    int nitems = 0;
+    items [nitems++] = (zmq_pollitem_t) { zsock_resolve (self->push), 0, ZMQ_POLLIN, 0 };
+    items [nitems++] = (zmq_pollitem_t) { zsock_resolve (self->fetch), 0, ZMQ_POLLIN, 0 };
+    if (self->control)
+        items [nitems++] = (zmq_pollitem_t) { zsock_resolve (self->control), 0, ZMQ_POLLIN, 0 };
+    zsock_t *zap = fasgd_srv_security_zap_socket (self->security);
+    if (zap)
+        items [nitems++] = (zmq_pollitem_t) { zsock_resolve (zap), 0, ZMQ_POLLIN, 0 };
+    for (int k = 0; k < fasgd_srv_conn_monitors (self->conns); k++)
+        items [nitems++] = (zmq_pollitem_t) { zsock_resolve (fasgd_srv_conn_monitor (self->conns, k)), 0,
+                                              ZMQ_POLLIN, 0 };
+    return nitems;
+}
+
+/*  One wake-up's work: handshakes, connections, fetches, pushes, then
+    the clock's chores and a few control requests.  */
+static void
+s_serve (fasgd_server_t *self, void *push, void *fetch)
+{
+    /*  Handshakes first: a connection waits for its ZAP reply.  */
+    for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_security_zap (self->security) == 0; k++)
+        ;
+    for (int m = 0; m < fasgd_srv_conn_monitors (self->conns); m++)
+        for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_conn_event (self->conns, m) == 0; k++)
+            ;
+    /*  Fetches first: they are cheap and unblock clients.  */
+    for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_dispatch (self, fetch, 1) == 0; k++)
+        ;
+    for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_dispatch (self, push, 0) == 0; k++)
+        ;
+    int64_t now = fasgd_srv_now_ms ();
+    if (now - self->last_sample_ms >= 1000)
+        fasgd_srv_control_sample (self, now);
+    /*  Control last and few at a time: training traffic comes first.  */
+    for (int k = 0; self->control && k < S_CONTROL_PER_WAKE && fasgd_srv_control_handle (self) == 0; k++)
+        ;
+    if (now - self->last_expiry_ms >= 250) {
+        fasgd_srv_registry_expire (self->registry, now);
+        self->last_expiry_ms = now;
+    }
+    if (self->cfg.status_seconds > 0 && now - self->last_status_ms >= self->cfg.status_seconds * 1000)
+        s_status (self, now);
+    fasgd_srv_checkpoint_tick (self->checkpoint, now);
+}
+
 int
 fasgd_server_run (fasgd_server_t *self)
 {
-    void *push = zsock_resolve (self->push), *fetch = zsock_resolve (self->fetch);
-    zmq_pollitem_t items [4 + FASGD_SRV_MONITORS] = {
-        { push, 0, ZMQ_POLLIN, 0 },
-        { fetch, 0, ZMQ_POLLIN, 0 }
-    };
-    int nitems = 2;
-    if (self->control)
-        items [nitems++] = (zmq_pollitem_t) { zsock_resolve (self->control), 0, ZMQ_POLLIN, 0 };
-    if (self->zap)
-        items [nitems++] = (zmq_pollitem_t) { zsock_resolve (self->zap), 0, ZMQ_POLLIN, 0 };
-    for (int k = 0; k < self->nmonitors; k++)
-        items [nitems++] = (zmq_pollitem_t) { zsock_resolve (self->monitors [k]), 0, ZMQ_POLLIN, 0 };
-    if (self->n != self->total)
+    const fasgd_srv_params_t *p = self->params;
+    zmq_pollitem_t items [4 + FASGD_SRV_MONITORS];
+    int nitems = s_poll_items (self, items);
+    if (p->n != p->total)
         fasgd_log_notice ("shard %d of %d: parameters %zu to %zu of %zu", self->cfg.shard_index,
-                          self->cfg.shard_count, self->offset, self->offset + self->n - 1, self->total);
-    fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s, control %s%s", self->n,
+                          self->cfg.shard_count, p->offset, p->offset + p->n - 1, p->total);
+    fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s, control %s%s", p->n,
                       fasgd_rule_kind_name (self->cfg.rule.name), self->push_ep, self->fetch_ep,
-                      self->control ? self->control_ep : "off", self->cert ? ", CURVE on" : "");
-    if (self->valid)
-        fasgd_srv_eval_maybe (self);            /* the starting point */
+                      self->control ? self->control_ep : "off",
+                      fasgd_srv_security_curve (self->security) ? ", CURVE on" : "");
+    int validates = fasgd_srv_eval_validates (self->eval);
+    if (validates)
+        fasgd_srv_eval_maybe (self->eval);      /* the starting point */
     while (!self->stopping) {
         int rc = zmq_poll (items, nitems, 100);
         if (rc < 0 && zmq_errno () != EINTR) {
             fasgd_log_error ("poll: %s", zmq_strerror (zmq_errno ()));
             break;
         }
-        /*  Handshakes first: a connection waits for its ZAP reply.  */
-        for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_security_zap (self) == 0; k++)
-            ;
-        for (int m = 0; m < self->nmonitors; m++)
-            for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_conn_event (self, m) == 0; k++)
-                ;
-        /*  Fetches first: they are cheap and unblock clients.  */
-        for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_handle (self, fetch, 1) == 0; k++)
-            ;
-        for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_handle (self, push, 0) == 0; k++)
-            ;
-        int64_t now = fasgd_srv_now_ms ();
-        if (now - self->last_sample_ms >= 1000)
-            fasgd_srv_window_sample (self, now);
-        /*  Control last and few at a time: training traffic comes first.  */
-        for (int k = 0; self->control && k < S_CONTROL_PER_WAKE && fasgd_srv_control_handle (self) == 0; k++)
-            ;
-        if (now - self->last_expiry_ms >= 250) {
-            fasgd_srv_registry_expire (self, now);
-            self->last_expiry_ms = now;
-        }
-        if (self->cfg.status_seconds > 0 && now - self->last_status_ms >= self->cfg.status_seconds * 1000)
-            s_status (self, now);
-        if (self->cfg.checkpoint_seconds > 0 && self->T != self->last_ckpt_T
-            && now - self->last_ckpt_ms >= self->cfg.checkpoint_seconds * 1000)
-            fasgd_srv_checkpoint_periodic (self);
+        s_serve (self, items [0].socket, items [1].socket);
     }
-    fasgd_log_notice ("stopping at T=%llu", (unsigned long long) self->T);
+    fasgd_log_notice ("stopping at T=%llu", (unsigned long long) p->T);
     /*  A last validation row for the final parameters, unless it has one.  */
-    if (self->valid && self->T % (uint64_t) self->cfg.eval_every != 0) {
-        fasgd_srv_eval_wait (self);
-        fasgd_srv_eval_maybe (self);
-        fasgd_srv_eval_wait (self);
-        fasgd_log_notice ("final validation error %.4f (nll %.4f) at T=%llu", self->last_error,
-                          self->last_nll, (unsigned long long) self->T);
+    if (validates && p->T % (uint64_t) self->cfg.eval_every != 0) {
+        fasgd_srv_eval_wait (self->eval);
+        fasgd_srv_eval_maybe (self->eval);
+        fasgd_srv_eval_wait (self->eval);
+        double error, nll;
+        uint64_t eval_T;
+        int64_t eval_ms;
+        fasgd_srv_eval_result (self->eval, &error, &nll, &eval_T, &eval_ms);
+        fasgd_log_notice ("final validation error %.4f (nll %.4f) at T=%llu", error, nll,
+                          (unsigned long long) p->T);
     }
-    return fasgd_srv_checkpoint (self) == 0 ? 0 : 1;
+    return fasgd_srv_checkpoint_final (self->checkpoint) == 0 ? 0 : 1;
 }
-

@@ -15,7 +15,7 @@ check "the file map of server/ is whole and true, without a call circle" \
 mkdir -p "$tmp/tree/server"
 cp "$top_src"/server/*.c "$top_src"/server/*.h "$tmp/tree/server/"
 printf 'int fasgd_srv_unmapped_x (void) { return 0; }\n' > "$tmp/tree/server/unmapped.c"
-printf '\nvoid fasgd_srv_up_x (void);\nvoid\nfasgd_srv_up_x (void) { fasgd_srv_handle (0, 0, 0); }\n' \
+printf '\nvoid fasgd_srv_up_x (void);\nvoid\nfasgd_srv_up_x (void) { fasgd_srv_dispatch (0, 0, 0); }\n' \
     >> "$tmp/tree/server/reply.c"
 "$python" "$top_src/tests/check_layout.py" "$tmp/tree" > "$tmp/out" 2>&1
 check "an unmapped file and a call up into the router are both found" \

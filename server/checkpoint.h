@@ -1,0 +1,48 @@
+/*  checkpoint: θ, T and the rule's state on disk, written periodically,
+    on request and at exit, and read back by --resume (checkpoint.c). It
+    owns when to write and what to do when writing fails; the file
+    format is common/checkpoint.c's.  */
+#ifndef FASGD_SERVER_CHECKPOINT_H_INCLUDED
+#define FASGD_SERVER_CHECKPOINT_H_INCLUDED
+
+#include "codec.h"
+#include "model.h"
+#include "params.h"
+#include "server.h"
+
+typedef struct fasgd_srv_checkpoint_t fasgd_srv_checkpoint_t;
+
+/*  Checkpoints of params to cfg's checkpoint.file (none when empty), on
+    cfg's checkpoint.seconds and checkpoint.updates, describing θ as the
+    model's tensors (model, or the external tensors ext [0..next) when
+    model is NULL; a shard's part of them). Everything is borrowed. NULL
+    out of memory.  */
+fasgd_srv_checkpoint_t *fasgd_srv_checkpoint_new (const fasgd_server_cfg_t *cfg, fasgd_srv_params_t *params,
+                                                  const fasgd_model_t *model, const fasgd_proto_tensor_t *ext,
+                                                  int next);
+void fasgd_srv_checkpoint_destroy (fasgd_srv_checkpoint_t **self_p);
+/*  checkpoint.seconds count from now (ms): when the server starts serving.  */
+void fasgd_srv_checkpoint_start (fasgd_srv_checkpoint_t *self, int64_t now);
+/*  Writes θ, T and the rule's state (common/checkpoint.h): to a temporary
+    file, fsync, rename, so a crash or a failure leaves the previous
+    checkpoint whole. On failure returns -1 with the cause in err (when
+    given), after logging it and doubling the pause before the next
+    periodic attempt; the first success after failures logs the recovery.  */
+int fasgd_srv_checkpoint_write (fasgd_srv_checkpoint_t *self, char *err, size_t errlen);
+/*  A checkpoint when checkpoint.file names one (at exit); 0 when it
+    names none.  */
+int fasgd_srv_checkpoint_final (fasgd_srv_checkpoint_t *self);
+/*  After T moved: a checkpoint when checkpoint.updates timestamps have
+    passed since the last (after a failure, not until its pause is over).  */
+void fasgd_srv_checkpoint_updated (fasgd_srv_checkpoint_t *self);
+/*  On the loop's clock: a checkpoint when checkpoint.seconds have passed
+    since the last and T moved (after a failure, not until its pause is
+    over).  */
+void fasgd_srv_checkpoint_tick (fasgd_srv_checkpoint_t *self, int64_t now);
+/*  Loads θ, T and the rule's state from checkpoint.file, all or nothing;
+    -1 logged with the file and the cause.  */
+int fasgd_srv_checkpoint_resume (fasgd_srv_checkpoint_t *self);
+/*  1 when this process wrote one, with its T and when (ms); else 0.  */
+int fasgd_srv_checkpoint_last (const fasgd_srv_checkpoint_t *self, uint64_t *T, int64_t *ms);
+
+#endif

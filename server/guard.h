@@ -1,0 +1,45 @@
+/*  guard: what a gradient must pass before the rule touches anything
+    (guard.c says how it judges). It owns its bounds and its median, reads
+    θ and the rule through params, and counts in the stats; it gives
+    verdicts on clients and frees none.  */
+#ifndef FASGD_SERVER_GUARD_H_INCLUDED
+#define FASGD_SERVER_GUARD_H_INCLUDED
+
+#include "params.h"
+#include "registry.h"
+#include "server.h"
+#include "stats.h"
+
+/*  The guard's verdict on a client after a refusal.  */
+typedef enum {
+    FASGD_SRV_GUARD_KEEP,               /* serve it on */
+    FASGD_SRV_GUARD_FORGET              /* refused limits.refusals times in a row: free it */
+} fasgd_srv_guard_verdict_t;
+
+/*  A guard for cfg's limits.grad_norm, limits.grad_norm_factor,
+    limits.grad_norm_action and limits.refusals, once θ and the rule's
+    state are in place (after a resume too). A clipped gradient is
+    written into scratch (params->n floats). cfg, params, scratch and st
+    are borrowed. NULL out of memory.  */
+fasgd_srv_guard_t *fasgd_srv_guard_new (const fasgd_server_cfg_t *cfg, const fasgd_srv_params_t *params,
+                                        float *scratch, fasgd_srv_stats_t *st);
+/*  The clients that still vote stop voting.  */
+void fasgd_srv_guard_destroy (fasgd_srv_guard_t **self_p);
+/*  Judges the gradient *gp from client c (repeat: its cached last one,
+    judged already): 0 to apply it (*gp then points at the clipped copy
+    when it was clipped), else the status to refuse it with (422) and the
+    reason in why. *norm_p: its norm, as applied.  */
+int fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int repeat,
+                           double *norm_p, char *why, size_t whylen);
+/*  After the rule applied (or buffered) a gradient of this norm; a
+    repeat does not count in the history.  */
+void fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, int repeat);
+/*  After a refusal: counts it, and says whether c is to be forgotten
+    (the caller then asks the registry to free it).  */
+fasgd_srv_guard_verdict_t fasgd_srv_guard_refused (fasgd_srv_guard_t *self, fasgd_srv_client_t *c);
+/*  The median the factor multiplies; 0 before the first push.  */
+double fasgd_srv_guard_median (const fasgd_srv_guard_t *self);
+/*  Before c is freed (by the registry): its vote leaves the median's.  */
+void fasgd_srv_guard_forget (fasgd_srv_guard_t *self, fasgd_srv_client_t *c);
+
+#endif

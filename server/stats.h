@@ -1,0 +1,24 @@
+/*  stats: the counters the server keeps, one struct written by the files
+    that count (each object is handed a pointer to it) and read by STATUS,
+    the status line and the validation CSV.  */
+#ifndef FASGD_SERVER_STATS_H_INCLUDED
+#define FASGD_SERVER_STATS_H_INCLUDED
+
+#include <stdint.h>
+
+#define FASGD_SRV_TAU_BUCKETS 12        /* 0, 1, 2-3, 4-7, ..., 512-1023, 1024+ */
+
+typedef struct {
+    uint64_t pushes, buffered, repeats, fetches, not_modified, joins, leaves, expired, heartbeats, evals;
+    uint64_t malformed, unknown, conflict, nonfinite, version, refused;
+    uint64_t forbidden;                 /* requests from a key other than the client's, or revoked */
+    uint64_t guarded, clipped, forgotten;   /* the guard: refused, clipped, clients forgotten */
+    uint64_t auth_refused, handshake_failed, revoked;   /* CURVE: connections refused, keys revoked */
+    uint64_t conn_shed, accept_failed;  /* connections turned away at limits.connections; accept () failed */
+    uint64_t bytes_in, bytes_out;
+    double tau_sum;
+    uint64_t tau_count, tau_max;
+    uint64_t tau_hist [FASGD_SRV_TAU_BUCKETS];  /* applied gradients by τ, bucket k ≥ 1: 2^(k-1) ≤ τ < 2^k */
+} fasgd_srv_stats_t;
+
+#endif

@@ -1,0 +1,556 @@
+/*  The server engine's parts driven in-process, without a daemon: the
+    guard's verdicts (non-finite, bounds, clipping, the median an attacker
+    cannot move, forgetting after limits.refusals), the registry (ids,
+    sessions, limits.clients, limits.cache_bytes, expiry, the guard's and
+    the allowlist's verdicts acted on), and security (CURVE off, the
+    allowlist and its reload, allow_any, the ZAP handler's decisions).  */
+#include "testutil.h"
+
+#include "codec.h"
+#include "curve.h"
+#include "guard.h"
+#include "params.h"
+#include "registry.h"
+#include "security.h"
+
+#include <czmq.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define N 100                           /* values in θ and in a gradient */
+
+/*  The server's defaults, then each "key=value" of sets (NULL-ended).  */
+static void
+s_cfg (fasgd_server_cfg_t *cfg, const char *const *sets)
+{
+    ck_assert_int_eq (fasgd_config_defaults (fasgd_server_cfg_keys, cfg, stderr), 0);
+    for (int i = 0; sets && sets [i]; i++)
+        ck_assert_int_eq (fasgd_config_set (fasgd_server_cfg_keys, cfg, sets [i], stderr), 0);
+}
+
+/*  θ of N values, all 0.01, with cfg's rule.  */
+static fasgd_srv_params_t *
+s_params (const fasgd_server_cfg_t *cfg)
+{
+    fasgd_rule_params_t rp;
+    fasgd_rule_cfg_to_params (&cfg->rule, cfg->clients, &rp);
+    char err [256];
+    fasgd_rule_t *rule = fasgd_rule_new (&rp, N, err, sizeof err);
+    ck_assert_ptr_nonnull (rule);
+    fasgd_rule_gradients_checked (rule);
+    fasgd_srv_params_t *p = fasgd_srv_params_new (&rule, N, N, 0, FASGD_WIRE_F32, 0);
+    ck_assert_ptr_nonnull (p);
+    for (size_t i = 0; i < N; i++)
+        p->theta [i] = 0.01f;
+    return p;
+}
+
+/*  A gradient of norm `norm`: every value norm/√N.  */
+static void
+s_grad (float g [N], double norm)
+{
+    for (int i = 0; i < N; i++)
+        g [i] = (float) (norm / sqrt (N));
+}
+
+/*  What the server does with a push: judge it; apply it (only the
+    guard's bookkeeping here) or refuse it. Returns the guard's status; a
+    refusal's verdict in *verdict.  */
+static int
+s_push (fasgd_srv_guard_t *guard, fasgd_srv_client_t *c, double norm, fasgd_srv_guard_verdict_t *verdict)
+{
+    float g [N];
+    s_grad (g, norm);
+    const float *gp = g;
+    double applied;
+    char why [256];
+    int status = fasgd_srv_guard_check (guard, c, &gp, 0, &applied, why, sizeof why);
+    *verdict = FASGD_SRV_GUARD_KEEP;
+    if (status == 0)
+        fasgd_srv_guard_accepted (guard, c, applied, 0);
+    else
+        *verdict = fasgd_srv_guard_refused (guard, c);
+    return status;
+}
+
+/*  A guard over θ of N values and a registry that tells it of clients
+    gone, for cfg.  */
+typedef struct {
+    fasgd_server_cfg_t cfg;
+    fasgd_srv_stats_t st;
+    fasgd_srv_params_t *params;
+    float scratch [N];
+    fasgd_srv_guard_t *guard;
+    fasgd_srv_registry_t *reg;
+} s_engine_t;
+
+static void
+s_engine (s_engine_t *e, const char *const *sets, int cache_last)
+{
+    memset (e, 0, sizeof *e);
+    s_cfg (&e->cfg, sets);
+    e->params = s_params (&e->cfg);
+    e->guard = fasgd_srv_guard_new (&e->cfg, e->params, e->scratch, &e->st);
+    ck_assert_ptr_nonnull (e->guard);
+    e->reg = fasgd_srv_registry_new (&e->cfg, N, cache_last, e->guard, &e->st);
+    ck_assert_ptr_nonnull (e->reg);
+}
+
+static void
+s_engine_end (s_engine_t *e)
+{
+    fasgd_srv_registry_destroy (&e->reg);
+    fasgd_srv_guard_destroy (&e->guard);
+    fasgd_srv_params_destroy (&e->params);
+    ck_assert_ptr_null (e->reg);
+    ck_assert_ptr_null (e->guard);
+}
+
+static fasgd_srv_client_t *
+s_join (s_engine_t *e, const char *name)
+{
+    char why [256] = "";
+    fasgd_srv_client_t *c = fasgd_srv_registry_join (e->reg, name, strlen (name), NULL, NULL, why, sizeof why);
+    ck_assert_msg (c != NULL, "join refused: %s", why);
+    return c;
+}
+
+/* ------------------------------------------------------------------ */
+/*  The guard                                                           */
+
+START_TEST (test_guard_nonfinite_bound_and_forgetting)
+{
+    const char *sets [] = { "limits.grad_norm=10", "limits.grad_norm_factor=0", "limits.refusals=3", NULL };
+    s_engine_t e;
+    s_engine (&e, sets, 0);
+    fasgd_srv_client_t *c = s_join (&e, "c");
+    float g [N];
+    s_grad (g, 1);
+    g [5] = NAN;
+    const float *gp = g;
+    double norm;
+    char why [256];
+    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, &norm, why, sizeof why), FASGD_STATUS_NONFINITE);
+    ck_assert_ptr_nonnull (strstr (why, "NaN or Inf"));
+    fasgd_srv_guard_verdict_t v;
+    /*  Just under the bound passes, just over it does not.  */
+    ck_assert_int_eq (s_push (e.guard, c, 9.99, &v), 0);
+    ck_assert_int_eq (s_push (e.guard, c, 10.01, &v), FASGD_STATUS_NONFINITE);
+    ck_assert_int_eq (v, FASGD_SRV_GUARD_KEEP);
+    ck_assert_int_eq (s_push (e.guard, c, 20, &v), FASGD_STATUS_NONFINITE);
+    ck_assert_int_eq (v, FASGD_SRV_GUARD_KEEP);
+    /*  An accepted push starts the count again.  */
+    ck_assert_int_eq (s_push (e.guard, c, 5, &v), 0);
+    ck_assert_int_eq (s_push (e.guard, c, 20, &v), FASGD_STATUS_NONFINITE);
+    ck_assert_int_eq (s_push (e.guard, c, 20, &v), FASGD_STATUS_NONFINITE);
+    ck_assert_int_eq (v, FASGD_SRV_GUARD_KEEP);
+    ck_assert_int_eq (s_push (e.guard, c, 20, &v), FASGD_STATUS_NONFINITE);
+    /*  Three in a row: the verdict is to forget it, and only the
+        registry frees it.  */
+    ck_assert_int_eq (v, FASGD_SRV_GUARD_FORGET);
+    ck_assert_ptr_eq (fasgd_srv_registry_lookup (e.reg, c->id), c);
+    ck_assert_uint_eq (e.st.guarded, 5);
+    ck_assert_uint_eq (e.st.forgotten, 1);
+    uint32_t id = c->id;
+    fasgd_srv_registry_free (e.reg, c);
+    ck_assert_ptr_null (fasgd_srv_registry_lookup (e.reg, id));
+    ck_assert_uint_eq (fasgd_srv_registry_live (e.reg), 0);
+    s_engine_end (&e);
+}
+END_TEST
+
+START_TEST (test_guard_clip_and_overflow)
+{
+    const char *sets [] = { "limits.grad_norm=1", "limits.grad_norm_action=clip", "limits.grad_norm_factor=0", NULL };
+    s_engine_t e;
+    s_engine (&e, sets, 0);
+    fasgd_srv_client_t *c = s_join (&e, "c");
+    float g [N];
+    s_grad (g, 4);
+    const float *gp = g;
+    double norm;
+    char why [256];
+    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, &norm, why, sizeof why), 0);
+    /*  The rule sees a copy scaled to the bound; the sender's buffer is
+        untouched.  */
+    ck_assert_ptr_eq (gp, e.scratch);
+    ck_assert_double_eq_tol (norm, 1.0, 1e-9);
+    ck_assert_float_eq_tol (e.scratch [0], (float) (1.0 / sqrt (N)), 1e-6f);
+    ck_assert_float_eq_tol (g [0], (float) (4.0 / sqrt (N)), 1e-6f);
+    ck_assert_uint_eq (e.st.clipped, 1);
+    ck_assert_uint_eq (c->clipped, 1);
+    s_engine_end (&e);
+
+    /*  No bound on the norm: what a push could add to θ still has one.  */
+    const char *open [] = { "limits.grad_norm=0", "limits.grad_norm_factor=0", NULL };
+    s_engine (&e, open, 0);
+    c = s_join (&e, "c");
+    s_grad (g, 1e19);
+    gp = g;
+    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, &norm, why, sizeof why), FASGD_STATUS_NONFINITE);
+    ck_assert_ptr_nonnull (strstr (why, "could take the parameters"));
+    s_grad (g, 1e3);
+    gp = g;
+    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, &norm, why, sizeof why), 0);
+    s_engine_end (&e);
+}
+END_TEST
+
+/*  Five honest clients push norms of 1 to 2; an attacker that knows the
+    median pushes just under the bound every time, hoping to raise it,
+    then tiny norms, hoping to lower it below the honest ones. Its vote is
+    one of seven: the bound stays near ten times the honest norms, and no
+    honest push is ever refused.  */
+START_TEST (test_guard_median_resists_one_client)
+{
+    const char *sets [] = { "limits.grad_norm_factor=10", "limits.refusals=0", NULL };
+    s_engine_t e;
+    s_engine (&e, sets, 0);
+    fasgd_srv_client_t *honest [5];
+    for (int i = 0; i < 5; i++)
+        honest [i] = s_join (&e, "honest");
+    fasgd_srv_client_t *bad = s_join (&e, "attacker");
+    fasgd_srv_guard_verdict_t v;
+    for (int round = 0; round < 200; round++) {
+        for (int i = 0; i < 5; i++)
+            ck_assert_int_eq (s_push (e.guard, honest [i], 1.0 + 0.2 * i + 0.001 * (round % 7), &v), 0);
+        double median = fasgd_srv_guard_median (e.guard);
+        ck_assert_msg (median >= 1.0 && median <= 1.8, "round %d: the median moved to %g", round, median);
+        /*  Just under the bound: accepted, and as high as its vote goes.  */
+        ck_assert_int_eq (s_push (e.guard, bad, round < 100 ? 10 * median * 0.999 : 1e-6, &v), 0);
+    }
+    double median = fasgd_srv_guard_median (e.guard);
+    ck_assert_msg (median >= 1.0 && median <= 1.8, "the median moved to %g", median);
+    ck_assert_int_eq (s_push (e.guard, honest [0], 9 * median, &v), 0);
+    ck_assert_int_eq (s_push (e.guard, bad, 11 * median, &v), FASGD_STATUS_NONFINITE);
+    /*  Honest clients leave; their votes go with them (the registry tells
+        the guard), and the median is taken from those that remain.  */
+    for (int i = 0; i < 4; i++)
+        fasgd_srv_registry_free (e.reg, honest [i]);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq (s_push (e.guard, honest [4], 1.8, &v), 0);
+    ck_assert (fasgd_srv_guard_median (e.guard) > 0);
+    s_engine_end (&e);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/*  The registry                                                        */
+
+START_TEST (test_registry_join_ids_and_sessions)
+{
+    const char *sets [] = { "limits.clients=2", NULL };
+    s_engine_t e;
+    s_engine (&e, sets, 0);
+    fasgd_srv_client_t *a = s_join (&e, "a\tb\x01");
+    fasgd_srv_client_t *b = s_join (&e, "bob");
+    ck_assert_uint_eq (a->id, 1);
+    ck_assert_uint_eq (b->id, 2);
+    ck_assert_str_eq (a->name, "a?b?");          /* a peer's bytes, made printable */
+    ck_assert (a->session != 0 && b->session != 0 && a->session != b->session);
+    ck_assert_ptr_eq (fasgd_srv_registry_lookup (e.reg, 2), b);
+    ck_assert_ptr_null (fasgd_srv_registry_lookup (e.reg, 0));
+    ck_assert_ptr_null (fasgd_srv_registry_lookup (e.reg, 3));
+    ck_assert_ptr_null (fasgd_srv_registry_lookup (e.reg, UINT32_MAX));
+    /*  limits.clients: the third is refused with the reason.  */
+    char why [256] = "";
+    ck_assert_ptr_null (fasgd_srv_registry_join (e.reg, "c", 1, NULL, NULL, why, sizeof why));
+    ck_assert_ptr_nonnull (strstr (why, "limits.clients (2)"));
+    ck_assert_uint_eq (e.st.refused, 1);
+    ck_assert_uint_eq (e.st.joins, 2);
+    /*  One leaves: the next gets a new id; ids are never reused.  */
+    fasgd_srv_registry_free (e.reg, a);
+    fasgd_srv_client_t *c = s_join (&e, "c");
+    ck_assert_uint_eq (c->id, 3);
+    ck_assert_ptr_null (fasgd_srv_registry_lookup (e.reg, 1));
+    ck_assert_uint_eq (fasgd_srv_registry_last_id (e.reg), 3);
+    ck_assert_uint_eq (fasgd_srv_registry_live (e.reg), 2);
+    s_engine_end (&e);
+}
+END_TEST
+
+START_TEST (test_registry_cache_bytes_and_expiry)
+{
+    /*  Two resend-last caches of N floats fit exactly, a third does not.  */
+    const char *sets [] = { "limits.cache_bytes=800", "heartbeat.interval_ms=10", "heartbeat.expiry_ms=20", NULL };
+    s_engine_t e;
+    s_engine (&e, sets, 1);
+    fasgd_srv_client_t *a = s_join (&e, "a"), *b = s_join (&e, "b");
+    ck_assert_int_eq (fasgd_srv_registry_cache (e.reg, a), 0);
+    ck_assert_ptr_nonnull (a->last);
+    ck_assert_int_eq (fasgd_srv_registry_cache (e.reg, b), 0);
+    ck_assert_int_eq (fasgd_srv_registry_cache (e.reg, b), 0);      /* has one: counted once */
+    char why [256] = "";
+    ck_assert_ptr_null (fasgd_srv_registry_join (e.reg, "c", 1, NULL, NULL, why, sizeof why));
+    ck_assert_ptr_nonnull (strstr (why, "limits.cache_bytes"));
+    fasgd_srv_registry_free (e.reg, a);
+    fasgd_srv_client_t *c = s_join (&e, "c");
+    /*  Expiry: silent past heartbeat.expiry_ms, gone; heard from, kept.  */
+    int64_t now = b->last_seen_ms;
+    uint32_t b_id = b->id;
+    c->last_seen_ms = now + 100;
+    fasgd_srv_registry_expire (e.reg, now + 20);
+    ck_assert_uint_eq (fasgd_srv_registry_live (e.reg), 2);
+    fasgd_srv_registry_expire (e.reg, now + 21);
+    ck_assert_ptr_null (fasgd_srv_registry_lookup (e.reg, b_id));
+    ck_assert_ptr_eq (fasgd_srv_registry_lookup (e.reg, c->id), c);
+    ck_assert_uint_eq (e.st.expired, 1);
+    s_engine_end (&e);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/*  Security                                                            */
+
+/*  A folder with the server's certificate (server.key, server.key_secret)
+    and clients/ with alice.key and bob.key, a file that is not a
+    certificate and a secret half that does not belong there.  */
+typedef struct {
+    char dir [64], clients [96], cert [128];
+    char server_key [41], alice [41], bob [41];
+} s_keys_t;
+
+static void
+s_keygen (const char *path, char key [41])
+{
+    char err [256];
+    ck_assert_msg (fasgd_curve_keygen (path, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg (fasgd_curve_public_key_load (path, key, err, sizeof err) == 0, "%s", err);
+}
+
+static void
+s_keys (s_keys_t *k)
+{
+    snprintf (k->dir, sizeof k->dir, "/tmp/fasgd-test-engine-XXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (k->dir));
+    snprintf (k->clients, sizeof k->clients, "%s/clients", k->dir);
+    ck_assert_int_eq (mkdir (k->clients, 0700), 0);
+    char path [256];
+    snprintf (path, sizeof path, "%s/server.key", k->dir);
+    s_keygen (path, k->server_key);
+    snprintf (k->cert, sizeof k->cert, "%s/server.key_secret", k->dir);
+    snprintf (path, sizeof path, "%s/alice.key", k->clients);
+    s_keygen (path, k->alice);
+    snprintf (path, sizeof path, "%s/bob.key", k->clients);
+    s_keygen (path, k->bob);
+    snprintf (path, sizeof path, "%s/notes.txt", k->clients);
+    fasgd_test_write_file (path, "not a certificate\n", 18);
+}
+
+static void
+s_keys_remove (s_keys_t *k)
+{
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", k->dir);
+    ck_assert_int_eq (system (cmd), 0);
+}
+
+START_TEST (test_security_off)
+{
+    fasgd_server_cfg_t cfg;
+    fasgd_srv_stats_t st = { 0 };
+    char err [512] = "";
+    s_cfg (&cfg, NULL);
+    fasgd_srv_security_t *sec = fasgd_srv_security_new (&cfg, &st, err, sizeof err);
+    ck_assert_ptr_nonnull (sec);
+    ck_assert_int_eq (fasgd_srv_security_curve (sec), 0);
+    ck_assert_ptr_null (fasgd_srv_security_zap_socket (sec));
+    ck_assert_ptr_null (fasgd_srv_security_allowed (sec, "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"));
+    ck_assert_int_eq (fasgd_srv_security_zap (sec), -1);
+    ck_assert_int_eq (fasgd_srv_security_reload (sec, err, sizeof err), 1);
+    ck_assert_ptr_nonnull (strstr (err, "CURVE is off"));
+    fasgd_srv_security_destroy (&sec);
+    ck_assert_ptr_null (sec);
+    /*  An allowlist without a certificate is a configuration error.  */
+    const char *sets [] = { "security.curve.allow_any=true", NULL };
+    s_cfg (&cfg, sets);
+    ck_assert_ptr_null (fasgd_srv_security_new (&cfg, &st, err, sizeof err));
+    ck_assert_ptr_nonnull (strstr (err, "allow_any needs security.curve.server_cert"));
+}
+END_TEST
+
+START_TEST (test_security_allowlist_reload_and_revocation)
+{
+    s_keys_t k;
+    s_keys (&k);
+    char set_cert [256], set_clients [256];
+    snprintf (set_cert, sizeof set_cert, "security.curve.server_cert=%s", k.cert);
+    snprintf (set_clients, sizeof set_clients, "security.curve.clients=%s", k.clients);
+    const char *sets [] = { set_cert, set_clients, NULL };
+    s_engine_t e;
+    s_engine (&e, sets, 0);
+    char err [512] = "";
+    fasgd_srv_security_t *sec = fasgd_srv_security_new (&e.cfg, &e.st, err, sizeof err);
+    ck_assert_msg (sec != NULL, "%s", err);
+    ck_assert_int_eq (fasgd_srv_security_curve (sec), 1);
+    ck_assert_int_eq (fasgd_srv_security_has_allowlist (sec), 1);
+    ck_assert_uint_eq (fasgd_srv_security_nkeys (sec), 2);
+    /*  The verdicts: each allowed key by its certificate's name, the
+        server's own for fasgd-ctl, nothing else.  */
+    ck_assert_str_eq (fasgd_srv_security_allowed (sec, k.alice), "alice");
+    ck_assert_str_eq (fasgd_srv_security_allowed (sec, k.bob), "bob");
+    ck_assert_str_eq (fasgd_srv_security_allowed (sec, k.server_key), "server");
+    char other [41];
+    memcpy (other, k.alice, sizeof other);
+    other [0] = other [0] == 'a' ? 'b' : 'a';           /* one character off */
+    ck_assert_ptr_null (fasgd_srv_security_allowed (sec, other));
+    ck_assert_ptr_null (fasgd_srv_security_allowed (sec, NULL));
+    char why [256];
+    fasgd_srv_client_t *a = fasgd_srv_registry_join (e.reg, "a", 1, k.alice, "alice", why, sizeof why);
+    fasgd_srv_client_t *b = fasgd_srv_registry_join (e.reg, "b", 1, k.bob, "bob", why, sizeof why);
+    ck_assert (a && b);
+    uint32_t bob_id = b->id;
+    /*  bob's certificate leaves the folder: after a reload, security's
+        verdict on his key changes and the registry forgets his client.  */
+    char path [256];
+    snprintf (path, sizeof path, "%s/bob.key", k.clients);
+    ck_assert_int_eq (unlink (path), 0);
+    ck_assert_uint_eq (fasgd_srv_registry_revoke (e.reg, sec), 0);      /* not reloaded yet */
+    ck_assert_int_eq (fasgd_srv_security_reload (sec, err, sizeof err), 0);
+    ck_assert_uint_eq (fasgd_srv_security_nkeys (sec), 1);
+    ck_assert_ptr_null (fasgd_srv_security_allowed (sec, k.bob));
+    ck_assert_uint_eq (fasgd_srv_registry_revoke (e.reg, sec), 1);
+    ck_assert_ptr_null (fasgd_srv_registry_lookup (e.reg, bob_id));
+    ck_assert_ptr_eq (fasgd_srv_registry_lookup (e.reg, a->id), a);
+    ck_assert_uint_eq (e.st.revoked, 1);
+    /*  A folder that cannot be read: -1 with the reason, the old list kept.  */
+    s_keys_remove (&k);
+    ck_assert_int_eq (fasgd_srv_security_reload (sec, err, sizeof err), -1);
+    ck_assert_ptr_nonnull (strstr (err, "cannot read"));
+    ck_assert_str_eq (fasgd_srv_security_allowed (sec, k.alice), "alice");
+    fasgd_srv_security_destroy (&sec);
+    s_engine_end (&e);
+}
+END_TEST
+
+START_TEST (test_security_allow_any)
+{
+    s_keys_t k;
+    s_keys (&k);
+    char set_cert [256];
+    snprintf (set_cert, sizeof set_cert, "security.curve.server_cert=%s", k.cert);
+    const char *sets [] = { set_cert, "security.curve.allow_any=true", NULL };
+    fasgd_server_cfg_t cfg;
+    fasgd_srv_stats_t st = { 0 };
+    s_cfg (&cfg, sets);
+    char err [512] = "";
+    fasgd_srv_security_t *sec = fasgd_srv_security_new (&cfg, &st, err, sizeof err);
+    ck_assert_msg (sec != NULL, "%s", err);
+    ck_assert_int_eq (fasgd_srv_security_has_allowlist (sec), 0);
+    ck_assert_str_eq (fasgd_srv_security_allowed (sec, k.alice), "any");
+    ck_assert_int_eq (fasgd_srv_security_reload (sec, err, sizeof err), 1);
+    ck_assert_ptr_nonnull (strstr (err, "allow_any"));
+    fasgd_srv_security_destroy (&sec);
+    s_keys_remove (&k);
+}
+END_TEST
+
+/*  Asks the ZAP handler as libzmq would (RFC 27) about a connection with
+    mechanism and 32-byte key (NULL: no credentials); returns its status
+    code, the user id in user.  */
+static int
+s_zap_ask (zsock_t *req, fasgd_srv_security_t *sec, const char *mechanism, const uint8_t *key, char user [64])
+{
+    zmsg_t *m = zmsg_new ();
+    zmsg_addstr (m, "1.0");
+    zmsg_addstr (m, "7");
+    zmsg_addstr (m, "fasgd");
+    zmsg_addstr (m, "127.0.0.1");
+    zmsg_addstr (m, "");
+    zmsg_addstr (m, mechanism);
+    if (key)
+        zmsg_addmem (m, key, 32);
+    ck_assert_int_eq (zmsg_send (&m, req), 0);
+    int served = -1;
+    for (int i = 0; i < 200 && served != 0; i++) {
+        served = fasgd_srv_security_zap (sec);
+        if (served != 0)
+            zclock_sleep (5);
+    }
+    ck_assert_int_eq (served, 0);
+    zmsg_t *r = zmsg_recv (req);
+    ck_assert_ptr_nonnull (r);
+    ck_assert_uint_eq (zmsg_size (r), 6);
+    char *version = zmsg_popstr (r), *id = zmsg_popstr (r), *code = zmsg_popstr (r), *text = zmsg_popstr (r);
+    char *uid = zmsg_popstr (r);
+    ck_assert_str_eq (version, "1.0");
+    ck_assert_str_eq (id, "7");
+    snprintf (user, 64, "%s", uid);
+    int status = atoi (code);
+    zstr_free (&version);
+    zstr_free (&id);
+    zstr_free (&code);
+    zstr_free (&text);
+    zstr_free (&uid);
+    zmsg_destroy (&r);
+    return status;
+}
+
+START_TEST (test_security_zap_decisions)
+{
+    s_keys_t k;
+    s_keys (&k);
+    char set_cert [256], set_clients [256];
+    snprintf (set_cert, sizeof set_cert, "security.curve.server_cert=%s", k.cert);
+    snprintf (set_clients, sizeof set_clients, "security.curve.clients=%s", k.clients);
+    const char *sets [] = { set_cert, set_clients, NULL };
+    fasgd_server_cfg_t cfg;
+    fasgd_srv_stats_t st = { 0 };
+    s_cfg (&cfg, sets);
+    char err [512] = "";
+    fasgd_srv_security_t *sec = fasgd_srv_security_new (&cfg, &st, err, sizeof err);
+    ck_assert_msg (sec != NULL, "%s", err);
+    ck_assert_ptr_nonnull (fasgd_srv_security_zap_socket (sec));
+    zsock_t *req = zsock_new_req ("inproc://zeromq.zap.01");
+    ck_assert_ptr_nonnull (req);
+    zsock_set_rcvtimeo (req, 2000);
+    uint8_t key [32];
+    char user [64];
+    ck_assert_ptr_nonnull (zmq_z85_decode (key, k.alice));
+    ck_assert_int_eq (s_zap_ask (req, sec, "CURVE", key, user), 200);
+    ck_assert_str_eq (user, k.alice);                 /* the User-Id of its messages */
+    ck_assert_ptr_nonnull (zmq_z85_decode (key, k.server_key));
+    ck_assert_int_eq (s_zap_ask (req, sec, "CURVE", key, user), 200);
+    ck_assert_uint_eq (st.auth_refused, 0);
+    /*  A key one bit off, and no CURVE at all: refused, and counted.  */
+    ck_assert_ptr_nonnull (zmq_z85_decode (key, k.bob));
+    key [31] ^= 1;
+    ck_assert_int_eq (s_zap_ask (req, sec, "CURVE", key, user), 400);
+    ck_assert_str_eq (user, "");
+    ck_assert_int_eq (s_zap_ask (req, sec, "NULL", NULL, user), 400);
+    ck_assert_uint_eq (st.auth_refused, 2);
+    ck_assert_int_eq (fasgd_srv_security_zap (sec), -1);        /* nothing waits */
+    zsock_destroy (&req);
+    fasgd_srv_security_destroy (&sec);
+    s_keys_remove (&k);
+}
+END_TEST
+
+static Suite *
+engine_suite (void)
+{
+    Suite *s = suite_create ("engine");
+    TCase *tc = tcase_create ("guard");
+    tcase_set_timeout (tc, 30);
+    tcase_add_test (tc, test_guard_nonfinite_bound_and_forgetting);
+    tcase_add_test (tc, test_guard_clip_and_overflow);
+    tcase_add_test (tc, test_guard_median_resists_one_client);
+    suite_add_tcase (s, tc);
+    tc = tcase_create ("registry");
+    tcase_set_timeout (tc, 30);
+    tcase_add_test (tc, test_registry_join_ids_and_sessions);
+    tcase_add_test (tc, test_registry_cache_bytes_and_expiry);
+    suite_add_tcase (s, tc);
+    tc = tcase_create ("security");
+    tcase_set_timeout (tc, 30);
+    tcase_add_test (tc, test_security_off);
+    tcase_add_test (tc, test_security_allowlist_reload_and_revocation);
+    tcase_add_test (tc, test_security_allow_any);
+    tcase_add_test (tc, test_security_zap_decisions);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+FASGD_TEST_MAIN (engine_suite)

@@ -403,8 +403,10 @@ s_row (const char *label, const char *fmt, ...)
     putchar ('\n');
 }
 
-void
-fasgd_ctl_reply_print_status (const fasgd_ctl_reply_t *r, const char *endpoint)
+/*  The status table's rows: the server, its clients and connections,
+    the rates of the window, validation, checkpoints and bandwidth.  */
+static void
+s_print_rows (const fasgd_ctl_reply_t *r, const char *endpoint)
 {
     char b1 [64], b2 [64], b3 [64], t [128];
     printf ("fasgd-server %s at %s (protocol %s)\n", s_safe (s_get (r, "version"), 40, b1, sizeof b1), endpoint,
@@ -472,8 +474,13 @@ fasgd_ctl_reply_print_status (const fasgd_ctl_reply_t *r, const char *endpoint)
         else
             s_row ("provisioning", "no estimate (no client connected)");
     }
+}
 
-    /*  The client table, in the order the server listed them.  */
+/*  The client table, in the order the server listed them.  */
+static void
+s_print_clients (const fasgd_ctl_reply_t *r)
+{
+    char b1 [64], b2 [64];
     int header = 0;
     for (size_t i = 0; i < r->n; i++) {
         unsigned long id, other;
@@ -510,8 +517,13 @@ fasgd_ctl_reply_print_status (const fasgd_ctl_reply_t *r, const char *endpoint)
                 s_safe (shown, 24, b1, sizeof b1), f [0], f [1], f [2], f [3], f [4], f [5],
                 s_safe (last_tau, 8, b2, sizeof b2));
     }
+}
 
-    /*  The τ histogram, bars scaled to the fullest bucket.  */
+/*  The τ histogram, bars scaled to the fullest bucket.  */
+static void
+s_print_tau (const fasgd_ctl_reply_t *r)
+{
+    char b1 [64];
     double total = 0, most = 0;
     for (size_t i = 0; i < r->n; i++) {
         unsigned long long lo;
@@ -543,3 +555,10 @@ fasgd_ctl_reply_print_status (const fasgd_ctl_reply_t *r, const char *endpoint)
     }
 }
 
+void
+fasgd_ctl_reply_print_status (const fasgd_ctl_reply_t *r, const char *endpoint)
+{
+    s_print_rows (r, endpoint);
+    s_print_clients (r);
+    s_print_tau (r);
+}

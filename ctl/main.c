@@ -416,21 +416,8 @@ s_one (const char *ep, const s_curve_t *curve, const char *command, int timeout_
     return rc;
 }
 
-/*  What the command line asks for.  */
-typedef struct {
-    const char *endpoints [S_MAX_SERVERS], *port_files [S_MAX_SERVERS];
-    int nendpoints, nport_files;
-    const char *config, *server_key, *cert;
-    const char *sets [S_MAX_SETS];
-    int nsets, json, timeout_ms;
-    const char *keygen;                 /* keygen's NAME; NULL for the other commands */
-    const char *command;                /* STATUS, CHECKPOINT or RELOAD */
-} s_opts_t;
-
-/*  The options into o. -1 to go on, else the exit status (after --help,
-    --version or a usage error).  */
-static int
-s_options (int argc, char **argv, s_opts_t *o)
+int
+main (int argc, char **argv)
 {
     static const struct option longopts [] = {
         { "endpoint", required_argument, NULL, 'e' },
@@ -445,38 +432,42 @@ s_options (int argc, char **argv, s_opts_t *o)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    int opt;
+    const char *endpoints [S_MAX_SERVERS], *port_files [S_MAX_SERVERS];
+    int nendpoints = 0, nport_files = 0;
+    const char *config = NULL, *server_key = NULL, *cert = NULL;
+    const char *sets [S_MAX_SETS];
+    int nsets = 0, json = 0, timeout_ms = S_DEFAULT_TIMEOUT_MS, opt;
     opterr = 0;
     while ((opt = getopt_long (argc, argv, ":e:c:p:s:jk:t:hV", longopts, NULL)) != -1) {
         switch (opt) {
-            case 'k': o->server_key = optarg; break;
-            case 'C': o->cert = optarg; break;
+            case 'k': server_key = optarg; break;
+            case 'C': cert = optarg; break;
             case 'e':
-                if (o->nendpoints == S_MAX_SERVERS)
+                if (nendpoints == S_MAX_SERVERS)
                     return s_usage_error ("-e at most %d times", S_MAX_SERVERS);
-                o->endpoints [o->nendpoints++] = optarg;
+                endpoints [nendpoints++] = optarg;
                 break;
-            case 'c': o->config = optarg; break;
+            case 'c': config = optarg; break;
             case 'p':
-                if (o->nport_files == S_MAX_SERVERS)
+                if (nport_files == S_MAX_SERVERS)
                     return s_usage_error ("-p at most %d times", S_MAX_SERVERS);
-                o->port_files [o->nport_files++] = optarg;
+                port_files [nport_files++] = optarg;
                 break;
             case 's':
-                if (o->nsets == S_MAX_SETS)
+                if (nsets == S_MAX_SETS)
                     return s_usage_error ("at most %d --set options", S_MAX_SETS);
                 if (!strchr (optarg, '='))
                     return s_usage_error ("--set takes KEY=VALUE (got '%s')", optarg);
-                o->sets [o->nsets++] = optarg;
+                sets [nsets++] = optarg;
                 break;
-            case 'j': o->json = 1; break;
+            case 'j': json = 1; break;
             case 't': {
                 char *end;
                 errno = 0;
                 long v = strtol (optarg, &end, 10);
                 if (errno || end == optarg || *end || v < 1 || v > 86400000)
                     return s_usage_error ("--timeout-ms takes milliseconds from 1 to 86400000 (got '%s')", optarg);
-                o->timeout_ms = (int) v;
+                timeout_ms = (int) v;
                 break;
             }
             case 'h': s_usage (stdout); return S_EXIT_OK;
@@ -488,162 +479,106 @@ s_options (int argc, char **argv, s_opts_t *o)
                 return s_usage_error ("unknown option '%s'", argv [optind - 1]);
         }
     }
-    return -1;
-}
-
-/*  The command after the options, checked with them. -1 to go on, else
-    the exit status of a usage error.  */
-static int
-s_command (int argc, char **argv, s_opts_t *o)
-{
     if (optind >= argc)
         return s_usage_error ("a command is required: status, checkpoint, reload or keygen");
     if (!strcmp (argv [optind], "keygen")) {
         if (optind + 2 != argc)
             return s_usage_error ("keygen takes one NAME: it writes NAME.key and NAME.key_secret");
-        o->keygen = argv [optind + 1];
-        return -1;
+        char path [FASGD_PATH_LEN], err [FASGD_PATH_LEN + 128];
+        const char *name = argv [optind + 1];
+        size_t n = strlen (name);
+        if (!n || snprintf (path, sizeof path, "%s%s", name,
+                            n > 4 && !strcmp (name + n - 4, ".key") ? "" : ".key") >= (int) sizeof path)
+            return s_usage_error ("keygen: NAME must be a file name of at most %d bytes", FASGD_PATH_LEN - 12);
+        zsys_handler_set (NULL);
+        int rc = fasgd_curve_keygen (path, err, sizeof err);
+        zsys_shutdown ();
+        if (rc != 0) {
+            fprintf (stderr, "fasgd-ctl: keygen: %s\n", err);
+            return S_EXIT_SERVER;
+        }
+        printf ("wrote %s (public: for the allowlist or the clients) and %s_secret (secret: keep it)\n", path, path);
+        return S_EXIT_OK;
     }
     if (optind + 1 < argc)
         return s_usage_error ("one command at a time (got '%s' after '%s')", argv [optind + 1], argv [optind]);
+    const char *command;
     if (!strcmp (argv [optind], "status"))
-        o->command = "STATUS";
+        command = "STATUS";
     else if (!strcmp (argv [optind], "checkpoint"))
-        o->command = "CHECKPOINT";
+        command = "CHECKPOINT";
     else if (!strcmp (argv [optind], "reload"))
-        o->command = "RELOAD";
+        command = "RELOAD";
     else
         return s_usage_error ("unknown command '%s' (status, checkpoint, reload or keygen)", argv [optind]);
-    if (o->cert && !o->server_key)
+    if (cert && !server_key)
         return s_usage_error ("--cert needs --server-key: the server's public certificate");
-    if (!!o->nendpoints + !!o->config + !!o->nport_files > 1)
+    if (!!nendpoints + !!config + !!nport_files > 1)
         return s_usage_error ("-e, -c and -p each name the endpoint: give one kind of them");
-    if (o->nsets && (o->nendpoints || o->nport_files))
+    if (nsets && (nendpoints || nport_files))
         return s_usage_error ("--set changes the server's configuration: use it with -c, or alone");
-    return -1;
-}
 
-/*  keygen NAME: NAME.key and NAME.key_secret, needing no server.  */
-static int
-s_keygen (const char *name)
-{
-    char path [FASGD_PATH_LEN], err [FASGD_PATH_LEN + 128];
-    size_t n = strlen (name);
-    if (!n || snprintf (path, sizeof path, "%s%s", name,
-                        n > 4 && !strcmp (name + n - 4, ".key") ? "" : ".key") >= (int) sizeof path)
-        return s_usage_error ("keygen: NAME must be a file name of at most %d bytes", FASGD_PATH_LEN - 12);
-    zsys_handler_set (NULL);
-    int rc = fasgd_curve_keygen (path, err, sizeof err);
-    zsys_shutdown ();
-    if (rc != 0) {
-        fprintf (stderr, "fasgd-ctl: keygen: %s\n", err);
-        return S_EXIT_SERVER;
-    }
-    printf ("wrote %s (public: for the allowlist or the clients) and %s_secret (secret: keep it)\n", path, path);
-    return S_EXIT_OK;
-}
-
-/*  The servers to ask, from -e, -p or the configuration (-c, or the
-    default's), into eps [0..*neps); a CURVE server's own certificate,
-    when its configuration names one, in server_cert. -1 to go on, else
-    the exit status.  */
-static int
-s_endpoints (const s_opts_t *o, char eps [S_MAX_SERVERS][1024], int *neps, char *server_cert, size_t len)
-{
-    *neps = 1;
-    if (o->nendpoints) {
-        for (int i = 0; i < o->nendpoints; i++) {
-            if (!*o->endpoints [i])
+    static char eps [S_MAX_SERVERS][1024];
+    int neps = 1;
+    char server_cert [FASGD_PATH_LEN] = "";
+    if (nendpoints) {
+        for (int i = 0; i < nendpoints; i++) {
+            if (!*endpoints [i])
                 return s_usage_error ("-e needs an endpoint such as " S_DEFAULT_ENDPOINT);
-            snprintf (eps [i], 1024, "%s", o->endpoints [i]);
+            snprintf (eps [i], sizeof eps [i], "%s", endpoints [i]);
         }
-        *neps = o->nendpoints;
+        neps = nendpoints;
     }
-    else if (o->nport_files) {
-        for (int i = 0; i < o->nport_files; i++)
-            if (s_endpoint_from_port_file (o->port_files [i], eps [i], 1024) != 0)
+    else if (nport_files) {
+        for (int i = 0; i < nport_files; i++)
+            if (s_endpoint_from_port_file (port_files [i], eps [i], sizeof eps [i]) != 0)
                 return S_EXIT_USAGE;
-        *neps = o->nport_files;
+        neps = nport_files;
     }
-    else if (s_endpoint_from_config (o->config, o->sets, o->nsets, eps [0], 1024, server_cert, len) != 0)
+    else if (s_endpoint_from_config (config, sets, nsets, eps [0], sizeof eps [0], server_cert,
+                                     sizeof server_cert) != 0)
         return S_EXIT_USAGE;
-    return -1;
-}
 
-/*  The keys to ask a CURVE server with: --server-key and --cert, or the
-    server's own certificate (which serves its operator on its host). -1
-    to go on, else the exit status.  */
-static int
-s_keys (s_opts_t *o, const char *server_cert, s_curve_t *curve)
-{
-    if (!o->server_key && *server_cert)
-        o->server_key = o->cert = server_cert;
+    /*  Signals keep their default meaning: czmq must not take SIGINT.  */
+    zsys_handler_set (NULL);
+    /*  A CURVE server's own certificate serves its operator on its host.  */
+    if (!server_key && *server_cert)
+        server_key = cert = server_cert;
+    s_curve_t curve = { "", NULL };
     char err [FASGD_PATH_LEN + 128];
-    if (!o->server_key)
-        return -1;
-    if (fasgd_curve_public_key_load (o->server_key, curve->server_key, err, sizeof err) != 0) {
-        fprintf (stderr, "fasgd-ctl: --server-key: %s\n", err);
-        return S_EXIT_USAGE;
+    if (server_key) {
+        if (fasgd_curve_public_key_load (server_key, curve.server_key, err, sizeof err) != 0) {
+            fprintf (stderr, "fasgd-ctl: --server-key: %s\n", err);
+            return S_EXIT_USAGE;
+        }
+        curve.cert = cert ? fasgd_curve_secret_cert_load (cert, err, sizeof err) : zcert_new ();
+        if (!curve.cert) {
+            fprintf (stderr, "fasgd-ctl: %s: %s%s\n", cert == server_cert ? "the server's certificate" : "--cert",
+                     err, cert == server_cert ? " (give --server-key and --cert)" : "");
+            return S_EXIT_USAGE;
+        }
     }
-    curve->cert = o->cert ? fasgd_curve_secret_cert_load (o->cert, err, sizeof err) : zcert_new ();
-    if (!curve->cert) {
-        int own = o->cert == server_cert;
-        fprintf (stderr, "fasgd-ctl: %s: %s%s\n", own ? "the server's certificate" : "--cert", err,
-                 own ? " (give --server-key and --cert)" : "");
-        return S_EXIT_USAGE;
-    }
-    return 0;
-}
-
-/*  Asks each server in turn; with several, as one JSON array, and a
-    STATUS ends with their total. The worst exit status: no answer (3)
-    over a refusal (1).  */
-static int
-s_ask_all (const s_opts_t *o, char eps [S_MAX_SERVERS][1024], int neps, const s_curve_t *curve)
-{
     int rc = 0;
     s_total_t total;
     memset (&total, 0, sizeof total);
-    if (o->json && neps > 1)
+    if (json && neps > 1)
         printf ("[\n");
     for (int i = 0; i < neps; i++) {
-        if (!o->json && neps > 1 && i > 0)
+        if (!json && neps > 1 && i > 0)
             printf ("\n");
-        int one = s_one (eps [i], curve, o->command, o->timeout_ms, o->json, neps > 1, &total);
-        if (o->json && neps > 1 && i + 1 < neps)
+        int one = s_one (eps [i], &curve, command, timeout_ms, json, neps > 1, &total);
+        if (json && neps > 1 && i + 1 < neps)
             printf (",\n");
+        /*  The worst: no answer (3) over a refusal (1).  */
         if (one > rc)
             rc = one;
     }
-    if (o->json && neps > 1)
+    if (json && neps > 1)
         printf ("]\n");
-    if (!o->json && neps > 1 && !strcmp (o->command, "STATUS"))
-        s_total_print (&total, neps);
-    return rc;
-}
-
-int
-main (int argc, char **argv)
-{
-    s_opts_t o = { .timeout_ms = S_DEFAULT_TIMEOUT_MS };
-    int rc;
-    if ((rc = s_options (argc, argv, &o)) >= 0 || (rc = s_command (argc, argv, &o)) >= 0)
-        return rc;
-    if (o.keygen)
-        return s_keygen (o.keygen);
-    static char eps [S_MAX_SERVERS][1024];
-    char server_cert [FASGD_PATH_LEN] = "";
-    int neps;
-    if ((rc = s_endpoints (&o, eps, &neps, server_cert, sizeof server_cert)) >= 0)
-        return rc;
-    /*  Signals keep their default meaning: czmq must not take SIGINT.  */
-    zsys_handler_set (NULL);
-    s_curve_t curve = { "", NULL };
-    if ((rc = s_keys (&o, server_cert, &curve)) > 0)
-        return rc;
-    rc = s_ask_all (&o, eps, neps, &curve);
     zcert_destroy (&curve.cert);
     zsys_shutdown ();
+    if (!json && neps > 1 && !strcmp (command, "STATUS"))
+        s_total_print (&total, neps);
     if (fflush (stdout) != 0 || ferror (stdout)) {
         fprintf (stderr, "fasgd-ctl: writing the output: %s\n", strerror (errno));
         rc = rc ? rc : S_EXIT_SERVER;

@@ -83,17 +83,8 @@ s_write_port_file (const char *path, const fasgd_server_t *server)
     return 0;
 }
 
-/*  What the command line asks for.  */
-typedef struct {
-    const char *config, *port_file, *level;
-    const char *sets [S_MAX_SETS];
-    int nsets, check, resume, use_syslog, dump;
-} s_opts_t;
-
-/*  The options into o. -1 to go on, else the exit status (after --help,
-    --version, --keys or a usage error).  */
-static int
-s_options (int argc, char **argv, s_opts_t *o)
+int
+main (int argc, char **argv)
 {
     static const struct option longopts [] = {
         { "config", required_argument, NULL, 'c' },
@@ -109,30 +100,34 @@ s_options (int argc, char **argv, s_opts_t *o)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
+    const char *config = NULL, *port_file = NULL, *level = NULL;
+    const char *sets [S_MAX_SETS];
+    int nsets = 0, check = 0, resume = 0, use_syslog = 0, dump = 0;
+    fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
     int opt;
     while ((opt = getopt_long (argc, argv, "c:s:nrp:hV", longopts, NULL)) != -1) {
         switch (opt) {
-            case 'c': o->config = optarg; break;
+            case 'c': config = optarg; break;
             case 's':
-                if (o->nsets == S_MAX_SETS) {
+                if (nsets == S_MAX_SETS) {
                     fprintf (stderr, "fasgd-server: at most %d --set options\n", S_MAX_SETS);
                     return 2;
                 }
-                o->sets [o->nsets++] = optarg;
+                sets [nsets++] = optarg;
                 break;
-            case 'n': o->check = 1; break;
-            case 'r': o->resume = 1; break;
-            case 'p': o->port_file = optarg; break;
+            case 'n': check = 1; break;
+            case 'r': resume = 1; break;
+            case 'p': port_file = optarg; break;
             case 'L':
                 if (fasgd_log_level_parse (optarg) < 0) {
                     fprintf (stderr, "fasgd-server: unknown log level '%s' (error, warn, notice, info, debug)\n", optarg);
                     return 2;
                 }
-                o->level = optarg;
+                level = optarg;
                 break;
-            case 'S': o->use_syslog = 1; break;
+            case 'S': use_syslog = 1; break;
             case 'K': fasgd_config_describe (fasgd_server_cfg_keys, stdout); return 0;
-            case 'D': o->dump = 1; break;
+            case 'D': dump = 1; break;
             case 'h': s_usage (stdout); return 0;
             case 'V': printf ("fasgd-server %s\n", PACKAGE_VERSION); return 0;
             default:
@@ -144,25 +139,17 @@ s_options (int argc, char **argv, s_opts_t *o)
         fprintf (stderr, "fasgd-server: unexpected argument '%s'\nTry 'fasgd-server --help'.\n", argv [optind]);
         return 2;
     }
-    if (!o->config) {
+    if (!config) {
         fputs ("fasgd-server: a configuration file is required (-c FILE)\nTry 'fasgd-server --help'.\n", stderr);
         return 2;
     }
-    return -1;
-}
-
-/*  The configuration file with the options' changes, every error
-    reported. -1 to go on, else the exit status (1 after errors, 0 after
-    --dump-config).  */
-static int
-s_config (const s_opts_t *o, fasgd_server_cfg_t *cfg)
-{
-    int errors = fasgd_config_load_all (fasgd_server_cfg_keys, cfg, o->config, o->sets, o->nsets, stderr);
-    if (o->level)
-        cfg->log_level = fasgd_log_level_parse (o->level);
-    if (o->use_syslog)
-        cfg->log_syslog = 1;
-    if (o->resume && !*cfg->checkpoint) {
+    fasgd_server_cfg_t cfg;
+    int errors = fasgd_config_load_all (fasgd_server_cfg_keys, &cfg, config, sets, nsets, stderr);
+    if (level)
+        cfg.log_level = fasgd_log_level_parse (level);
+    if (use_syslog)
+        cfg.log_syslog = 1;
+    if (resume && !*cfg.checkpoint) {
         fprintf (stderr, "fasgd-server: --resume needs checkpoint.file in the configuration\n");
         errors++;
     }
@@ -170,50 +157,34 @@ s_config (const s_opts_t *o, fasgd_server_cfg_t *cfg)
         fprintf (stderr, "fasgd-server: %d error%s in the configuration\n", errors, errors == 1 ? "" : "s");
         return 1;
     }
-    if (o->dump) {
-        fasgd_config_dump (fasgd_server_cfg_keys, cfg, stdout);
+    if (dump) {
+        fasgd_config_dump (fasgd_server_cfg_keys, &cfg, stdout);
         return 0;
     }
-    return -1;
-}
-
-/*  The process as the daemon runs: its log, its heap, ZeroMQ without
-    czmq's signal handler, one BLAS thread.  */
-static void
-s_process (const char *argv0, const fasgd_server_cfg_t *cfg)
-{
-    fasgd_log_open (argv0, cfg->log_syslog, (fasgd_log_level_t) cfg->log_level);
+    fasgd_log_open (argv [0], cfg.log_syslog, (fasgd_log_level_t) cfg.log_level);
     fasgd_heap_keep_large_blocks ();     /* every push is a ZeroMQ malloc */
     /*  Signals are ours: czmq must not install its own handler.  */
     zsys_handler_set (NULL);
     zsys_init ();
     openblas_set_num_threads (1);
-}
-
-/*  --check: the server built with nothing bound (the configuration
-    checked and the data loaded), then torn down.  */
-static int
-s_check (const s_opts_t *o, fasgd_server_cfg_t *cfg)
-{
-    snprintf (cfg->push_endpoint, sizeof cfg->push_endpoint, "inproc://check-push");
-    snprintf (cfg->fetch_endpoint, sizeof cfg->fetch_endpoint, "inproc://check-fetch");
-    cfg->control_endpoint [0] = 0;
-    cfg->csv [0] = 0;
-    fasgd_server_t *server = fasgd_server_new (cfg, o->resume);
-    int ok = server != NULL;
-    if (ok)
-        printf ("fasgd-server: %s: configuration OK\n", o->config);
-    fasgd_server_destroy (&server);
-    zsys_shutdown ();
-    return ok ? 0 : 1;
-}
-
-/*  Serves until a signal: its handlers, the port file, the loop. The exit
-    status: 0, 1 when the port file cannot be written, 3 when the final
-    checkpoint failed.  */
-static int
-s_serve (fasgd_server_t *server, const char *port_file)
-{
+    if (check) {
+        /*  Bind nothing: check the configuration and load the data.  */
+        snprintf (cfg.push_endpoint, sizeof cfg.push_endpoint, "inproc://check-push");
+        snprintf (cfg.fetch_endpoint, sizeof cfg.fetch_endpoint, "inproc://check-fetch");
+        cfg.control_endpoint [0] = 0;
+        cfg.csv [0] = 0;
+    }
+    fasgd_server_t *server = fasgd_server_new (&cfg, resume);
+    if (!server) {
+        zsys_shutdown ();
+        return 1;
+    }
+    if (check) {
+        printf ("fasgd-server: %s: configuration OK\n", config);
+        fasgd_server_destroy (&server);
+        zsys_shutdown ();
+        return 0;
+    }
     s_server = server;
     struct sigaction sa;
     memset (&sa, 0, sizeof sa);
@@ -224,6 +195,8 @@ s_serve (fasgd_server_t *server, const char *port_file)
     signal (SIGPIPE, SIG_IGN);
     if (port_file && s_write_port_file (port_file, server) != 0) {
         fasgd_log_error ("cannot write the port file %s: %s", port_file, strerror (errno));
+        fasgd_server_destroy (&server);
+        zsys_shutdown ();
         return 1;
     }
     int rc = fasgd_server_run (server);
@@ -231,28 +204,7 @@ s_serve (fasgd_server_t *server, const char *port_file)
     if (s_signal)
         fasgd_log_notice ("stopped by %s", s_signal == SIGHUP ? "SIGHUP"
                           : s_signal == SIGINT ? "SIGINT" : "SIGTERM");
-    return rc == 0 ? 0 : 3;
-}
-
-int
-main (int argc, char **argv)
-{
-    s_opts_t o = { 0 };
-    fasgd_server_cfg_t cfg;
-    int rc;
-    fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
-    if ((rc = s_options (argc, argv, &o)) >= 0 || (rc = s_config (&o, &cfg)) >= 0)
-        return rc;
-    s_process (argv [0], &cfg);
-    if (o.check)
-        return s_check (&o, &cfg);
-    fasgd_server_t *server = fasgd_server_new (&cfg, o.resume);
-    if (!server) {
-        zsys_shutdown ();
-        return 1;
-    }
-    rc = s_serve (server, o.port_file);
     fasgd_server_destroy (&server);
     zsys_shutdown ();
-    return rc;
+    return rc == 0 ? 0 : 3;
 }

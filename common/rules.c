@@ -1,4 +1,5 @@
-/*  rules: asgd, sasgd, softsync, fasgd (std, abs), dcasgd, gap-aware.
+/*  rules: asgd, sasgd, softsync, fasgd (std, abs), dcasgd (and DC-ASGD-a),
+    gap-aware.
 
     Every per-parameter loop runs over spans of S_LANES elements: the main
     loop passes a constant length, so after inlining gcc -O2 (whose default
@@ -54,7 +55,8 @@ struct fasgd_rule_t {
     /*  Per-parameter float32 state, NULL when the rule has none:
         std: vec[0] = n, vec[1] = b, vec[2] = v (moving g², g, 1/σ);
         abs: vec[0] = m (moving |g|); softsync, c > 1: vec[0] = the buffer
-        Σ α(τ_l)·g_l; gap-aware: vec[0] = C (moving |Δθ|).  */
+        Σ α(τ_l)·g_l; gap-aware: vec[0] = C (moving |Δθ|); DC-ASGD-a:
+        vec[0] = MS (moving g²).  */
     float   *vec [3];
     int      nvec;
     uint64_t pending;           /* softsync: gradients in vec[0] */
@@ -92,7 +94,10 @@ fasgd_rule_params_default (fasgd_rule_params_t *p)
     p->epsilon = 1e-4;
     p->abs_decay = 0.9;
     p->abs_floor = 0.001;
+    p->staleness = FASGD_STALENESS_DIVIDE;
     p->dc_lambda = 0.04;
+    p->dc_adaptive = 0;
+    p->dc_momentum = 0.95;
     p->gap_decay = 0.9;
 }
 
@@ -153,8 +158,14 @@ fasgd_rule_params_check (const fasgd_rule_params_t *p, char *err, size_t errlen)
         return fasgd_errbuf (err, errlen, "abs decay must be in [0, 1) (got %g)", p->abs_decay);
     if (!s_is_positive_float (p->abs_floor))
         return fasgd_errbuf (err, errlen, "abs floor must be > 0 and finite (got %g)", p->abs_floor);
+    if (p->staleness != FASGD_STALENESS_DIVIDE && p->staleness != FASGD_STALENESS_IGNORE)
+        return fasgd_errbuf (err, errlen, "unknown fasgd staleness %d", p->staleness);
     if (!(p->dc_lambda >= 0.0 && p->dc_lambda <= FLT_MAX))
         return fasgd_errbuf (err, errlen, "dc lambda must be >= 0 and finite (got %g)", p->dc_lambda);
+    if (p->dc_adaptive != 0 && p->dc_adaptive != 1)
+        return fasgd_errbuf (err, errlen, "dc adaptive must be 0 or 1 (got %d)", p->dc_adaptive);
+    if (!s_is_decay (p->dc_momentum))
+        return fasgd_errbuf (err, errlen, "dc momentum must be in [0, 1) (got %g)", p->dc_momentum);
     if (!s_is_decay (p->gap_decay))
         return fasgd_errbuf (err, errlen, "gap decay must be in [0, 1) (got %g)", p->gap_decay);
     return 0;
@@ -170,6 +181,8 @@ s_nvec (const fasgd_rule_params_t *p)
             return p->softsync_group > 1 ? 1 : 0;   /* c = 1 never buffers */
         case FASGD_RULE_GAPAWARE:
             return 1;
+        case FASGD_RULE_DCASGD:
+            return p->dc_adaptive ? 1 : 0;
         default:
             return 0;
     }
@@ -456,6 +469,40 @@ s_dc_span (const float *restrict theta, const float *restrict g, const float *re
     }
 }
 
+/*  ε under DC-ASGD-a's square root: λ_t stays finite where MS is 0.  */
+#define S_DCA_EPSILON 1e-7f
+
+typedef struct {
+    float dec, omd;             /* m, 1−m */
+    float lam;                  /* λ_0 */
+    float step;                 /* α */
+} s_dca_coef_t;
+
+/*  DC-ASGD-a (Zheng et al., the adaptive variant): MS ← m·MS + (1−m)·g²
+    first, then λ_t = λ_0/sqrt(MS + ε) per parameter and dcasgd's step
+    with λ_t: θ ← θ − α·(g + λ_t·g⊙g⊙(θ − θ_used)).  */
+S_KERNEL void
+s_dca_span (const s_dca_coef_t *c, const float *restrict theta, const float *restrict g,
+            const float *restrict used, float *restrict ms, float *restrict d, size_t len)
+{
+    float root [S_LANES];
+    for (size_t k = 0; k < len; k++) {
+        float mk = s_flush (c->dec * ms [k] + c->omd * (g [k] * g [k]));
+        ms [k] = mk;
+        root [k] = mk + S_DCA_EPSILON;
+    }
+    if (len == S_LANES)
+        s_sqrt_lanes (root);
+    else
+        for (size_t k = 0; k < len; k++)
+            root [k] = sqrtf (root [k]);
+    for (size_t k = 0; k < len; k++) {
+        float gk = g [k];
+        float gt = gk + (c->lam / root [k]) * gk * gk * (theta [k] - used [k]);
+        d [k] = c->step * gt;
+    }
+}
+
 typedef struct {
     float dec, omd;             /* γ_C, 1−γ_C */
     float step;                 /* α */
@@ -515,7 +562,8 @@ s_apply_std (fasgd_rule_t *self, float *tout, const float *tin, const float *g, 
         .gam = (float) p->gamma, .omg = (float) (1.0 - p->gamma),
         .bet = (float) p->beta,  .omb = (float) (1.0 - p->beta),
         .eps = (float) p->epsilon,
-        .step = (float) (p->lr / (tau > 1 ? (double) tau : 1.0))
+        .step = (float) (p->staleness == FASGD_STALENESS_IGNORE || tau <= 1
+                         ? p->lr : p->lr / (double) tau)
     };
     float *nn = self->vec [0], *bb = self->vec [1], *vv = self->vec [2];
     double acc [S_LANES] = { 0 };
@@ -537,7 +585,8 @@ s_apply_abs (fasgd_rule_t *self, float *tout, const float *tin, const float *g, 
     s_abs_coef_t c = {
         .dec = (float) p->abs_decay, .omd = (float) (1.0 - p->abs_decay),
         .mfloor = (float) p->abs_floor,
-        .step = (float) (p->lr / ((double) tau + 1.0))
+        .step = (float) (p->staleness == FASGD_STALENESS_IGNORE
+                         ? p->lr : p->lr / ((double) tau + 1.0))
     };
     float *mm = self->vec [0];
     double acc [S_LANES] = { 0 };
@@ -622,6 +671,24 @@ s_apply_dc (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
 }
 
 S_MULTIVERSION static void
+s_apply_dca (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
+             const float *used)
+{
+    s_dca_coef_t c = {
+        .dec = (float) self->p.dc_momentum, .omd = (float) (1.0 - self->p.dc_momentum),
+        .lam = (float) self->p.dc_lambda, .step = (float) self->p.lr
+    };
+    float *ms = self->vec [0], d [S_LANES];
+    size_t i = 0;
+    for (; i + S_LANES <= self->n; i += S_LANES) {
+        s_dca_span (&c, tin + i, g + i, used + i, ms + i, d, S_LANES);
+        s_write (tin + i, tout + i, d, S_LANES);
+    }
+    s_dca_span (&c, tin + i, g + i, used + i, ms + i, d, self->n - i);
+    s_write (tin + i, tout + i, d, self->n - i);
+}
+
+S_MULTIVERSION static void
 s_apply_gap (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
              const float *used)
 {
@@ -681,7 +748,10 @@ s_apply (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint
                 s_apply_abs (self, tout, tin, g, tau);
             return 1;
         case FASGD_RULE_DCASGD:
-            s_apply_dc (self, tout, tin, g, theta_used);
+            if (self->p.dc_adaptive)
+                s_apply_dca (self, tout, tin, g, theta_used);
+            else
+                s_apply_dc (self, tout, tin, g, theta_used);
             return 1;
         case FASGD_RULE_GAPAWARE:
             s_apply_gap (self, tout, tin, g, theta_used);
@@ -723,6 +793,8 @@ s_variant (const fasgd_rule_t *self)
         return (uint32_t) self->p.statistic;
     if (self->p.kind == FASGD_RULE_SOFTSYNC)
         return (uint32_t) self->p.softsync_group;
+    if (self->p.kind == FASGD_RULE_DCASGD)
+        return (uint32_t) self->p.dc_adaptive;
     return 0;
 }
 

@@ -64,6 +64,13 @@ typedef enum {
     FASGD_STAT_ABS
 } fasgd_statistic_t;
 
+/*  fasgd's staleness term: divide the step by τ (the rule), or ignore τ
+    (an ablation: the per-parameter normalisation alone).  */
+typedef enum {
+    FASGD_STALENESS_DIVIDE = 0,
+    FASGD_STALENESS_IGNORE
+} fasgd_staleness_t;
+
 typedef struct {
     int    kind;            /* fasgd_rule_kind_t */
     double lr;              /* α > 0 */
@@ -76,7 +83,11 @@ typedef struct {
     double epsilon;         /* fasgd std: ε > 0 inside the sqrt; default 1e-4 */
     double abs_decay;       /* fasgd abs: 0.9 */
     double abs_floor;       /* fasgd abs: 0.001 */
+    int    staleness;       /* fasgd: fasgd_staleness_t, default divide */
     double dc_lambda;       /* dcasgd λ_dc, default 0.04 */
+    int    dc_adaptive;     /* dcasgd: 1 for DC-ASGD-a, λ_dc/sqrt(MS + 1e-7) */
+    double dc_momentum;     /* DC-ASGD-a: decay m of the mean square MS of g,
+                               default 0.95, in [0,1) */
     double gap_decay;       /* gap-aware: decay of the moving average C of
                                |Δθ|, default 0.9 */
 } fasgd_rule_params_t;

@@ -8,6 +8,7 @@
 
 static const char *const s_sasgd_forms [] = { "div-tau", "plus-one", NULL };
 static const char *const s_statistics [] = { "std", "abs", NULL };
+static const char *const s_stalenesses [] = { "divide", "ignore", NULL };
 static const char *const s_push_skips [] = { "resend-last", "accumulate", NULL };
 
 const fasgd_cfg_key_t fasgd_model_cfg_keys [] = {
@@ -40,8 +41,14 @@ const fasgd_cfg_key_t fasgd_rule_cfg_keys [] = {
         "fasgd abs: decay of the moving mean magnitude m"),
     FASGD_CFG_KEY_DOUBLE ("fasgd.abs_floor", fasgd_rule_cfg_t, abs_floor, 0, 1e6, FASGD_CFG_MIN_OPEN, "0.001",
         "fasgd abs: added to m before dividing"),
+    FASGD_CFG_KEY_ENUM ("fasgd.staleness", fasgd_rule_cfg_t, staleness, s_stalenesses, "divide",
+        "fasgd: divide the step by tau (divide), or not (ignore: an ablation, the normalisation alone)"),
     FASGD_CFG_KEY_DOUBLE ("dcasgd.lambda", fasgd_rule_cfg_t, dc_lambda, 0, 1e6, 0, "0.04",
-        "dcasgd: delay-compensation strength"),
+        "dcasgd: delay-compensation strength (lambda_0 when adaptive)"),
+    FASGD_CFG_KEY_BOOL ("dcasgd.adaptive", fasgd_rule_cfg_t, dc_adaptive, "false",
+        "dcasgd: DC-ASGD-a, the strength lambda_0/sqrt(MS + 1e-7) per parameter, MS the moving mean of g^2"),
+    FASGD_CFG_KEY_DOUBLE ("dcasgd.momentum", fasgd_rule_cfg_t, dc_momentum, 0, 1, FASGD_CFG_MAX_OPEN, "0.95",
+        "dcasgd adaptive: decay m of MS"),
     FASGD_CFG_KEY_DOUBLE ("gap_aware.decay", fasgd_rule_cfg_t, gap_decay, 0, 1, FASGD_CFG_MAX_OPEN, "0.9",
         "gap-aware: decay of the moving average of |step|"),
     FASGD_CFG_KEY_END
@@ -115,7 +122,10 @@ fasgd_rule_cfg_to_params (const fasgd_rule_cfg_t *cfg, int lambda, fasgd_rule_pa
     p->epsilon = cfg->epsilon;
     p->abs_decay = cfg->abs_decay;
     p->abs_floor = cfg->abs_floor;
+    p->staleness = cfg->staleness;
     p->dc_lambda = cfg->dc_lambda;
+    p->dc_adaptive = cfg->dc_adaptive;
+    p->dc_momentum = cfg->dc_momentum;
     p->gap_decay = cfg->gap_decay;
 }
 

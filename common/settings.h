@@ -28,7 +28,10 @@ typedef struct {
     int statistic;
     double gamma, beta, epsilon;
     double abs_decay, abs_floor;
+    int staleness;                  /* fasgd_staleness_t */
     double dc_lambda;
+    int dc_adaptive;
+    double dc_momentum;
     double gap_decay;
 } fasgd_rule_cfg_t;
 

@@ -126,6 +126,12 @@ s_step_bound (const fasgd_srv_guard_t *self, double g, double *state)
             /*  Δ = α·g/G with G ≥ 1; C ≤ max (C, |Δ|).  */
             *state = fmax (s, p->lr * g);
             return p->lr * g;
+        case FASGD_RULE_DCASGD:
+            /*  θ is checked after the fact (below); DC-ASGD-a's MS ≤
+                max (MS, g²).  */
+            if (p->dc_adaptive)
+                *state = fmax (s, g * g);
+            return p->lr * g;
         case FASGD_RULE_SOFTSYNC:
             /*  The buffer sums up to c steps of α·g, applied divided by c.  */
             *state = s + p->lr * g;

@@ -81,7 +81,10 @@ START_TEST (test_defaults)
     ck_assert_double_eq (p.epsilon, 1e-4);
     ck_assert_double_eq (p.abs_decay, 0.9);
     ck_assert_double_eq (p.abs_floor, 0.001);
+    ck_assert_int_eq (p.staleness, FASGD_STALENESS_DIVIDE);
     ck_assert_double_eq (p.dc_lambda, 0.04);
+    ck_assert_int_eq (p.dc_adaptive, 0);
+    ck_assert_double_eq (p.dc_momentum, 0.95);
     ck_assert_double_eq (p.gap_decay, 0.9);
     ck_assert_int_eq (fasgd_rule_params_check (&p, NULL, 0), 0);
 
@@ -119,6 +122,10 @@ static void s_absdec_one (fasgd_rule_params_t *p)    { p->abs_decay = 1.0; }
 static void s_absfloor_zero (fasgd_rule_params_t *p) { p->abs_floor = 0; }
 static void s_dc_neg (fasgd_rule_params_t *p)        { p->dc_lambda = -0.04; }
 static void s_dc_nan (fasgd_rule_params_t *p)        { p->dc_lambda = NAN; }
+static void s_dcm_one (fasgd_rule_params_t *p)       { p->dc_momentum = 1.0; }
+static void s_dcm_nan (fasgd_rule_params_t *p)       { p->dc_momentum = NAN; }
+static void s_dca_bad (fasgd_rule_params_t *p)       { p->dc_adaptive = 2; }
+static void s_stale_bad (fasgd_rule_params_t *p)     { p->staleness = 2; }
 static void s_gap_one (fasgd_rule_params_t *p)       { p->gap_decay = 1.0; }
 static void s_group_zero (fasgd_rule_params_t *p)    { p->softsync_group = 0; }
 static void s_group_neg (fasgd_rule_params_t *p)     { p->softsync_group = -3; }
@@ -142,6 +149,9 @@ START_TEST (test_validation)
         { "abs decay must be in [0, 1)", s_absdec_one },
         { "abs floor must be > 0", s_absfloor_zero },
         { "dc lambda must be >= 0", s_dc_neg }, { "dc lambda must be >= 0", s_dc_nan },
+        { "dc momentum must be in [0, 1)", s_dcm_one }, { "dc momentum must be in [0, 1)", s_dcm_nan },
+        { "dc adaptive must be 0 or 1 (got 2)", s_dca_bad },
+        { "unknown fasgd staleness 2", s_stale_bad },
         { "gap decay must be in [0, 1)", s_gap_one },
         { "softsync group must be in [1, 16777216]", s_group_zero },
         { "softsync group must be in [1, 16777216]", s_group_neg },
@@ -721,6 +731,74 @@ START_TEST (test_dcasgd)
 }
 END_TEST
 
+START_TEST (test_dcasgd_adaptive)
+{
+    /*  MS ← m·MS + (1−m)·g², λ_t = λ_0/sqrt(MS + 1e-7),
+        g̃ = g + λ_t·g·g·(θ − θ_used), θ ← θ − α·g̃; α = 0.5, λ_0 = 0.5,
+        m = 0.75, checked against the same arithmetic in double.  */
+    fasgd_rule_params_t p = s_params (FASGD_RULE_DCASGD, 0.5);
+    p.dc_lambda = 0.5;
+    p.dc_adaptive = 1;
+    p.dc_momentum = 0.75;
+    fasgd_rule_t *r = s_rule (&p, 3);
+    ck_assert_int_eq (fasgd_rule_needs_theta_used (r), 1);
+    float theta [3] = { 1, 2, 3 };
+    double want [3] = { 1, 2, 3 }, ms [3] = { 0, 0, 0 };
+    const float used [2][3] = { { 0.5f, 2, 4 }, { -0.5f, 1, 3.5f } };
+    const float g [2][3] = { { 2, 1, -1 }, { 1, 4, 0 } };
+    for (int s = 0; s < 2; s++) {
+        for (int k = 0; k < 3; k++) {
+            ms [k] = 0.75 * ms [k] + 0.25 * g [s][k] * g [s][k];
+            double lam = 0.5 / sqrt (ms [k] + 1e-7);
+            double gt = g [s][k] + lam * g [s][k] * g [s][k] * (want [k] - used [s][k]);
+            want [k] -= 0.5 * gt;
+        }
+        ck_assert_int_eq (fasgd_rule_apply (r, theta, g [s], 2, used [s]), 1);
+        for (int k = 0; k < 3; k++)
+            ck_assert_double_eq_tol (theta [k], want [k], 1e-5);
+    }
+    /*  The state is MS, one vector; without θ_used −2, nothing touched.  */
+    ck_assert_uint_eq (fasgd_rule_state_size (r) > 3 * sizeof (float), 1);
+    ck_assert_int_eq (fasgd_rule_apply (r, theta, g [0], 0, NULL), -2);
+    fasgd_rule_destroy (&r);
+}
+END_TEST
+
+/*  fasgd.staleness: ignore divides by no τ: a step at τ = 7 equals the
+    rule's own step at τ = 1 bit for bit, for both statistics.  */
+START_TEST (test_fasgd_staleness_ignore)
+{
+    for (int stat = FASGD_STAT_STD; stat <= FASGD_STAT_ABS; stat++) {
+        fasgd_rule_params_t pi = s_params (FASGD_RULE_FASGD, 0.0173);
+        pi.statistic = stat;
+        pi.staleness = FASGD_STALENESS_IGNORE;
+        fasgd_rule_params_t pd = pi;
+        pd.staleness = FASGD_STALENESS_DIVIDE;
+        fasgd_rule_t *ri = s_rule (&pi, 19), *rd = s_rule (&pd, 19);
+        float ti [19], td [19], g [19];
+        for (int k = 0; k < 19; k++) {
+            ti [k] = td [k] = 0.1f * (float) k - 0.7f;
+            g [k] = 0.31f * (float) ((k * 5) % 13) - 1.7f;
+        }
+        /*  abs divides by τ + 1: its τ = 0 step is the undivided one.  */
+        uint64_t same = stat == FASGD_STAT_STD ? 1 : 0;
+        ck_assert_int_eq (fasgd_rule_apply (ri, ti, g, 7, NULL), 1);
+        ck_assert_int_eq (fasgd_rule_apply (rd, td, g, same, NULL), 1);
+        ck_assert_mem_eq (ti, td, sizeof ti);
+        /*  ... and differs from the divided step at τ = 7.  */
+        float t7 [19];
+        fasgd_rule_t *r7 = s_rule (&pd, 19);
+        for (int k = 0; k < 19; k++)
+            t7 [k] = 0.1f * (float) k - 0.7f;
+        ck_assert_int_eq (fasgd_rule_apply (r7, t7, g, 7, NULL), 1);
+        ck_assert_int_ne (memcmp (t7, ti, sizeof ti), 0);
+        fasgd_rule_destroy (&ri);
+        fasgd_rule_destroy (&rd);
+        fasgd_rule_destroy (&r7);
+    }
+}
+END_TEST
+
 START_TEST (test_gap_aware)
 {
     /*  G = 1 + |θ − θ_used|/C (1 while C = 0), Δ = α·g/G, θ ← θ − Δ,
@@ -768,7 +846,7 @@ END_TEST
 
 /*  ---- every rule: rejection, spans, state -------------------------------  */
 
-enum { S_NCONF = 9, S_N = 19 };          /* 19 = two vector spans + a tail of 3 */
+enum { S_NCONF = 11, S_N = 19 };          /* 19 = two vector spans + a tail of 3 */
 
 /*  Every rule and variant, with unround parameters.  */
 static fasgd_rule_params_t
@@ -786,6 +864,8 @@ s_conf (int which)
         case 5: p.kind = FASGD_RULE_FASGD; break;
         case 6: p.kind = FASGD_RULE_FASGD; p.statistic = FASGD_STAT_ABS; break;
         case 7: p.kind = FASGD_RULE_DCASGD; p.dc_lambda = 0.3; break;
+        case 8: p.kind = FASGD_RULE_DCASGD; p.dc_lambda = 0.3; p.dc_adaptive = 1; p.dc_momentum = 0.6; break;
+        case 9: p.kind = FASGD_RULE_FASGD; p.staleness = FASGD_STALENESS_IGNORE; break;
         default: p.kind = FASGD_RULE_GAPAWARE; p.gap_decay = 0.7; break;
     }
     return p;
@@ -1028,7 +1108,9 @@ START_TEST (test_state_mismatch_refused)
             fasgd_rule_params_t pc = s_conf (c), pd = s_conf (d);
             int compatible = pc.kind == pd.kind && pc.statistic == pd.statistic
                              && (pc.kind != FASGD_RULE_SOFTSYNC
-                                 || pc.softsync_group == pd.softsync_group);
+                                 || pc.softsync_group == pd.softsync_group)
+                             && (pc.kind != FASGD_RULE_DCASGD
+                                 || pc.dc_adaptive == pd.dc_adaptive);
             if (compatible)
                 continue;
             ck_assert_int_eq (fasgd_rule_state_set (r [d], blob [c], len [c]), -1);
@@ -1165,6 +1247,8 @@ rules_suite (void)
     tcase_add_test (tc, test_fasgd_flush_to_zero);
     tcase_add_test (tc, test_fasgd_flush_invisible);
     tcase_add_test (tc, test_dcasgd);
+    tcase_add_test (tc, test_dcasgd_adaptive);
+    tcase_add_test (tc, test_fasgd_staleness_ignore);
     tcase_add_test (tc, test_gap_aware);
     suite_add_tcase (s, tc);
 

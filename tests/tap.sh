@@ -39,3 +39,19 @@ not_ok() {
 check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
 # Waits up to $2 seconds for command $1 (a string) to succeed.
 wait_for() { i=0; while ! sh -c "$1"; do i=$((i + 1)); [ $i -gt $(($2 * 10)) ] && return 1; sleep 0.1; done; }
+# serve PORTFILE LOG COMMAND...: COMMAND --port-file PORTFILE in the
+# background, its output added to LOG, its pid in $server_pid (and $pids);
+# waits up to 20 s for the port file (written at once, when the server
+# listens), then sets $push, $fetch and $control from it. False when the
+# file never came. (scripts/lib.sh's start_server, for the scripts.)
+serve() {
+    serve_pf=$1 serve_log=$2; shift 2
+    rm -f "$serve_pf"
+    "$@" --port-file "$serve_pf" >> "$serve_log" 2>&1 &
+    server_pid=$!
+    pids="$pids $server_pid"
+    wait_for "test -s '$serve_pf'" 20 || return 1
+    push=$(sed -n 's/^push=//p' "$serve_pf")
+    fetch=$(sed -n 's/^fetch=//p' "$serve_pf")
+    control=$(sed -n 's/^control=//p' "$serve_pf")
+}

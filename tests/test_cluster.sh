@@ -28,13 +28,7 @@ log: {status_seconds: 1, level: info}
 YAML
 
 start_server() {   # start_server [--resume]
-    rm -f "$tmp/ports"
-    "$server" -c "$tmp/server.yaml" --port-file "$tmp/ports" "$@" >> "$tmp/server.log" 2>&1 &
-    server_pid=$!
-    pids="$pids $server_pid"
-    wait_for "test -s '$tmp/ports'" 20 || return 1
-    push=$(sed -n 's/^push=//p' "$tmp/ports")
-    fetch=$(sed -n 's/^fetch=//p' "$tmp/ports")
+    serve "$tmp/ports" "$tmp/server.log" "$server" -c "$tmp/server.yaml" "$@"
 }
 start_client() {   # start_client NAME [options]
     name=$1; shift

@@ -29,14 +29,9 @@ checkpoint: {file: "$tmp/ckpt", seconds: 0}
 limits: {bandwidth: 1e9}
 log: {status_seconds: 1, level: info}
 YAML
-"$server" -c "$tmp/server.yaml" --port-file "$tmp/ports" > "$tmp/server.log" 2>&1 &
-server_pid=$!
-pids="$pids $server_pid"
+serve "$tmp/ports" "$tmp/server.log" "$server" -c "$tmp/server.yaml"
 check "the server writes push=, fetch= and control= to its port file" \
-    wait_for "grep -q '^control=tcp://127.0.0.1:[0-9]' '$tmp/ports' 2>/dev/null" 20
-push=$(sed -n 's/^push=//p' "$tmp/ports")
-fetch=$(sed -n 's/^fetch=//p' "$tmp/ports")
-control=$(sed -n 's/^control=//p' "$tmp/ports")
+    grep -q '^control=tcp://127.0.0.1:[0-9]' "$tmp/ports"
 sed -n 3p "$tmp/ports" | grep -q '^control=' || echo "# control= is not the third line"
 
 ctl --help

@@ -65,14 +65,8 @@ check "-n refuses an allowlist directory it cannot read" refused_config "cannot 
 
 printf '%s\nsecurity: {curve: {server_cert: %s, clients: %s}}\n' "$base" "$tmp/keys/server.key_secret" \
     "$tmp/allowed" > "$tmp/server.yaml"
-"$server" -c "$tmp/server.yaml" --port-file "$tmp/ports" > "$tmp/server.log" 2>&1 &
-server_pid=$!
-pids="$pids $server_pid"
-check "a CURVE server starts and says so" \
-    wait_for "grep -q '^control=' '$tmp/ports' 2>/dev/null && grep -q 'CURVE on' '$tmp/server.log'" 20
-push=$(sed -n 's/^push=//p' "$tmp/ports")
-fetch=$(sed -n 's/^fetch=//p' "$tmp/ports")
-control=$(sed -n 's/^control=//p' "$tmp/ports")
+serve "$tmp/ports" "$tmp/server.log" "$server" -c "$tmp/server.yaml"
+check "a CURVE server starts and says so" grep -q 'CURVE on' "$tmp/server.log"
 secured_ctl() { "$ctl" -p "$tmp/ports" -k "$tmp/keys/server.key" --cert "$tmp/keys/server.key_secret" "$@"; }
 # status_has PYTHON-EXPRESSION: true when it holds for the JSON status j.
 status_has() {
@@ -198,10 +192,8 @@ fi
 
 # A secured client against a plain server.
 printf '%s\n' "$base" > "$tmp/plain.yaml"
-"$server" -c "$tmp/plain.yaml" --port-file "$tmp/plain-ports" > "$tmp/plain-server.log" 2>&1 &
-pids="$pids $!"
-wait_for "grep -q '^control=' '$tmp/plain-ports' 2>/dev/null" 20
-run secured "$client" -s "$(sed -n 's/^push=//p' "$tmp/plain-ports")" -f "$(sed -n 's/^fetch=//p' "$tmp/plain-ports")" \
+serve "$tmp/plain-ports" "$tmp/plain-server.log" "$server" -c "$tmp/plain.yaml"
+run secured "$client" -s "$push" -f "$fetch" \
     --data "$data" --quiet --timeout-ms 10000 --steps 10 --server-key "$tmp/keys/server.key" \
     --cert "$tmp/keys/alice.key_secret"
 # The plain server's refusal may reach the client as a closed connection

@@ -35,13 +35,7 @@ status_has() {
 }
 
 # 64 descriptors: the server keeps 40 for itself, 24 for peers' connections.
-(ulimit -n 64 && exec "$server" -c "$tmp/server.yaml" --port-file "$tmp/ports" --log-level info) \
-    > "$tmp/server.log" 2>&1 &
-server_pid=$!
-pids="$pids $server_pid"
-wait_for "grep -q '^control=' '$tmp/ports' 2>/dev/null" 20
-push=$(sed -n 's/^push=//p' "$tmp/ports")
-fetch=$(sed -n 's/^fetch=//p' "$tmp/ports")
+serve "$tmp/ports" "$tmp/server.log" sh -c 'ulimit -n 64 && exec "$@"' sh "$server" -c "$tmp/server.yaml" --log-level info
 check "with 64 file descriptors the server allows 24 connections" \
     grep -q 'connections: at most 24 open (64 file descriptors)' "$tmp/server.log"
 
@@ -85,13 +79,9 @@ wait $server_pid
 # A client that never reads the parameters it asks for. Under
 # AddressSanitizer freed blocks wait in a quarantine (256 MiB by default)
 # before they are reused, which would count as growth here: keep it small.
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16" \
-    "$server" -c "$tmp/server.yaml" --port-file "$tmp/ports2" > "$tmp/server.log" 2>&1 &
-server_pid=$!
-pids="$pids $server_pid"
-wait_for "grep -q '^control=' '$tmp/ports2' 2>/dev/null" 20
-push=$(sed -n 's/^push=//p' "$tmp/ports2")
-fetch=$(sed -n 's/^fetch=//p' "$tmp/ports2")
+: > "$tmp/server.log"
+serve "$tmp/ports2" "$tmp/server.log" env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16" \
+    "$server" -c "$tmp/server.yaml"
 "$client" -s "$push" -f "$fetch" --data "$data" --quiet --steps 20 --timeout-ms 5000 > "$tmp/out" 2> "$tmp/err"
 before=$(rss_kb $server_pid)
 "$flood_peer" "$push" 6 > "$tmp/flood.out" 2> "$tmp/flood.err" &

@@ -29,11 +29,10 @@ done
 
 start_shard() {   # start_shard I [options]
     i=$1; shift
-    rm -f "$tmp/p$i"
-    "$server" -c "$tmp/s$i.yaml" --port-file "$tmp/p$i" "$@" >> "$tmp/s$i.log" 2>&1 &
-    eval "shard$i=\$!"
-    pids="$pids $!"
-    wait_for "test -s '$tmp/p$i'" 20
+    serve "$tmp/p$i" "$tmp/s$i.log" "$server" -c "$tmp/s$i.yaml" "$@"
+    rc=$?
+    eval "shard$i=\$server_pid"
+    return $rc
 }
 port() { sed -n "s/^$1=//p" "$tmp/p$2"; }   # port push|fetch|control I
 # key_of PORTFILE KEY: a number of that server's STATUS, from fasgd-ctl's JSON;

@@ -1,0 +1,93 @@
+# The parts the scripts share; sourced (bash) after `set -euo pipefail`:
+#     . "$(dirname "$0")/lib.sh"
+# Sets $top, the top of the source tree (nothing else runs on sourcing), and
+# defines:
+#   ensure_built [PROGRAM...]  build in $top/build (scripts/build) when one
+#                              of the programs (e.g. server/fasgd-server) is
+#                              missing there; with none, always (make then
+#                              rebuilds only what changed)
+#   ensure_mnist               get the MNIST digits into data/mnist when
+#                              they are missing (scripts/get-mnist)
+#   make_workdir NAME          $work, a new /tmp/fasgd-NAME-XXXXXX, and an
+#                              EXIT trap that kills every pid in $pids and
+#                              removes $work
+#   kill_pids                  kill (TERM) every pid in $pids and reap them
+#   start_server PORTFILE LOG COMMAND...
+#                              COMMAND --port-file PORTFILE in the background
+#                              (output appended to LOG), its pid in
+#                              $server_pid and $pids; waits up to 20 s
+#                              (SERVER_WAIT) for the port file, then sets $push, $fetch and
+#                              $control from it; fails (the log's tail on
+#                              stderr) when the server does not start
+#   portfile_get FILE KEY      the endpoint KEY (push, fetch, control) there
+#   progress TEXT              a progress line on stderr, at most one every
+#                              4 s (PROGRESS_SECONDS): rewritten in place on
+#                              a terminal, a plain line otherwise
+#   progress_done              ends a rewritten progress line
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+pids=()
+
+ensure_built() {
+    local p
+    if [ $# -eq 0 ]; then "$top/scripts/build" "$top/build"; return; fi
+    for p in "$@"; do
+        [ -x "$top/build/$p" ] || { "$top/scripts/build" "$top/build"; return; }
+    done
+}
+
+ensure_mnist() {
+    [ -f "$top/data/mnist/train-images-idx3-ubyte.gz" ] || "$top/scripts/get-mnist"
+}
+
+kill_pids() {
+    local p
+    for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2> /dev/null || true; done
+    wait 2> /dev/null || true
+}
+
+make_workdir() {
+    work=$(mktemp -d "/tmp/fasgd-$1-XXXXXX")
+    trap 'kill_pids; rm -rf "$work"' EXIT
+}
+
+portfile_get() { sed -n "s/^$2=//p" "$1"; }
+
+start_server() {
+    local pf=$1 log=$2 i
+    shift 2
+    rm -f "$pf"
+    "$@" --port-file "$pf" >> "$log" 2>&1 8>&- &
+    server_pid=$!
+    pids+=("$server_pid")
+    # The server writes the file atomically, once it listens.
+    for i in $(seq $((${SERVER_WAIT:-20} * 10))); do
+        [ -s "$pf" ] && break
+        kill -0 "$server_pid" 2> /dev/null || break
+        sleep 0.1
+    done
+    if [ ! -s "$pf" ]; then
+        tail -5 "$log" >&2
+        echo "$(basename "$0"): the server did not start (log: $log)" >&2
+        return 1
+    fi
+    push=$(portfile_get "$pf" push)
+    fetch=$(portfile_get "$pf" fetch)
+    control=$(portfile_get "$pf" control)
+}
+
+progress_last=0
+progress_open=0
+progress() {
+    local now=${EPOCHSECONDS:-$(date +%s)}
+    [ $((now - progress_last)) -ge "${PROGRESS_SECONDS:-4}" ] || return 0
+    progress_last=$now
+    if [ -t 2 ]; then
+        printf '\r%s: %s\033[K' "$(basename "$0")" "$*" >&2
+        progress_open=1
+    else
+        echo "$(basename "$0"): $*" >&2
+    fi
+}
+progress_done() {
+    if [ "$progress_open" = 1 ]; then echo >&2; progress_open=0; fi
+}

@@ -1,0 +1,194 @@
+"""What every section of the report shares: the grid, the formats, the
+sweeps' picks, the logs of times and the machine."""
+
+import math
+import os
+import platform
+import re
+import subprocess
+
+TOP = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+GRID = os.path.join(TOP, "experiments", "grid.conf")
+TAIL = 10           # "final" = mean of the last TAIL validations
+LITTLE = 0.01       # a validation-error cost of at most 1 point counts as "little"
+
+
+# ---------------------------------------------------------------- grid, CSVs
+
+def read_grid():
+    grid = {}
+    with open(GRID) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if not line or ":" not in line:
+                continue
+            key, val = line.split(":", 1)
+            grid[key.strip()] = val.split()
+    return grid
+
+
+def setting_label(s):
+    mu, lam = s.split("x")
+    return "μ=%s, λ=%s" % (mu, lam)
+
+
+
+def mean(v):
+    return sum(v) / len(v)
+
+
+def spread(v):
+    """(smallest–largest) of a point's per-seed values; "" for one seed."""
+    return "" if len(v) < 2 else " (%.4f–%.4f)" % (min(v), max(v))
+
+
+def with_spread(v):
+    return "%.4f%s" % (mean(v), spread(v))
+
+
+def compare(a, b):
+    """a's per-seed values against b's: "lower" when all of a are below all
+    of b, "higher" when all above, else "within noise"."""
+    if max(a) < min(b):
+        return "lower"
+    if min(a) > max(b):
+        return "higher"
+    return "within noise"
+
+
+def fmt_err(x):
+    return "—" if x is None else "%.4f" % x
+
+
+def pct(x):
+    return "—" if x is None else "%.2f%%" % (100 * x)
+
+
+def fmt_it(x):
+    return "—" if x is None else "{:,}".format(x)
+
+
+def table(header, rows, align=None):
+    out = ["| " + " | ".join(header) + " |"]
+    align = align or (["---"] + ["---:"] * (len(header) - 1))
+    out.append("|" + "|".join(align) + "|")
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- sweeps
+
+def lr_runs(res, grid, setting, rule):
+    n = int(grid["lr.iterations"][0]) // res.scale
+    out = []
+    for a in grid["lr.grid." + rule]:
+        out.append((a, res.get("lr-%s-%s-a%s" % (setting, rule, a), n)))
+    return out
+
+
+def pick(res, grid, rule, setting):
+    """The candidate alpha with the lowest final error (ties: the smaller)."""
+    best = None
+    for a, run in lr_runs(res, grid, setting, rule):
+        if run is None:
+            return None
+        key = (round(run.final, 6), float(a))
+        if math.isnan(run.final):
+            continue
+        if best is None or key < best[0]:
+            best = (key, a)
+    return best[1] if best else None
+
+
+def recorded_pick(grid, rule, setting):
+    """The winner grid.conf records from the full run (pick.RULE.SETTING)."""
+    v = grid.get("pick.%s.%s" % (rule, setting))
+    return v[0] if v else None
+
+
+def sweep_done(res, grid):
+    return all(run is not None for s in grid["lr.settings"] for r in grid["lr.rules"]
+               for _, run in lr_runs(res, grid, s, r))
+
+
+def eps_runs(res, grid, setting):
+    n = int(grid["lr.iterations"][0]) // res.scale
+    return [(e, res.get("eps-%s-e%s" % (setting, e), n)) for e in grid["eps.grid"]]
+
+
+# ---------------------------------------------------------------- timing
+
+GROUP_PREFIX = [("lr", ("lr-", "eps-")), ("fig1", ("fig1-",)), ("fig2", ("fig2-",)),
+                ("fig3", ("fig3-",)), ("fashion", ("fashion-",))]
+
+
+def read_runs_log(resdir):
+    walls = {}
+    path = os.path.join(resdir, "runs.log")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"(\S+): .*?, ([0-9.]+) s wall", line)
+                if m:
+                    walls[m.group(1)] = float(m.group(2))
+    return walls
+
+
+def read_cpu(resdir, name):
+    """User + system CPU seconds of a run, from its log (None if not timed)."""
+    path = os.path.join(resdir, "logs", name + ".log")
+    try:
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"cpu: ([0-9.]+) s user, ([0-9.]+) s sys", line)
+                if m:
+                    return float(m.group(1)) + float(m.group(2))
+    except OSError:
+        pass
+    return None
+
+
+def read_times_log(resdir):
+    out = []
+    path = os.path.join(resdir, "times.log")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                p = line.rstrip("\n").split("\t")
+                if len(p) >= 7:
+                    out.append({"group": p[0], "elapsed": int(p[1]), "ran": int(p[2]),
+                                "total": int(p[3]), "date": p[4], "jobs": int(p[5]),
+                                "smoke": p[6] == "1"})
+    return out
+
+
+def machine():
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal"):
+                    mem = "%.0f GB RAM" % (int(line.split()[1]) / 1024 / 1024)
+    except OSError:
+        pass
+    ver = ""
+    try:
+        ver = subprocess.run([os.path.join(TOP, "build/sim/fasgd-sim"), "-V"], capture_output=True,
+                             text=True).stdout.strip()
+    except OSError:
+        pass
+    return "%s, %d cores, %s, %s %s; %s" % (model, os.cpu_count() or 0, mem, platform.system(),
+                                          platform.release(), ver)
+
+
+# ---------------------------------------------------------------- the report

@@ -1,0 +1,39 @@
+"""Fashion-MNIST at the Fig. 2 settings."""
+
+from .common import TAIL, compare, setting_label, with_spread
+
+
+class Fashion:
+    """Fashion-MNIST at the Fig. 2 settings."""
+
+    def fashion(self):
+        g = self.grid
+        self.w("## Fashion-MNIST, full size")
+        self.w()
+        self.w("Fig. 2's settings on Fashion-MNIST (%s: all 60,000 training images; validation on "
+               "all %s t10k images every %s server timestamps, so *final* here is the mean of the "
+               "last %d validations, the last %s timestamps), %s iterations; fasgd and sasgd at the "
+               "paper's α, dcasgd and gap-aware at their sweep winners at %s. "
+               "![Fashion-MNIST](figures/fashion.png)" % (
+                   g["fashion.dir"][0], "{:,}".format(int(g["fashion.max_validation"][0])),
+                   g["fashion.eval_every"][0], TAIL, "{:,}".format(TAIL * int(g["fashion.eval_every"][0])),
+                   "{:,}".format(self.n_fig), setting_label(g["lr.settings"][1])))
+        self.w()
+        runs = self.fig_tables("fashion", g["fashion.settings"], g["fashion.rules"], g["lr.settings"][1],
+                               both=False)
+        n0 = len(self.claims)
+        self.fig2_claim(runs, g["fashion.settings"], "fasgd", "fasgd (std)", "Fashion-MNIST")
+        if len(self.claims) > n0:
+            self.fashion_text = self.claims.pop()
+            others = []
+            for s in g["fashion.settings"]:
+                f = runs[s].get("fasgd")
+                for r in g["fashion.rules"]:
+                    o = runs[s].get(r)
+                    if r in ("fasgd", "sasgd") or not (f and o):
+                        continue
+                    c = compare(o.finals, f.finals)
+                    others.append("λ=%s %s %s (%s fasgd)" % (s.split("x")[1], r, with_spread(o.finals),
+                                                             c + " of" if c == "within noise" else c + " than"))
+            if others:
+                self.fashion_text += " dcasgd and gap-aware: " + "; ".join(others) + "."

@@ -1,0 +1,193 @@
+"""Fig. 3: B-FASGD, the fetch and push gates."""
+
+import math
+
+from .common import LITTLE, TAIL, compare, mean, setting_label, spread, table, with_spread
+
+
+class Fig3:
+    """Fig. 3: B-FASGD, the fetch and push gates."""
+
+    def fig3(self):
+        g = self.grid
+        s = g["fig3.setting"][0]
+        self.w("## Fig. 3: B-FASGD, bandwidth vs validation error")
+        self.w()
+        a = self.pick("fasgd", s)
+        aa = self.pick("fasgd-abs", s)
+        pfx = {"std": "fig3-std-a%s" % a, "abs": "fig3-abs-a%s" % aa}
+        self.w("fasgd at %s, %s iterations (the paper ran 10^6, ten times longer). The setting "
+               "is the middle of Fig. 1: enough clients (32) for staleness to matter, and cheap "
+               "enough (μ = 4) for about twenty-five 100,000-iteration runs. Each statistic runs "
+               "at its own sweep winner on this setting, std α = %s (ε = %s, so v̄ ≥ sqrt(ε) = "
+               "%.3g) and abs α = %s (v̄ = mean m has no floor; the gate adds ε_g = 1e-4)%s. Fetch gate "
+               "swept with every push transmitted (`gates.fetch.gate=bfasgd`); push gate swept "
+               "with every fetch made (`gates.push.gate=bfasgd`, `gates.push.skip=resend-last`: "
+               "a skipped push makes the server re-apply that client's previous gradient). "
+               "c = 0 is the ungated run. Baseline (std): DistBelief's fixed every-k gates. "
+               "*reduction* is potential / actual copies at the end of the run; *cost* is the "
+               "final error minus the c = 0 run's; *late/early* is the transmit rate over the "
+               "last 20%% of the opportunities divided by the rate over the first 20%% (below 1: "
+               "a concave curve, fewer transmissions later in training)." % (
+                   setting_label(s), "{:,}".format(self.n_fig), a, self.base_epsilon(),
+                   math.sqrt(float(self.base_epsilon())), aa, self.fig3_why(s)))
+        self.w()
+        n = self.n_fig
+        pt = lambda name: self.res.point(name, n, self.seeds)  # noqa: E731
+        for st in ("std", "abs"):
+            b = pt(pfx[st] + "-c0")
+            if b:
+                tail = b.runs[0].err[-TAIL:]
+                m = sum(tail) / len(tail)
+                sd = math.sqrt(sum((x - m) ** 2 for x in tail) / max(len(tail) - 1, 1))
+                self.w("For scale, the ungated %s run's final error over the seeds: %s; seed %s's "
+                       "validation error over its last %d validations: %.4f ± %.4f (standard "
+                       "deviation). A cost is each seed's final error minus the ungated run's of "
+                       "the same seed; its cell gives their mean and range." % (
+                           st, with_spread(b.finals), self.seeds[0], TAIL, m, sd))
+                self.w()
+        self.w("![Fig. 3, std](figures/fig3-std.png) ![Fig. 3, abs](figures/fig3-abs.png)")
+        self.w()
+        result = {}
+        for st in ("std", "abs"):
+            base = pt(pfx[st] + "-c0")
+            if base:
+                self.write_band(base)
+            sweeps = [("fetch", "fetches", [("c", c, pt("%s-cfetch%s" % (pfx[st], c)))
+                                            for c in g["fig3.cfetch." + st]]),
+                      ("push", "pushes", [("c", c, pt("%s-cpush%s" % (pfx[st], c)))
+                                          for c in g["fig3.cpush." + st]])]
+            if st == "std":
+                sweeps[0][2].extend(("k", k, pt("%s-kfetch%s" % (pfx[st], k))) for k in g["fig3.kfetch"])
+                sweeps[1][2].extend(("k", k, pt("%s-kpush%s" % (pfx[st], k))) for k in g["fig3.kpush"])
+            for what, kind, runs in sweeps:
+                self.w("**%s statistic, %s gate**" % (st, what))
+                self.w()
+                rows = []
+                if base:
+                    rows.append(["c = 0 (ungated)", "1.00×", with_spread(base.finals), with_spread(base.bests),
+                                 "—", "—"])
+                for lab, v, run in runs:
+                    name = ("c = %s" % v) if lab == "c" else ("every k = %s" % v)
+                    if run is None:
+                        rows.append([name, "missing", "", "", "", ""])
+                        continue
+                    self.write_band(run)
+                    red = run.reduction(kind)
+                    early, late = run.rate(kind, 0.0, 0.2), run.rate(kind, 0.8, 1.0)
+                    costs = [a - b for a, b in zip(run.finals, base.finals)] if base else None
+                    rows.append([name, "%.2f×" % red, with_spread(run.finals), with_spread(run.bests),
+                                 "%+.4f%s" % (mean(costs), spread(costs)) if costs else "—",
+                                 "%.2f" % (late / early) if early > 0 else "—"])
+                    result[(st, what, lab, v)] = (red, costs, late / early if early > 0 else None, run, kind)
+                self.w(table(["gate", "reduction", "final", "best", "cost", "late/early"], rows))
+                self.w()
+        self.fig3_claims(result)
+
+    def fig3_why(self, s):
+        f1 = self.res.get("fig1-%s-fasgd-a%s-s%s" % (s, self.grid["alpha.fasgd"][0], self.seeds[0]), self.n_fig)
+        if not f1:
+            return ""
+        nll = [row["val_nll"] for row in f1.rows]
+        if nll[-1] > 3 * min(nll):
+            return (": at the paper's α = %s fasgd std is unstable here (Fig. 1, seed %s: validation "
+                    "NLL %.2f at its lowest, %.2f at the end), which would drown the gates' cost in "
+                    "the rule's own jitter" % (self.grid["alpha.fasgd"][0], self.seeds[0], min(nll), nll[-1]))
+        return ""
+
+    def fig3_claims(self, res):
+        g = self.grid
+        if not res:
+            return
+        # 1. c_fetch: 10x fewer fetches with little loss.
+        parts = []
+        verdicts = []
+        for st in ("std", "abs"):
+            fe = [(v[0], v[1], c) for (s, w, lab, c), v in res.items() if s == st and w == "fetch" and lab == "c"
+                  and v[1] is not None]
+            if not fe:
+                continue
+            fe.sort(key=lambda x: x[0])
+            big = [x for x in fe if x[0] >= 8]
+            top = big[0] if big else fe[-1]
+            # little: every seed's cost at most LITTLE
+            ok = top[0] >= 8 and max(top[1]) <= LITTLE
+            verdicts.append("held" if ok else ("partly" if top[0] >= 5 and mean(top[1]) <= 2 * LITTLE else "no"))
+            parts.append("%s: c = %s cuts fetches %.1f× at a cost of %+.4f%s (%s)" % (
+                st, top[2], top[0], mean(top[1]), spread(top[1]), {"held": "held", "partly": "partly",
+                                                                  "no": "did not hold"}[verdicts[-1]]))
+        if verdicts:
+            v = ("held" if all(x == "held" for x in verdicts) else
+                 "did not hold" if all(x == "no" for x in verdicts) else "partly held")
+            self.claims.append("**Fig. 3: sweeping c_fetch cuts fetches 10× with little loss "
+                               "(≤ %.2f validation error at every seed): %s** (%s)." % (LITTLE, v, "; ".join(parts)))
+        # 2. cutting pushes hurts quickly (compared with cutting fetches by the same gate).
+        parts, verdicts = [], []
+        for st in ("std", "abs"):
+            worse = same = total = 0
+            pairs = []
+            for (s2, w, lab, c), v in sorted(res.items(), key=lambda kv: (kv[0][2], float(kv[0][3]))):
+                if s2 != st or w != "push" or v[1] is None:
+                    continue
+                f = res.get((st, "fetch", lab, c))
+                if not f or f[1] is None:
+                    continue
+                total += 1
+                c2 = compare(v[1], f[1])
+                worse += c2 == "higher"
+                same += c2 == "within noise"
+                pairs.append("%s=%s: pushes %.1f× %+.4f%s vs fetches %.1f× %+.4f%s" % (
+                    lab, c, v[0], mean(v[1]), spread(v[1]), f[0], mean(f[1]), spread(f[1])))
+            if not total:
+                continue
+            vv = "held" if worse == total else ("did not hold" if worse == 0 else
+                                                 "held in %d of %d" % (worse, total))
+            verdicts.append(worse / total)
+            parts.append("%s: %s (push cost above fetch cost beyond the seeds' spread in %d of %d "
+                         "gates, within noise in %d): %s" % (st, vv, worse, total, same, "; ".join(pairs)))
+        if verdicts:
+            v = ("held" if all(x == 1 for x in verdicts) else
+                 "did not hold" if all(x == 0 for x in verdicts) else "partly held")
+            self.claims.append("**Fig. 3: cutting pushes hurts quickly (more than cutting fetches "
+                               "as much): %s** (cost = final error minus the ungated run's. %s)." % (
+                                   v, ". ".join(parts)))
+        # 2b. B-FASGD against DistBelief's every-k at matched reduction.
+        parts, better, total = [], 0, 0
+        for w in ("fetch", "push"):
+            ks = [(v[0], v[1], k) for (st, ww, lab, k), v in res.items() if st == "std" and ww == w and lab == "k"]
+            cs = [(v[0], v[1], c) for (st, ww, lab, c), v in res.items() if st == "std" and ww == w and lab == "c"]
+            for kr, kc, k in sorted(ks, key=lambda x: x[0]):
+                if not cs or kc is None:
+                    continue
+                cr, cc, c = min(cs, key=lambda x: abs(math.log(x[0] / kr)))
+                if cc is None:
+                    continue
+                total += 1
+                better += compare(cc, kc) == "lower"
+                parts.append("%s: every %s (%.1f×) %+.4f%s vs c=%s (%.1f×) %+.4f%s" % (
+                    w, k, kr, mean(kc), spread(kc), c, cr, mean(cc), spread(cc)))
+        if total:
+            self.claims.append("**Fig. 3, beyond the paper: B-FASGD against DistBelief's fixed "
+                               "every-k gate at about the same reduction (std)**: B-FASGD is "
+                               "cheaper beyond the seeds' spread in %d of %d pairs (%s)." % (
+                                   better, total, "; ".join(parts)))
+        # 3. concave actual-vs-potential curves: late/early below 0.95 at every seed.
+        parts, verdicts = [], []
+        for st in ("std", "abs"):
+            ratios = [[x for x in (r.late_early(v[4]) for r in v[3].runs) if x is not None]
+                      for (s, _, lab, _), v in res.items() if s == st and lab == "c" and v[2] is not None]
+            ratios = [r for r in ratios if r]
+            if not ratios:
+                continue
+            conc = [r for r in ratios if max(r) < 0.95]
+            verdicts.append(len(conc) / len(ratios))
+            every = [x for r in ratios for x in r]
+            parts.append("%s: late/early transmit rate %.2f–%.2f over its %d gated runs and their seeds "
+                         "(%d of %d runs below 0.95 at every seed)" % (
+                             st, min(every), max(every), len(ratios), len(conc), len(ratios)))
+        if verdicts:
+            v = ("held" if all(x == 1 for x in verdicts) else
+                 "did not hold" if all(x == 0 for x in verdicts) else "partly held")
+            self.claims.append("**Fig. 3: the actual-vs-potential copy curves are concave (fewer "
+                               "transmissions later in training): %s** (%s; an every-k gate is a "
+                               "straight line by construction)." % (v, "; ".join(parts)))

@@ -1,0 +1,180 @@
+"""The report: its state and the helpers the figures share, each section
+from a module of its own (intro, sweeps, fig1, fig2, fig3, fashion)."""
+
+import os
+
+from .common import (TAIL, compare, fmt_it, pick, read_grid, recorded_pick, setting_label, table,
+                     with_spread)
+from .runs import Results
+from .intro import Intro
+from .sweeps import Sweeps
+from .fig1 import Fig1
+from .fig2 import Fig2
+from .fig3 import Fig3
+from .fashion import Fashion
+
+
+class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
+    def __init__(self, args):
+        self.args = args
+        self.grid = read_grid()
+        self.scale = 20 if args.smoke else 1
+        self.seeds = args.seeds.split()
+        self.res = Results(args.results, self.scale)
+        self.n_fig = int(self.grid["fig.iterations"][0]) // self.scale
+        self.n_lr = int(self.grid["lr.iterations"][0]) // self.scale
+        self.out = []
+        self.claims = []
+
+    def w(self, s=""):
+        self.out.append(s)
+
+    def pick(self, rule, setting):
+        """The sweep's winner; with --quick and the sweep incomplete, the
+        winner grid.conf records (pick.RULE.SETTING)."""
+        a = pick(self.res, self.grid, rule, setting)
+        if a is None and self.args.quick:
+            a = recorded_pick(self.grid, rule, setting)
+        return a
+
+    def alpha(self, rule, sweep_setting):
+        if rule in ("fasgd", "sasgd"):
+            return self.grid["alpha." + rule][0]
+        return self.pick(rule, sweep_setting)
+
+    def alphas(self, rule, sweep_setting, quick=None):
+        """The alphas a figure runs rule at (scripts/paper's alphas): fasgd's two
+        statistics at the paper's and at their sweep's (with --quick the
+        paper's only), the others at one."""
+        if quick is None:
+            quick = self.args.quick
+        if rule in ("fasgd", "fasgd-abs"):
+            p = self.grid["alpha." + rule][0]
+            w = None if quick else self.pick(rule, sweep_setting)
+            return [p] if w is None or w == p else [p, w]
+        return [self.alpha(rule, sweep_setting)]
+
+    def fig_runs(self, fig, setting, rules, sweep_setting, prefix=None, both=True):
+        """[(key, label, alpha, Point or None)]: key is the rule for its first
+        (the paper's) alpha, rule@sweep for fasgd's sweep alpha (both=False:
+        one alpha a rule, as Fashion-MNIST runs them)."""
+        out = []
+        for r in rules:
+            for i, a in enumerate(self.alphas(r, sweep_setting) if both else [self.alpha(r, sweep_setting)]):
+                pt = None
+                if a is not None:
+                    pt = self.res.point("%s-%s-%s-a%s" % (prefix or fig, setting, r, a), self.n_fig, self.seeds)
+                    if pt:
+                        self.write_band(pt)
+                key = r if i == 0 else r + "@sweep"
+                out.append((key, "%s (α=%s%s)" % (r, a, ", sweep" if i else ""), a, pt))
+        return out
+
+    def write_band(self, pt):
+        with open(os.path.join(self.args.results, "band-%s.dat" % pt.name), "w") as f:
+            f.write("# iteration, mean, min, max over seeds %s of the mean of the last %d validations\n"
+                    % (" ".join(self.seeds), TAIL))
+            for row in pt.band():
+                f.write("%d %.6f %.6f %.6f\n" % row)
+    def fig_tables(self, fig, settings, rules, sweep_setting, prefix=None, both=True):
+        """Final, best, early and reach tables; returns {setting: {key: Point}}."""
+        allruns = {}
+        rows, brows, rrows, erows = [], [], [], []
+        early = self.n_fig // 10
+        head = None
+        for s in settings:
+            runs = self.fig_runs(fig, s, rules, sweep_setting, prefix, both)
+            head = head or [lab for _, lab, _, _ in runs]
+            allruns[s] = {k: pt for k, _, _, pt in runs}
+            rows.append([setting_label(s)] + ["missing" if pt is None else with_spread(pt.finals)
+                                              for _, _, _, pt in runs])
+            brows.append([setting_label(s)] + ["missing" if pt is None else with_spread(pt.bests)
+                                               for _, _, _, pt in runs])
+            erows.append([setting_label(s)] + [
+                "missing" if pt is None or pt.ats(early) is None else with_spread(pt.ats(early))
+                for _, _, _, pt in runs])
+            f, sa = allruns[s].get("fasgd"), allruns[s].get("sasgd")
+            if f and sa:
+                thr = max(f.final, sa.final)
+                rrows.append([setting_label(s), "%.4f" % thr] + [
+                    "missing" if pt is None else fmt_it(pt.reach(thr)) for _, _, _, pt in runs])
+        seeds = ("mean over seeds %s, (smallest–largest)" % ", ".join(self.seeds)
+                 if len(self.seeds) > 1 else "seed %s" % self.seeds[0])
+        self.w("Final validation error after %s iterations (%s):" % ("{:,}".format(self.n_fig), seeds))
+        self.w()
+        self.w(table(["setting"] + head, rows))
+        self.w()
+        self.w("Best validation error seen during the run:")
+        self.w()
+        self.w(table(["setting"] + head, brows))
+        self.w()
+        self.w("Early: validation error at %s iterations, a tenth of the run (mean of the %d "
+               "validations up to there):" % ("{:,}".format(early), TAIL))
+        self.w()
+        self.w(table(["setting"] + head, erows))
+        self.w()
+        if rrows:
+            self.w("Iterations to reach the threshold (the larger of fasgd's and sasgd's mean final "
+                   "error, a level both end at; the seeds' mean; — = some seed never did):")
+            self.w()
+            self.w(table(["setting", "threshold"] + head, rrows))
+            self.w()
+        return allruns
+
+    def faster_lower(self, runs, settings, a_key, b_key):
+        """Per setting: a against b at the end and at a tenth of the run.
+        Returns (held, within noise, reversed, settings compared, details)."""
+        held = noise = rev = n = 0
+        details = []
+        early = self.n_fig // 10
+        for s in settings:
+            a, b = runs[s].get(a_key), runs[s].get(b_key)
+            if not (a and b) or a.ats(early) is None or b.ats(early) is None:
+                continue
+            n += 1
+            end = compare(a.finals, b.finals)
+            start = compare(a.ats(early), b.ats(early))
+            if end == "lower" and start == "lower":
+                held += 1
+            elif "higher" in (end, start):
+                rev += 1
+            else:
+                noise += 1
+            details.append("%s: final %s vs %s (%s), at %s iterations %s vs %s (%s)" % (
+                setting_label(s), with_spread(a.finals), with_spread(b.finals), end,
+                "{:,}".format(early), with_spread(a.ats(early)), with_spread(b.ats(early)), start))
+        return held, noise, rev, n, details
+
+    @staticmethod
+    def verdict(held, noise, rev, n):
+        if held == n:
+            return "held"
+        if held == 0 and rev == 0:
+            return "within noise"
+        if held == 0 and noise == 0:
+            return "did not hold"
+        return "partly held"
+    def make(self):
+        self.fashion_text = None
+        self.header()
+        self.scope()
+        self.times()
+        self.sweeps()
+        self.fig1()
+        self.fig2()
+        self.fig3()
+        self.fashion()
+        self.w("## The paper's claims")
+        self.w()
+        if self.args.smoke:
+            self.w("(`--smoke` run: these verdicts are only a check of the report.)")
+            self.w()
+        for c in self.claims:
+            self.w("- " + c)
+        tuned = self.tuned_text()
+        if tuned:
+            self.w("- " + tuned)
+        if self.fashion_text:
+            self.w("- " + self.fashion_text)
+        self.w()
+        return "\n".join(self.out) + "\n"

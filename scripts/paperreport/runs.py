@@ -1,0 +1,172 @@
+"""The runs' CSVs: one run (Run), the runs of a directory (Results), one
+point of a figure over its seeds (Point)."""
+
+import os
+
+from .common import TAIL, mean
+
+
+class Run:
+    """One CSV: rows of floats keyed by column name."""
+
+    def __init__(self, path):
+        self.path = path
+        with open(path) as f:
+            header = f.readline().strip().split(",")
+            self.rows = []
+            for line in f:
+                parts = line.strip().split(",")
+                if len(parts) == len(header):
+                    self.rows.append({k: float(v) for k, v in zip(header, parts)})
+        self.err = [r["val_error"] for r in self.rows]
+        self.it = [int(r["iteration"]) for r in self.rows]
+
+    @property
+    def last(self):
+        return self.rows[-1]
+
+    @property
+    def final(self):
+        tail = self.err[-TAIL:]
+        return sum(tail) / len(tail)
+
+    @property
+    def best(self):
+        return min(self.err)
+
+    def at(self, it):
+        """Mean of the (up to TAIL) validations ending at the last row <= it."""
+        idx = [i for i, x in enumerate(self.it) if x <= it]
+        if not idx:
+            return None
+        tail = self.err[max(0, idx[-1] - TAIL + 1):idx[-1] + 1]
+        return sum(tail) / len(tail)
+
+    def reach(self, thr):
+        for i, e in zip(self.it, self.err):
+            if e <= thr + 1e-12:
+                return i
+        return None
+
+    def rate(self, kind, lo, hi):
+        """Transmitted / potential copies (kind fetches or pushes) between
+        the fractions lo and hi of the run's potential copies."""
+        pot = [r["potential_" + kind] for r in self.rows]
+        act = [r[kind] for r in self.rows]
+        total = pot[-1]
+
+        def at(frac):
+            x = frac * total
+            for i in range(1, len(pot)):
+                if pot[i] >= x:
+                    p0, p1 = pot[i - 1], pot[i]
+                    t = 0.0 if p1 == p0 else (x - p0) / (p1 - p0)
+                    return act[i - 1] + t * (act[i] - act[i - 1])
+            return act[-1]
+        span = (hi - lo) * total
+        return (at(hi) - at(lo)) / span if span > 0 else float("nan")
+
+    def late_early(self, kind):
+        """The transmit rate over the last fifth of the potential copies
+        against the first (below 1: a concave curve); None if the first
+        fifth sent nothing."""
+        early = self.rate(kind, 0.0, 0.2)
+        return self.rate(kind, 0.8, 1.0) / early if early > 0 else None
+
+    def reduction(self, kind):
+        a = self.last[kind]
+        return self.last["potential_" + kind] / a if a else float("inf")
+
+
+class Results:
+    def __init__(self, resdir, scale):
+        self.dir = resdir
+        self.scale = scale
+        self.cache = {}
+
+    def get(self, name, iterations=None):
+        """The run NAME if its CSV is complete, else None."""
+        if name in self.cache:
+            return self.cache[name]
+        path = os.path.join(self.dir, name + ".csv")
+        run = None
+        if os.path.exists(path):
+            r = Run(path)
+            if r.rows and (iterations is None or r.it[-1] == iterations):
+                run = r
+        self.cache[name] = run
+        return run
+
+    def point(self, name, iterations, seeds):
+        """The runs NAME-sSEED of every seed as a Point, None unless all are complete."""
+        runs = [self.get("%s-s%s" % (name, sd), iterations) for sd in seeds]
+        if not runs or any(r is None for r in runs):
+            return None
+        return Point(name, runs)
+
+
+class Point:
+    """One point of a figure over its seeds. final, best, at, reach, rate and
+    reduction are the seeds' means; finals, bests, ats give each seed's value
+    (for spreads and verdicts); rows are the first seed's."""
+
+    def __init__(self, name, runs):
+        self.name = name
+        self.runs = runs
+
+    @property
+    def rows(self):
+        return self.runs[0].rows
+
+    @property
+    def last(self):
+        return self.runs[0].last
+
+    @property
+    def finals(self):
+        return [r.final for r in self.runs]
+
+    @property
+    def bests(self):
+        return [r.best for r in self.runs]
+
+    def ats(self, it):
+        v = [r.at(it) for r in self.runs]
+        return None if any(x is None for x in v) else v
+
+    @property
+    def final(self):
+        return mean(self.finals)
+
+    @property
+    def best(self):
+        return mean(self.bests)
+
+    def at(self, it):
+        v = self.ats(it)
+        return None if v is None else mean(v)
+
+    def reach(self, thr):
+        v = [r.reach(thr) for r in self.runs]
+        return None if any(x is None for x in v) else int(round(mean(v)))
+
+    def rate(self, kind, lo, hi):
+        return mean([r.rate(kind, lo, hi) for r in self.runs])
+
+    def reduction(self, kind):
+        return mean([r.reduction(kind) for r in self.runs])
+
+    def band(self):
+        """Rows (iteration, mean, min, max) of the seeds' running means of
+        the last TAIL validations, over the iterations all seeds have."""
+        curves = []
+        for r in self.runs:
+            sm, out = [], {}
+            for it, e in zip(r.it, r.err):
+                sm.append(e)
+                tail = sm[-TAIL:]
+                out[it] = sum(tail) / len(tail)
+            curves.append(out)
+        its = sorted(set.intersection(*(set(c) for c in curves)))
+        return [(it, mean([c[it] for c in curves]), min(c[it] for c in curves),
+                 max(c[it] for c in curves)) for it in its]

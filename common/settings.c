@@ -93,6 +93,12 @@ const fasgd_cfg_key_t fasgd_data_cfg_keys [] = {
         "use at most this many validation examples (0: all)"),
     FASGD_CFG_KEY_BOOL ("shuffle", fasgd_data_cfg_t, shuffle, "false",
         "shuffle the training set once, from the seed, before training"),
+    FASGD_CFG_KEY_INT ("test", fasgd_data_cfg_t, test, 0, 100000000, "0",
+        "when > 0, the last N validation examples are a test set, never used to pick a setting"),
+    FASGD_CFG_KEY_STRING ("test_images", fasgd_data_cfg_t, test_images, 0, "",
+        "a test set's images (IDX), instead of test"),
+    FASGD_CFG_KEY_STRING ("test_labels", fasgd_data_cfg_t, test_labels, 0, "",
+        "a test set's labels (IDX), instead of test"),
     FASGD_CFG_KEY_END
 };
 
@@ -158,6 +164,69 @@ s_load_pair (const char *images, const char *labels, const char *dir, const char
     if (!ds)
         fasgd_log_error ("data: %s", err);
     return ds;
+}
+
+/*  0 when set's images and labels fit the model, else logs why and -1.  */
+static int
+s_fits_model (const fasgd_dataset_t *set, const char *what, const fasgd_model_spec_t *spec)
+{
+    int in = spec->sizes [0], classes = spec->sizes [spec->nsizes - 1];
+    if ((int) set->dim != in) {
+        fasgd_log_error ("data: %s images have %u pixels but the model's input size is %d",
+                         what, set->dim, in);
+        return -1;
+    }
+    if ((int) set->nclasses > classes) {
+        fasgd_log_error ("data: %s labels go up to %u but the model has %d outputs",
+                         what, set->nclasses - 1, classes);
+        return -1;
+    }
+    return 0;
+}
+
+int
+fasgd_data_cfg_load_test (const fasgd_data_cfg_t *cfg, const fasgd_model_spec_t *spec,
+                          fasgd_dataset_t **valid_p, fasgd_dataset_t **test_p)
+{
+    *test_p = NULL;
+    int files = *cfg->test_images || *cfg->test_labels;
+    if (files && cfg->test > 0) {
+        fasgd_log_error ("data: give test (a split of the validation set) or test_images and "
+                         "test_labels, not both");
+        return -1;
+    }
+    if (files) {
+        fasgd_dataset_t *test = s_load_pair (cfg->test_images, cfg->test_labels, cfg->dir, "test", 0);
+        if (!test)
+            return -1;
+        if (s_fits_model (test, "test", spec) != 0) {
+            fasgd_dataset_destroy (&test);
+            return -1;
+        }
+        *test_p = test;
+        return 0;
+    }
+    if (cfg->test <= 0)
+        return 0;
+    fasgd_dataset_t *valid = *valid_p;
+    if ((uint32_t) cfg->test >= valid->n) {
+        fasgd_log_error ("data: test %d leaves no validation examples (the set has %u)",
+                         cfg->test, valid->n);
+        return -1;
+    }
+    uint32_t keep = valid->n - (uint32_t) cfg->test;
+    fasgd_dataset_t *test = fasgd_dataset_slice (valid, keep, (uint32_t) cfg->test);
+    fasgd_dataset_t *head = fasgd_dataset_slice (valid, 0, keep);
+    if (!test || !head) {
+        fasgd_log_error ("data: out of memory for the test set");
+        fasgd_dataset_destroy (&test);
+        fasgd_dataset_destroy (&head);
+        return -1;
+    }
+    fasgd_dataset_destroy (valid_p);
+    *valid_p = head;
+    *test_p = test;
+    return 0;
 }
 
 int

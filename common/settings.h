@@ -59,6 +59,9 @@ typedef struct {
     int max_train;                  /* 0: all */
     int max_validation;             /* 0: all */
     int shuffle;                    /* shuffle the training set once, from the seed */
+    char test_images [FASGD_PATH_LEN];      /* a test set of its own, or "" */
+    char test_labels [FASGD_PATH_LEN];
+    int test;                       /* > 0: the last N validation examples are the test set */
 } fasgd_data_cfg_t;
 
 extern const fasgd_cfg_key_t fasgd_model_cfg_keys [];
@@ -76,5 +79,12 @@ void fasgd_gate_cfg_to_params (const fasgd_gate_cfg_t *cfg, double eps, fasgd_ga
     returns -1 on failure.  */
 int fasgd_data_cfg_load (const fasgd_data_cfg_t *cfg, const fasgd_model_spec_t *spec,
                          uint64_t seed, fasgd_dataset_t **train_p, fasgd_dataset_t **valid_p);
+
+/*  The test set the data section names, if any: the files test_images and
+    test_labels, or the last `test` examples of *valid_p, which then keeps
+    the rest. *test_p is NULL when there is none. Logs the cause and
+    returns -1 on failure (*valid_p is then unchanged).  */
+int fasgd_data_cfg_load_test (const fasgd_data_cfg_t *cfg, const fasgd_model_spec_t *spec,
+                              fasgd_dataset_t **valid_p, fasgd_dataset_t **test_p);
 
 #endif

@@ -23,6 +23,7 @@ struct fasgd_srv_eval_t {
     fasgd_srv_params_t *params;         /* its snapshots */
     const fasgd_model_t *model;
     fasgd_dataset_t *valid;             /* NULL: the clients report */
+    fasgd_dataset_t *test;              /* NULL: none; else evaluated with valid */
     const fasgd_srv_stats_t *st;
     const fasgd_srv_registry_t *registry;
     int64_t started_ms;
@@ -49,20 +50,29 @@ struct fasgd_srv_eval_t {
     int64_t done_ms;
 };
 
+#define S_CSV_COLUMNS "timestamp,wall_s,val_error,val_nll,clients,pushes,repeats,fetches," \
+                      "not_modified,bytes_in,bytes_out,mean_tau,max_tau"
+#define S_CSV_TEST_COLUMNS ",test_error,test_nll"
+
+/*  A row; with a test set, its error and NLL (test_err, test_nll) last.  */
 static void
-s_csv_row (fasgd_srv_eval_t *self, uint64_t ts, double err, double nll)
+s_csv_row (fasgd_srv_eval_t *self, uint64_t ts, double err, double nll, double test_err,
+           double test_nll)
 {
     if (!self->csv)
         return;
     const fasgd_srv_stats_t *s = &self->eval_st;
     uint64_t taus = s->tau_count - self->csv_prev.tau_count;
-    fprintf (self->csv, "%llu,%.3f,%.6f,%.6f,%zu,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu\n",
+    fprintf (self->csv, "%llu,%.3f,%.6f,%.6f,%zu,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu",
              (unsigned long long) ts, (double) (fasgd_srv_now_ms () - self->started_ms) / 1000.0, err, nll,
              self->eval_clients, (unsigned long long) s->pushes, (unsigned long long) s->repeats,
              (unsigned long long) s->fetches, (unsigned long long) s->not_modified,
              (unsigned long long) s->bytes_in, (unsigned long long) s->bytes_out,
              taus ? (s->tau_sum - self->csv_prev.tau_sum) / (double) taus : 0.0,
              (unsigned long long) self->eval_tau_max);
+    if (self->test)
+        fprintf (self->csv, ",%.6f,%.6f", test_err, test_nll);
+    fputc ('\n', self->csv);
     fflush (self->csv);
     self->csv_prev = *s;
 }
@@ -123,17 +133,20 @@ s_main (void *arg)
             fasgd_proto_floats_decode (snap->theta, self->params->n, native);
             theta = native;
         }
-        double nll = NAN, err = NAN;
+        double nll = NAN, err = NAN, test_nll = NAN, test_err = NAN;
         if (ws)
             fasgd_model_evaluate (self->model, ws, theta, self->valid->x, self->valid->y,
                                   self->valid->n, &nll, &err);
+        if (ws && self->test)
+            fasgd_model_evaluate (self->model, ws, theta, self->test->x, self->test->y,
+                                  self->test->n, &test_nll, &test_err);
         pthread_mutex_lock (&self->lock);
         self->last_error = err;
         self->last_nll = nll;
         self->done = 1;
         self->done_T = snap->ts;
         self->done_ms = fasgd_srv_now_ms ();
-        s_csv_row (self, snap->ts, err, nll);
+        s_csv_row (self, snap->ts, err, nll, test_err, test_nll);
         fasgd_log_info ("T=%llu validation error %.4f nll %.4f", (unsigned long long) snap->ts, err, nll);
         self->snap = NULL;
         self->running = 0;
@@ -147,12 +160,14 @@ s_main (void *arg)
 
 fasgd_srv_eval_t *
 fasgd_srv_eval_new (const fasgd_server_cfg_t *cfg, fasgd_srv_params_t *params, const fasgd_model_t *model,
-                    fasgd_dataset_t **valid_p, const fasgd_srv_stats_t *st, const fasgd_srv_registry_t *registry)
+                    fasgd_dataset_t **valid_p, fasgd_dataset_t **test_p, const fasgd_srv_stats_t *st,
+                    const fasgd_srv_registry_t *registry)
 {
     fasgd_srv_eval_t *self = calloc (1, sizeof *self);
     if (!self) {
         fasgd_log_error ("out of memory");
         fasgd_dataset_destroy (valid_p);
+        fasgd_dataset_destroy (test_p);
         return NULL;
     }
     self->cfg = cfg;
@@ -160,21 +175,40 @@ fasgd_srv_eval_new (const fasgd_server_cfg_t *cfg, fasgd_srv_params_t *params, c
     self->model = model;
     self->valid = *valid_p;
     *valid_p = NULL;
+    /*  A test set goes with a validation set of the server's own.  */
+    if (self->valid)
+        self->test = *test_p;
+    else
+        fasgd_dataset_destroy (test_p);
+    *test_p = NULL;
     self->st = st;
     self->registry = registry;
     self->last_error = self->last_nll = NAN;
     pthread_mutex_init (&self->lock, NULL);
     pthread_cond_init (&self->wake, NULL);
     if (*cfg->csv) {
-        int exists = access (cfg->csv, F_OK) == 0;
-        if (!(self->csv = fopen (cfg->csv, "a"))) {
+        const char *header = self->test ? S_CSV_COLUMNS S_CSV_TEST_COLUMNS "\n" : S_CSV_COLUMNS "\n";
+        if (!(self->csv = fopen (cfg->csv, "a+"))) {
             fasgd_log_error ("cannot write %s: %s", cfg->csv, strerror (errno));
             fasgd_srv_eval_destroy (&self);
             return NULL;
         }
-        if (!exists)
-            fputs ("timestamp,wall_s,val_error,val_nll,clients,pushes,repeats,fetches,not_modified,"
-                   "bytes_in,bytes_out,mean_tau,max_tau\n", self->csv);
+        /*  Rows are appended (a resumed run goes on in the same file)
+            only under the same columns.  */
+        char first [256] = "";
+        if (fgets (first, sizeof first, self->csv) && strcmp (first, header) != 0) {
+            first [strcspn (first, "\n")] = 0;
+            fasgd_log_error ("eval.csv %s has other columns than this run writes (%s a test set): "
+                             "its header is \"%.120s\"; give another file", cfg->csv,
+                             self->test ? "with" : "without", first);
+            fasgd_srv_eval_destroy (&self);
+            return NULL;
+        }
+        /*  From reading to appending: a positioning call between
+            (C11 7.21.5.3); a pipe has none to make and needs none.  */
+        (void) fseek (self->csv, 0, SEEK_END);
+        if (!*first)
+            fputs (header, self->csv);
     }
     return self;
 }
@@ -195,6 +229,7 @@ fasgd_srv_eval_destroy (fasgd_srv_eval_t **self_p)
     if (self->csv)
         fclose (self->csv);
     fasgd_dataset_destroy (&self->valid);
+    fasgd_dataset_destroy (&self->test);
     pthread_mutex_destroy (&self->lock);
     pthread_cond_destroy (&self->wake);
     free (self);
@@ -308,7 +343,7 @@ fasgd_srv_eval_report (fasgd_srv_eval_t *self, const fasgd_srv_client_t *c, cons
         self->done_T = self->params->T;
         self->done_ms = fasgd_srv_now_ms ();
         s_eval_take_stats (self);
-        s_csv_row (self, self->params->T, error, nll);
+        s_csv_row (self, self->params->T, error, nll, NAN, NAN);
         pthread_mutex_unlock (&self->lock);
     }
 }

@@ -17,13 +17,16 @@ typedef struct fasgd_srv_eval_t fasgd_srv_eval_t;
 
 /*  The evaluator of model (NULL for an external model) on *valid_p,
     which it takes over (NULL: no validation set of its own; the clients'
-    EVAL reports stand in), appending rows to cfg's eval.csv (opened
-    here, its header written when new). cfg, params, model, st and
+    EVAL reports stand in), and on *test_p beside it (taken over too; NULL
+    for none), appending rows to cfg's eval.csv (opened here, its header
+    written when new, refused when an existing file's header has other
+    columns). cfg, params, model, st and
     registry (for the clients counted in a row) are borrowed. NULL after
     logging the cause.  */
 fasgd_srv_eval_t *fasgd_srv_eval_new (const fasgd_server_cfg_t *cfg, fasgd_srv_params_t *params,
                                       const fasgd_model_t *model, fasgd_dataset_t **valid_p,
-                                      const fasgd_srv_stats_t *st, const fasgd_srv_registry_t *registry);
+                                      fasgd_dataset_t **test_p, const fasgd_srv_stats_t *st,
+                                      const fasgd_srv_registry_t *registry);
 /*  Stops the thread (after the evaluation it is running), closes the CSV.  */
 void fasgd_srv_eval_destroy (fasgd_srv_eval_t **self_p);
 /*  Starts the thread when there is a validation set, on cpus (the CPUs

@@ -291,14 +291,14 @@ s_params (fasgd_server_t *self, size_t n, size_t total, size_t offset)
     return 0;
 }
 
-/*  The validation set, when the server evaluates θ itself: the MLP's,
-    holding all of θ. *valid_p NULL otherwise.  */
+/*  The validation set and the test set (NULL if none), when the server
+    evaluates θ itself: the MLP's, holding all of θ. Both NULL otherwise.  */
 static int
-s_validation (fasgd_server_t *self, fasgd_dataset_t **valid_p)
+s_validation (fasgd_server_t *self, fasgd_dataset_t **valid_p, fasgd_dataset_t **test_p)
 {
     const fasgd_server_cfg_t *cfg = &self->cfg;
     const fasgd_srv_params_t *p = self->params;
-    *valid_p = NULL;
+    *valid_p = *test_p = NULL;
     if (!self->model && cfg->validate)
         fasgd_log_info ("external model: the server does not evaluate; clients report "
                         "validation results with EVAL");
@@ -315,6 +315,10 @@ s_validation (fasgd_server_t *self, fasgd_dataset_t **valid_p)
     if (fasgd_data_cfg_load (&cfg->data, &spec, cfg->seed, &train, valid_p) != 0)
         return -1;
     fasgd_dataset_destroy (&train);
+    if (fasgd_data_cfg_load_test (&cfg->data, &spec, valid_p, test_p) != 0) {
+        fasgd_dataset_destroy (valid_p);
+        return -1;
+    }
     return 0;
 }
 
@@ -355,15 +359,17 @@ s_state (fasgd_server_t *self, int resume)
 static int
 s_service (fasgd_server_t *self)
 {
-    fasgd_dataset_t *valid;
-    if (s_validation (self, &valid) != 0)
+    fasgd_dataset_t *valid, *test;
+    if (s_validation (self, &valid, &test) != 0)
         return -1;
     if (s_build_desc (self) != 0) {
         fasgd_dataset_destroy (&valid);
+        fasgd_dataset_destroy (&test);
         fasgd_log_error ("the model description does not fit in a message");
         return -1;
     }
-    self->eval = fasgd_srv_eval_new (&self->cfg, self->params, self->model, &valid, &self->st, self->registry);
+    self->eval = fasgd_srv_eval_new (&self->cfg, self->params, self->model, &valid, &test,
+                                     &self->st, self->registry);
     return self->eval ? 0 : -1;
 }
 

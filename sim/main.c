@@ -140,25 +140,37 @@ main (int argc, char **argv)
 
     fasgd_model_spec_t spec;
     fasgd_model_cfg_to_spec (&cfg.model, &spec);
-    fasgd_dataset_t *train = NULL, *valid = NULL;
+    fasgd_dataset_t *train = NULL, *valid = NULL, *test = NULL;
     if (fasgd_data_cfg_load (&cfg.data, &spec, cfg.seed, &train, &valid) != 0)
         return 1;
+    if (fasgd_data_cfg_load_test (&cfg.data, &spec, &valid, &test) != 0) {
+        fasgd_dataset_destroy (&train);
+        fasgd_dataset_destroy (&valid);
+        return 1;
+    }
     /*  The simulator's own threads do the parallel work; BLAS inside each
         gradient stays on one core, which also keeps results independent of
         the thread count.  */
     openblas_set_num_threads (1);
     fasgd_sim_t *sim = fasgd_sim_new (&cfg, train, valid);
+    if (sim && test && fasgd_sim_set_test (sim, test) != 0)
+        fasgd_sim_destroy (&sim);
     if (!sim) {
+        fasgd_dataset_destroy (&test);
         fasgd_dataset_destroy (&train);
         fasgd_dataset_destroy (&valid);
         return 1;
     }
     if (check) {
-        printf ("fasgd-sim: %s: configuration OK (%u training and %u validation examples, %zu parameters)\n",
-                config, train->n, valid->n, fasgd_sim_nparams (sim));
+        char tests [48] = "";
+        if (test)
+            snprintf (tests, sizeof tests, " and %u test", test->n);
+        printf ("fasgd-sim: %s: configuration OK (%u training%s %u validation%s examples, %zu parameters)\n",
+                config, train->n, test ? "," : " and", valid->n, tests, fasgd_sim_nparams (sim));
         fasgd_sim_destroy (&sim);
         fasgd_dataset_destroy (&train);
         fasgd_dataset_destroy (&valid);
+        fasgd_dataset_destroy (&test);
         return 0;
     }
 
@@ -183,6 +195,7 @@ main (int argc, char **argv)
             fasgd_sim_destroy (&sim);
             fasgd_dataset_destroy (&train);
             fasgd_dataset_destroy (&valid);
+            fasgd_dataset_destroy (&test);
             return 1;
         }
     }
@@ -218,6 +231,9 @@ main (int argc, char **argv)
              (unsigned long long) st->pushes, (unsigned long long) st->potential_pushes,
              (double) st->bytes / 1e6, st->tau_mean, (unsigned long long) st->tau_max, wall, wall > 0 ? (double) st->iterations / wall : 0,
              st->peak_snapshots);
+    if (test)
+        fprintf (out, "fasgd-sim: test error %.4f, nll %.4f (%u examples)\n",
+                 st->test_error, st->test_nll, test->n);
     if (cfg.mode == FASGD_SIM_EVENTS)
         fprintf (out, "fasgd-sim: simulated time %.3f s\n", st->sim_time);
     if (st->rejected)
@@ -226,5 +242,6 @@ main (int argc, char **argv)
     fasgd_sim_destroy (&sim);
     fasgd_dataset_destroy (&train);
     fasgd_dataset_destroy (&valid);
+    fasgd_dataset_destroy (&test);
     return status;
 }

@@ -8,6 +8,7 @@
 #include "shardmap.h"
 #include "snapshot.h"
 
+#include <assert.h>
 #include <cblas.h>
 #include <math.h>
 #include <pthread.h>
@@ -85,12 +86,19 @@ s_compute_gradient (fasgd_sim_t *self, s_worker_t *w, const s_client_t *c, uint6
     fasgd_model_batch_gradient (self->model, w->ws, theta, self->batches [iter % self->nbatches], grad, NULL);
 }
 
+/*  Examples in chunk k of a set of n.  */
+static size_t
+s_set_chunk_len (size_t n, int k)
+{
+    size_t start = (size_t) k * S_EVAL_CHUNK;
+    return n - start < S_EVAL_CHUNK ? n - start : S_EVAL_CHUNK;
+}
+
 /*  Examples in validation chunk k.  */
 static size_t
 s_chunk_len (const fasgd_sim_t *self, int k)
 {
-    size_t start = (size_t) k * S_EVAL_CHUNK;
-    return self->valid->n - start < S_EVAL_CHUNK ? self->valid->n - start : S_EVAL_CHUNK;
+    return s_set_chunk_len (self->valid->n, k);
 }
 
 /*  len examples of `set` from `start`, made ready for many passes.  */
@@ -100,9 +108,19 @@ s_batch_new (const fasgd_sim_t *self, const fasgd_dataset_t *set, size_t start, 
     return fasgd_model_batch_new (self->model, set->x + start * set->dim, set->y + start, (int) len);
 }
 
+/*  Task k: validation chunk k, then the test set's chunks.  */
 static void
 s_eval_chunk (fasgd_sim_t *self, fasgd_model_ws_t *ws, int k)
 {
+    if (k >= self->nchunks) {
+        int t = k - self->nchunks, nerr = 0;
+        size_t len = s_set_chunk_len (self->test->n, t);
+        double nll = fasgd_model_batch_loss (self->model, ws, self->current->theta,
+                                             self->test_batches [t], &nerr);
+        self->test_nll [t] = nll * (double) len;
+        self->test_err [t] = nerr;
+        return;
+    }
     size_t len = s_chunk_len (self, k);
     int nerr = 0;
     double nll = fasgd_model_batch_loss (self->model, ws, self->current->theta,
@@ -116,7 +134,7 @@ s_run_tasks (fasgd_sim_t *self, s_worker_t *w)
 {
     for (;;) {
         int k = __atomic_fetch_add (&self->next_task, 1, __ATOMIC_RELAXED);
-        if (k >= self->nchunks)
+        if (k >= self->nchunks + self->ntest)
             break;
         s_eval_chunk (self, w->ws, k);
     }
@@ -207,6 +225,15 @@ s_evaluate (fasgd_sim_t *self)
     }
     self->st.val_nll = nll / self->valid->n;
     self->st.val_error = err / self->valid->n;
+    if (self->test) {
+        nll = err = 0;
+        for (int k = 0; k < self->ntest; k++) {
+            nll += self->test_nll [k];
+            err += self->test_err [k];
+        }
+        self->st.test_nll = nll / self->test->n;
+        self->st.test_error = err / self->test->n;
+    }
     if (self->st.evaluations == 0 || self->st.val_error < self->st.best_error)
         self->st.best_error = self->st.val_error;
     self->st.evaluations++;
@@ -215,11 +242,14 @@ s_evaluate (fasgd_sim_t *self)
 /* ------------------------------------------------------------------ */
 /*  Output                                                              */
 
+/*  The test columns come last, and only with a test set, so that readers
+    of the validation columns see the same file either way.  */
 static void
-s_csv_header (FILE *csv)
+s_csv_header (const fasgd_sim_t *self, FILE *csv)
 {
     fputs ("iteration,timestamp,sim_time,val_error,val_nll,fetches,potential_fetches,"
-           "pushes,potential_pushes,repeats,bytes,mean_tau,max_tau\n", csv);
+           "pushes,potential_pushes,repeats,bytes,mean_tau,max_tau", csv);
+    fputs (self->test ? ",test_error,test_nll\n" : "\n", csv);
 }
 
 static void
@@ -228,13 +258,16 @@ s_row (fasgd_sim_t *self)
     s_evaluate (self);
     if (self->csv) {
         double mean_tau = self->row_tau_count ? self->row_tau_sum / (double) self->row_tau_count : 0;
-        fprintf (self->csv, "%llu,%llu,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu\n",
+        fprintf (self->csv, "%llu,%llu,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu",
                  (unsigned long long) self->st.iterations, (unsigned long long) self->T,
                  self->now, self->st.val_error, self->st.val_nll,
                  (unsigned long long) self->st.fetches, (unsigned long long) self->st.potential_fetches,
                  (unsigned long long) self->st.pushes, (unsigned long long) self->st.potential_pushes,
                  (unsigned long long) self->st.repeats, (unsigned long long) self->st.bytes,
                  mean_tau, (unsigned long long) self->row_tau_max);
+        if (self->test)
+            fprintf (self->csv, ",%.6f,%.6f", self->st.test_error, self->st.test_nll);
+        fputc ('\n', self->csv);
     }
     self->row_tau_sum = 0;
     self->row_tau_count = 0;
@@ -1111,6 +1144,11 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
     free (self->slot_grads);
     free (self->last_iter);
     free (self->chunk_nll);
+    for (int k = 0; self->test_batches && k < self->ntest; k++)
+        fasgd_model_batch_destroy (&self->test_batches [k]);
+    free (self->test_batches);
+    free (self->test_nll);
+    free (self->test_err);
     free (self->chunk_err);
     for (size_t i = 0; self->batches && i < self->nbatches + (size_t) self->nchunks; i++)
         fasgd_model_batch_destroy (&self->batches [i]);
@@ -1130,6 +1168,40 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
 }
 
 int
+fasgd_sim_set_test (fasgd_sim_t *self, const fasgd_dataset_t *test)
+{
+    assert (!self->test && test);
+    const fasgd_model_spec_t *spec = fasgd_model_spec (self->model);
+    if ((int) test->dim != spec->sizes [0] || (int) test->nclasses > spec->sizes [spec->nsizes - 1]) {
+        fasgd_log_error ("sim: the test set's examples do not fit the model");
+        return -1;
+    }
+    if (test->n == 0) {
+        fasgd_log_error ("sim: the test set is empty");
+        return -1;
+    }
+    int n = (int) ((test->n + S_EVAL_CHUNK - 1) / S_EVAL_CHUNK);
+    self->test_batches = calloc ((size_t) n, sizeof *self->test_batches);
+    self->test_nll = calloc ((size_t) n, sizeof (double));
+    self->test_err = calloc ((size_t) n, sizeof (double));
+    if (!self->test_batches || !self->test_nll || !self->test_err) {
+        fasgd_log_error ("sim: out of memory for the test set");
+        return -1;
+    }
+    for (int k = 0; k < n; k++)
+        if (!(self->test_batches [k] = s_batch_new (self, test, (size_t) k * S_EVAL_CHUNK,
+                                                    s_set_chunk_len (test->n, k)))) {
+            fasgd_log_error ("sim: out of memory for the test set");
+            for (int j = 0; j < k; j++)
+                fasgd_model_batch_destroy (&self->test_batches [j]);
+            return -1;
+        }
+    self->ntest = n;
+    self->test = test;
+    return 0;
+}
+
+int
 fasgd_sim_run (fasgd_sim_t *self, FILE *csv)
 {
     self->csv = csv;
@@ -1138,7 +1210,7 @@ fasgd_sim_run (fasgd_sim_t *self, FILE *csv)
     clock_gettime (CLOCK_MONOTONIC, &self->t0);
     self->last_progress = self->t0;
     if (csv)
-        s_csv_header (csv);
+        s_csv_header (self, csv);
     s_row (self);                        /* the starting point, at T = 0 */
     if (self->cfg.mode == FASGD_SIM_EVENTS)
         s_run_events (self);

@@ -86,6 +86,7 @@ typedef struct {
     double tau_mean;
     uint64_t tau_max;
     double val_error, val_nll;      /* last evaluation */
+    double test_error, test_nll;    /* the same θ on the test set, if any */
     double best_error;
     uint64_t evaluations;
     size_t peak_snapshots;          /* most θ copies alive at once, the
@@ -99,6 +100,12 @@ typedef struct fasgd_sim_t fasgd_sim_t;
 fasgd_sim_t *fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train,
                             const fasgd_dataset_t *valid);
 void fasgd_sim_destroy (fasgd_sim_t **self_p);
+
+/*  Gives the simulation a test set (borrowed, like the others), evaluated
+    beside the validation set at every row: the CSV gets test_error and
+    test_nll columns. Call before fasgd_sim_run. Returns -1 after logging
+    the cause (its images do not fit the model, out of memory).  */
+int fasgd_sim_set_test (fasgd_sim_t *self, const fasgd_dataset_t *test);
 
 /*  Runs to the end. Writes the CSV header and a row per evaluation to csv
     (may be NULL); progress, if enabled, goes to stderr. 0 on success.  */

@@ -186,6 +186,11 @@ struct fasgd_sim_t {
     int64_t *last_iter;         /* per client: its latest picked iteration */
     double *chunk_nll, *chunk_err;
     int nchunks;
+    /*  The test set, evaluated as chunks nchunks .. nchunks+ntest-1.  */
+    const fasgd_dataset_t *test;
+    fasgd_model_batch_t **test_batches;
+    double *test_nll, *test_err;
+    int ntest;
 
     /*  Progress.  */
     int show_progress;

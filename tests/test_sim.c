@@ -7,6 +7,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 /*  A small synthetic problem: labels from a fixed random linear map, so
@@ -178,24 +179,26 @@ s_check_thread_independence (const char *const *extra, size_t nextra)
     fasgd_dataset_destroy (&valid);
 }
 
-START_TEST (test_deterministic_across_threads_fasgd)
-{
-    const char *extra [] = { "rule.name=fasgd", "rule.lr=0.01", "gates.fetch.gate=bfasgd",
-                             "gates.fetch.c=0.05", "gates.push.gate=bfasgd", "gates.push.c=0.01" };
-    s_check_thread_independence (extra, sizeof extra / sizeof extra [0]);
-}
-END_TEST
+/*  The settings each run of the thread-independence test adds, one row a
+    run (NULL-terminated).  */
+static const char *const s_thread_cases [][7] = {
+    { "rule.name=fasgd", "rule.lr=0.01", "gates.fetch.gate=bfasgd", "gates.fetch.c=0.05",
+      "gates.push.gate=bfasgd", "gates.push.c=0.01", NULL },
+    { "rule.name=sasgd", "rule.lr=0.2", "speed.dist=lognormal", NULL },
+    { "rule.name=dcasgd", "rule.lr=0.1", "gates.push.skip=accumulate", "gates.push.gate=every",
+      "gates.push.every=3", NULL },
+    { "mode=events", "rule.name=gap-aware", "rule.lr=0.1", "events.compute_dist=exponential",
+      "events.bandwidth=1e6", NULL },
+};
+#define S_THREAD_CASES ((int) (sizeof s_thread_cases / sizeof s_thread_cases [0]))
 
-START_TEST (test_deterministic_across_threads_other_rules)
+START_TEST (test_deterministic_across_threads)
 {
-    const char *sasgd [] = { "rule.name=sasgd", "rule.lr=0.2", "speed.dist=lognormal" };
-    s_check_thread_independence (sasgd, 3);
-    const char *dc [] = { "rule.name=dcasgd", "rule.lr=0.1", "gates.push.skip=accumulate",
-                          "gates.push.gate=every", "gates.push.every=3" };
-    s_check_thread_independence (dc, 5);
-    const char *ev [] = { "mode=events", "rule.name=gap-aware", "rule.lr=0.1",
-                          "events.compute_dist=exponential", "events.bandwidth=1e6" };
-    s_check_thread_independence (ev, 5);
+    const char *const *extra = s_thread_cases [_i];
+    size_t n = 0;
+    while (extra [n])
+        n++;
+    s_check_thread_independence (extra, n);
 }
 END_TEST
 
@@ -218,53 +221,49 @@ END_TEST
 
 /*  One client makes the gate arithmetic exact: 10 iterations, push gate
     every 3rd opportunity (the first push is forced: 1 + floor(9/3) = 4
-    pushes), fetch every 2nd (5 fetches of 10).  */
-START_TEST (test_gate_accounting_resend_last)
+    pushes). With resend-last and a fetch every 2nd (5 fetches of 10) the
+    skipped pushes are repeats, applied too; with accumulate they never
+    reach the server. One row a case: its settings (NULL-terminated) and
+    the counts it must give.  */
+typedef struct {
+    const char *sets [10];
+    uint64_t pushes, repeats, timestamp, fetches;
+    bool resend;                        /* resend-last: check the bytes too */
+} s_gate_case_t;
+
+static const s_gate_case_t s_gate_cases [] = {
+    { { "clients=1", "iterations=10", "rule.name=asgd", "rule.lr=0.01", "gates.push.gate=every",
+        "gates.push.every=3", "gates.fetch.gate=every", "gates.fetch.every=2", "eval.every=1000", NULL },
+      4, 6, 10, 5, true },
+    { { "clients=1", "iterations=10", "rule.name=asgd", "rule.lr=0.01", "gates.push.gate=every",
+        "gates.push.every=3", "gates.push.skip=accumulate", "eval.every=1000", NULL },
+      4, 0, 4, 10, false },
+};
+#define S_GATE_CASES ((int) (sizeof s_gate_cases / sizeof s_gate_cases [0]))
+
+START_TEST (test_gate_accounting)
 {
+    const s_gate_case_t *k = &s_gate_cases [_i];
     fasgd_dataset_t *train = s_make_data (50, 1), *valid = s_make_data (10, 2);
     fasgd_sim_cfg_t cfg;
     s_base_cfg (&cfg);
-    const char *sets [] = { "clients=1", "iterations=10", "rule.name=asgd", "rule.lr=0.01",
-                            "gates.push.gate=every", "gates.push.every=3",
-                            "gates.fetch.gate=every", "gates.fetch.every=2", "eval.every=1000" };
-    for (size_t i = 0; i < sizeof sets / sizeof sets [0]; i++)
-        s_set (&cfg, sets [i]);
+    for (size_t i = 0; k->sets [i]; i++)
+        s_set (&cfg, k->sets [i]);
     fasgd_sim_stats_t st;
     free (s_run (&cfg, train, valid, NULL, &st));
     ck_assert_uint_eq (st.iterations, 10);
     ck_assert_uint_eq (st.potential_pushes, 10);
-    ck_assert_uint_eq (st.pushes, 4);
-    ck_assert_uint_eq (st.repeats, 6);
     ck_assert_uint_eq (st.potential_fetches, 10);
-    ck_assert_uint_eq (st.fetches, 5);
-    ck_assert_uint_eq (st.timestamp, 10);          /* repeats are applied too */
-    size_t D = (20 * 8 + 8 + 8 * 4 + 4) * sizeof (float), H = FASGD_SIM_HEADER_BYTES;
-    ck_assert_uint_eq (st.bytes, 4 * (H + D + H) + 6 * (2 * H) + 5 * (H + H + D));
+    ck_assert_uint_eq (st.pushes, k->pushes);
+    ck_assert_uint_eq (st.repeats, k->repeats);
+    ck_assert_uint_eq (st.timestamp, k->timestamp);
+    ck_assert_uint_eq (st.fetches, k->fetches);
+    if (k->resend) {
+        size_t D = (20 * 8 + 8 + 8 * 4 + 4) * sizeof (float), H = FASGD_SIM_HEADER_BYTES;
+        ck_assert_uint_eq (st.bytes, 4 * (H + D + H) + 6 * (2 * H) + 5 * (H + H + D));
+    }
     fasgd_dataset_destroy (&train);
     fasgd_dataset_destroy (&valid);
-}
-END_TEST
-
-START_TEST (test_gate_accounting_accumulate)
-{
-    fasgd_dataset_t *train = s_make_data (50, 1), *valid = s_make_data (10, 2);
-    fasgd_sim_cfg_t cfg;
-    s_base_cfg (&cfg);
-    const char *sets [] = { "clients=1", "iterations=10", "rule.name=asgd", "rule.lr=0.01",
-                            "gates.push.gate=every", "gates.push.every=3",
-                            "gates.push.skip=accumulate", "eval.every=1000" };
-    for (size_t i = 0; i < sizeof sets / sizeof sets [0]; i++)
-        s_set (&cfg, sets [i]);
-    fasgd_sim_stats_t st;
-    float *theta_acc;
-    free (s_run (&cfg, train, valid, &theta_acc, &st));
-    ck_assert_uint_eq (st.pushes, 4);
-    ck_assert_uint_eq (st.repeats, 0);
-    ck_assert_uint_eq (st.timestamp, 4);           /* skipped pushes never reach the server */
-    ck_assert_uint_eq (st.fetches, 10);
-    fasgd_dataset_destroy (&train);
-    fasgd_dataset_destroy (&valid);
-    free (theta_acc);
 }
 END_TEST
 
@@ -712,11 +711,9 @@ sim_suite (void)
     TCase *tc = tcase_create ("core");
     tcase_set_timeout (tc, 120);
     tcase_add_test (tc, test_hardsync_equals_large_batch_sgd);
-    tcase_add_test (tc, test_deterministic_across_threads_fasgd);
-    tcase_add_test (tc, test_deterministic_across_threads_other_rules);
+    tcase_add_loop_test (tc, test_deterministic_across_threads, 0, S_THREAD_CASES);
     tcase_add_test (tc, test_same_seed_same_run_other_seed_differs);
-    tcase_add_test (tc, test_gate_accounting_resend_last);
-    tcase_add_test (tc, test_gate_accounting_accumulate);
+    tcase_add_loop_test (tc, test_gate_accounting, 0, S_GATE_CASES);
     tcase_add_test (tc, test_bfasgd_gate_rate);
     tcase_add_test (tc, test_snapshots_shared);
     tcase_add_test (tc, test_shared_theta_replayed);

@@ -786,65 +786,76 @@ START_TEST (test_silent_and_late_replies)
 }
 END_TEST
 
+/*  ERROR replies, one a row: the status and reason the fake server sends
+    (or, for S_FAKE_VERSION, a reply in another protocol version) to one
+    request, what the call returns and the reason as the client keeps it
+    (made printable), and what follows: still joined (the next push goes
+    out), or not joined (a push is refused before it is sent, and a JOIN
+    starts again).  */
+typedef enum { S_CALL_PUSH, S_CALL_PUSH_REPEAT, S_CALL_FETCH, S_CALL_JOIN } s_call_t;
+typedef enum { S_AFTER_NOTHING, S_AFTER_JOINED, S_AFTER_NOT_JOINED } s_after_t;
+
+static const struct {
+    int mode, msg;
+    s_call_t call;
+    int status;
+    const char *reason, *kept;
+    int rc;
+    s_after_t after;
+} s_error_cases [] = {
+    { S_FAKE_ERROR, FASGD_MSG_PUSH, S_CALL_PUSH, 422, "gradient holds NaN at 3", "gradient holds NaN at 3",
+      FASGD_CLIENT_EREFUSED, S_AFTER_JOINED },
+    /*  A reason with control characters is made printable.  */
+    { S_FAKE_ERROR, FASGD_MSG_PUSH_REPEAT, S_CALL_PUSH_REPEAT, 409, "bad\nline\033", "bad?line?",
+      FASGD_CLIENT_EREFUSED, S_AFTER_NOTHING },
+    /*  401: the server does not know the client; the session is over.  */
+    { S_FAKE_ERROR, FASGD_MSG_FETCH, S_CALL_FETCH, 401, "unknown client 7", NULL,
+      FASGD_CLIENT_ENOTJOINED, S_AFTER_NOT_JOINED },
+    /*  An ERROR to JOIN (the server is shutting down).  */
+    { S_FAKE_ERROR, FASGD_MSG_JOIN, S_CALL_JOIN, 503, "shutting down", NULL,
+      FASGD_CLIENT_EREFUSED, S_AFTER_NOT_JOINED },
+    /*  Another protocol version.  */
+    { S_FAKE_VERSION, FASGD_MSG_JOIN, S_CALL_JOIN, 426, NULL, NULL, FASGD_CLIENT_EVERSION, S_AFTER_NOTHING },
+};
+#define S_ERROR_CASES ((int) (sizeof s_error_cases / sizeof s_error_cases [0]))
+
 START_TEST (test_error_replies)
 {
     s_fake_t *f = s_fake_start (NULL);
     fasgd_client_t *c = s_client (f, 1);
     float grad [S_D] = { 0 }, theta [S_D];
     uint64_t ts;
+    int rc = 0;
 
-    pthread_mutex_lock (&f->lock);
-    f->err_status = 422;
-    snprintf (f->err_reason, sizeof f->err_reason, "gradient holds NaN at 3");
-    pthread_mutex_unlock (&f->lock);
-    s_fake_mode (f, S_FAKE_ERROR, FASGD_MSG_PUSH);
-    ck_assert_int_eq (fasgd_client_push (c, grad, 10), FASGD_CLIENT_EREFUSED);
-    ck_assert_int_eq (fasgd_client_last_status (c), 422);
-    ck_assert_str_eq (fasgd_client_last_reason (c), "gradient holds NaN at 3");
-    /*  Still joined: the next request goes out.  */
+    if (s_error_cases [_i].reason) {
+        pthread_mutex_lock (&f->lock);
+        f->err_status = s_error_cases [_i].status;
+        snprintf (f->err_reason, sizeof f->err_reason, "%s", s_error_cases [_i].reason);
+        pthread_mutex_unlock (&f->lock);
+    }
+    s_fake_mode (f, s_error_cases [_i].mode, s_error_cases [_i].msg);
+    switch (s_error_cases [_i].call) {
+        case S_CALL_PUSH: rc = fasgd_client_push (c, grad, 10); break;
+        case S_CALL_PUSH_REPEAT: rc = fasgd_client_push_repeat (c); break;
+        case S_CALL_FETCH: rc = fasgd_client_fetch (c, theta, &ts, 0); break;
+        case S_CALL_JOIN: rc = fasgd_client_join (c, "w"); break;
+    }
+    ck_assert_int_eq (rc, s_error_cases [_i].rc);
+    ck_assert_int_eq (fasgd_client_last_status (c), s_error_cases [_i].status);
+    if (s_error_cases [_i].kept)
+        ck_assert_str_eq (fasgd_client_last_reason (c), s_error_cases [_i].kept);
     s_fake_mode (f, S_FAKE_NORMAL, 0);
-    ck_assert_int_eq (fasgd_client_push (c, grad, 10), 0);
-    ck_assert_int_eq (fasgd_client_last_status (c), 200);
-
-    /*  A reason with control characters is made printable.  */
-    pthread_mutex_lock (&f->lock);
-    f->err_status = 409;
-    snprintf (f->err_reason, sizeof f->err_reason, "bad\nline\033");
-    pthread_mutex_unlock (&f->lock);
-    s_fake_mode (f, S_FAKE_ERROR, FASGD_MSG_PUSH_REPEAT);
-    ck_assert_int_eq (fasgd_client_push_repeat (c), FASGD_CLIENT_EREFUSED);
-    ck_assert_int_eq (fasgd_client_last_status (c), 409);
-    ck_assert_str_eq (fasgd_client_last_reason (c), "bad?line?");
-
-    /*  401: the server does not know the client; the session is over.  */
-    pthread_mutex_lock (&f->lock);
-    f->err_status = 401;
-    snprintf (f->err_reason, sizeof f->err_reason, "unknown client 7");
-    pthread_mutex_unlock (&f->lock);
-    s_fake_mode (f, S_FAKE_ERROR, FASGD_MSG_FETCH);
-    ck_assert_int_eq (fasgd_client_fetch (c, theta, &ts, 0), FASGD_CLIENT_ENOTJOINED);
-    ck_assert_int_eq (fasgd_client_last_status (c), 401);
-    int pushes = s_fake_count (f, FASGD_MSG_PUSH);
-    ck_assert_int_eq (fasgd_client_push (c, grad, 10), FASGD_CLIENT_ENOTJOINED);
-    ck_assert_int_eq (s_fake_count (f, FASGD_MSG_PUSH), pushes);
-    s_fake_mode (f, S_FAKE_NORMAL, 0);
-    ck_assert_int_eq (fasgd_client_join (c, "again"), 0);
-    ck_assert_int_eq (fasgd_client_fetch (c, theta, &ts, 0), 0);
-
-    /*  An ERROR to JOIN (the server is shutting down).  */
-    pthread_mutex_lock (&f->lock);
-    f->err_status = 503;
-    snprintf (f->err_reason, sizeof f->err_reason, "shutting down");
-    pthread_mutex_unlock (&f->lock);
-    s_fake_mode (f, S_FAKE_ERROR, FASGD_MSG_JOIN);
-    ck_assert_int_eq (fasgd_client_join (c, "w"), FASGD_CLIENT_EREFUSED);
-    ck_assert_int_eq (fasgd_client_last_status (c), 503);
-    ck_assert_int_eq (fasgd_client_push (c, grad, 0), FASGD_CLIENT_ENOTJOINED);
-
-    /*  Another protocol version.  */
-    s_fake_mode (f, S_FAKE_VERSION, FASGD_MSG_JOIN);
-    ck_assert_int_eq (fasgd_client_join (c, "w"), FASGD_CLIENT_EVERSION);
-    ck_assert_int_eq (fasgd_client_last_status (c), 426);
+    if (s_error_cases [_i].after == S_AFTER_JOINED) {
+        ck_assert_int_eq (fasgd_client_push (c, grad, 10), 0);
+        ck_assert_int_eq (fasgd_client_last_status (c), 200);
+    }
+    else if (s_error_cases [_i].after == S_AFTER_NOT_JOINED) {
+        int pushes = s_fake_count (f, FASGD_MSG_PUSH);
+        ck_assert_int_eq (fasgd_client_push (c, grad, 10), FASGD_CLIENT_ENOTJOINED);
+        ck_assert_int_eq (s_fake_count (f, FASGD_MSG_PUSH), pushes);
+        ck_assert_int_eq (fasgd_client_join (c, "again"), 0);
+        ck_assert_int_eq (fasgd_client_fetch (c, theta, &ts, 0), 0);
+    }
     fasgd_client_destroy (&c);
     s_fake_stop (&f);
 }
@@ -1221,7 +1232,7 @@ s_suite (void)
     tcase_add_test (tc, test_compact_wire);
     tcase_add_test (tc, test_no_server_times_out);
     tcase_add_test (tc, test_silent_and_late_replies);
-    tcase_add_test (tc, test_error_replies);
+    tcase_add_loop_test (tc, test_error_replies, 0, S_ERROR_CASES);
     tcase_add_test (tc, test_malformed_replies);
     tcase_add_test (tc, test_heartbeats);
     tcase_set_timeout (tc, 30);

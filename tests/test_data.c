@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -398,7 +399,7 @@ END_TEST
 
 START_TEST (test_err_empty_and_short)
 {
-    char dir [128], im [256], lb [256], p [256];
+    char dir [128], lb [256], p [256];
     s_tmp_begin (dir, sizeof dir);
     s_write_labels (s_path (lb, sizeof lb, dir, "lb"), 2, 0);
     s_write (s_path (p, sizeof p, dir, "empty"), "", 0, 0);
@@ -407,13 +408,6 @@ START_TEST (test_err_empty_and_short)
     s_expect_fail (p, lb, p, "empty file");
     s_write (s_path (p, sizeof p, dir, "three"), "\0\0\x08", 3, 0);
     s_expect_fail (p, lb, "too short for an IDX header (3 bytes)", NULL);
-    /*  Magic fine, sizes cut off.  */
-    uint32_t dims [3] = { 1, 2, 2 };
-    size_t len;
-    uint8_t *buf = s_idx (0x803, dims, 3, NULL, 0, &len);
-    s_write (s_path (im, sizeof im, dir, "hdr"), buf, 10, 0);
-    free (buf);
-    s_expect_fail (im, lb, "truncated header: 10 bytes", "needs 16");
     s_tmp_end (dir);
 }
 END_TEST
@@ -424,13 +418,6 @@ START_TEST (test_err_magic_and_dims)
     s_tmp_begin (dir, sizeof dir);
     s_write_images (s_path (im, sizeof im, dir, "im"), 2, 2, 2, 0);
     s_write_labels (s_path (lb, sizeof lb, dir, "lb"), 2, 0);
-    uint32_t dims [3] = { 2, 2, 2 };
-    size_t len;
-    /*  Signed-int pixels (type 0x0c) are valid IDX, not what we read.  */
-    uint8_t *buf = s_idx (0x00000c03, dims, 3, NULL, 32, &len);
-    s_write (s_path (p, sizeof p, dir, "int"), buf, len, 0);
-    free (buf);
-    s_expect_fail (p, lb, "expected 0x00000803", "found 0x00000c03");
     s_write (s_path (p, sizeof p, dir, "text"), "hello, world\n", 13, 0);
     s_expect_fail (p, lb, "wrong magic", "found 0x68656c6c");
     s_write (s_path (p, sizeof p, dir, "text.gz"), "hello, world\n", 13, 1);
@@ -438,92 +425,91 @@ START_TEST (test_err_magic_and_dims)
     /*  Images and labels swapped.  */
     s_expect_fail (lb, im, "wrong dimension count: expected 3", "found 1 (magic 0x00000801) (a label file?)");
     s_expect_fail (im, im, "wrong dimension count: expected 1", "found 3 (magic 0x00000803) (an image file?)");
-    /*  A 2-dimensional ubyte file is neither.  */
-    buf = s_idx (0x00000802, dims, 2, NULL, 4, &len);
-    s_write (p, buf, len, 0);
-    free (buf);
-    s_expect_fail (p, lb, "expected 3 (magic 0x00000803), found 2 (magic 0x00000802)", NULL);
     s_tmp_end (dir);
 }
 END_TEST
 
-START_TEST (test_err_bad_sizes)
-{
-    char dir [128], lb [256], p [256];
-    s_tmp_begin (dir, sizeof dir);
-    s_write_labels (s_path (lb, sizeof lb, dir, "lb"), 2, 0);
-    const uint32_t bad [][3] = { { 2, 0, 28 }, { 2, 28, 0 }, { 2, 4097, 1 }, { 2, 1, 100000 } };
-    const char *text [] = { "bad image size 0x28", "bad image size 28x0",
-                            "bad image size 4097x1", "bad image size 1x100000" };
-    for (int i = 0; i < 4; i++) {
-        size_t len;
-        uint8_t *buf = s_idx (0x803, bad [i], 3, NULL, 8, &len);
-        s_write (s_path (p, sizeof p, dir, "im"), buf, len, 0);
-        free (buf);
-        s_expect_fail (p, lb, text [i], "1..4096");
-    }
-    uint32_t zero [3] = { 0, 28, 28 }, nl = 0;
-    size_t len;
-    uint8_t *buf = s_idx (0x803, zero, 3, NULL, 0, &len);
-    s_write (p, buf, len, 0);
-    free (buf);
-    s_expect_fail (p, lb, p, "header says 0 images");
-    /*  Zero labels.  */
-    char im [256];
-    s_write_images (s_path (im, sizeof im, dir, "im2"), 2, 2, 2, 0);
-    buf = s_idx (0x801, &nl, 1, NULL, 0, &len);
-    s_write (p, buf, len, 0);
-    free (buf);
-    s_expect_fail (im, p, p, "header says 0 labels");
-    s_tmp_end (dir);
-}
-END_TEST
+/*  Malformed IDX headers and sizes, each refused with a message. A row:
+    whether the bad file is the labels' (else the images'), its header
+    (magic, dimensions), the payload bytes after the header, how many of
+    the file's bytes are written (0: all) and whether gzipped; the other
+    file holds `other` labels, or `other` 2x2 images. The message holds both
+    needles; a NULL first needle stands for the bad file's path.  */
+typedef struct {
+    bool labels;
+    uint32_t magic, dims [3];
+    int ndims;
+    size_t payload, cut;
+    int gz;
+    uint32_t other;
+    const char *needle1, *needle2;
+} s_idx_case_t;
 
-START_TEST (test_err_truncated_and_trailing)
-{
-    char dir [128], lb [256], lb10 [256], p [256], pz [256];
-    s_tmp_begin (dir, sizeof dir);
-    s_write_labels (s_path (lb, sizeof lb, dir, "lb"), 2, 0);
-    s_write_labels (s_path (lb10, sizeof lb10, dir, "lb10"), 10, 0);
-    uint32_t dims [3] = { 10, 28, 28 };
-    size_t len;
-    uint8_t *buf = s_idx (0x803, dims, 3, NULL, 10 * 784, &len);
-    ck_assert_uint_eq (len, 7856);
-    s_write (s_path (p, sizeof p, dir, "short"), buf, 7000, 0);
-    s_expect_fail (p, lb10, "truncated: header says 10 images of 28x28 (7856 bytes), file has 7000",
-                   NULL);
-    s_write (s_path (pz, sizeof pz, dir, "short.gz"), buf, 7000, 1);
-    s_expect_fail (pz, lb10, "header says 10 images of 28x28 (7856 bytes), file has 7000 decompressed",
-                   NULL);
-    free (buf);
-    /*  One byte too many.  */
-    buf = s_idx (0x803, dims, 3, NULL, 10 * 784 + 1, &len);
-    s_write (p, buf, len, 0);
-    free (buf);
-    s_expect_fail (p, lb10, "trailing garbage: header says 10 images of 28x28 (7856 bytes), file has 7857",
-                   NULL);
+static const s_idx_case_t s_idx_cases [] = {
+    /*  Magic fine, sizes cut off.  */
+    { false, 0x803, { 1, 2, 2 }, 3, 0, 10, 0, 2, "truncated header: 10 bytes", "needs 16" },
+    /*  Signed-int pixels (type 0x0c) are valid IDX, not what we read.  */
+    { false, 0xc03, { 2, 2, 2 }, 3, 32, 0, 0, 2, "expected 0x00000803", "found 0x00000c03" },
+    /*  A 2-dimensional ubyte file is neither images nor labels.  */
+    { false, 0x802, { 2, 2 }, 2, 4, 0, 0, 2,
+      "expected 3 (magic 0x00000803), found 2 (magic 0x00000802)", NULL },
+    /*  Image sizes out of 1..4096, and no images or labels at all.  */
+    { false, 0x803, { 2, 0, 28 }, 3, 8, 0, 0, 2, "bad image size 0x28", "1..4096" },
+    { false, 0x803, { 2, 28, 0 }, 3, 8, 0, 0, 2, "bad image size 28x0", "1..4096" },
+    { false, 0x803, { 2, 4097, 1 }, 3, 8, 0, 0, 2, "bad image size 4097x1", "1..4096" },
+    { false, 0x803, { 2, 1, 100000 }, 3, 8, 0, 0, 2, "bad image size 1x100000", "1..4096" },
+    { false, 0x803, { 0, 28, 28 }, 3, 0, 0, 0, 2, NULL, "header says 0 images" },
+    { true, 0x801, { 0 }, 1, 0, 0, 0, 2, NULL, "header says 0 labels" },
+    /*  Images cut short, or one byte too many, plain and gzipped.  */
+    { false, 0x803, { 10, 28, 28 }, 3, 10 * 784, 7000, 0, 10,
+      "truncated: header says 10 images of 28x28 (7856 bytes), file has 7000", NULL },
+    { false, 0x803, { 10, 28, 28 }, 3, 10 * 784, 7000, 1, 10,
+      "header says 10 images of 28x28 (7856 bytes), file has 7000 decompressed", NULL },
+    { false, 0x803, { 10, 28, 28 }, 3, 10 * 784 + 1, 0, 0, 10,
+      "trailing garbage: header says 10 images of 28x28 (7856 bytes), file has 7857", NULL },
     /*  A lying header: 2^32 - 1 images of 4096x4096 in a few bytes must be
         a message, not a 72-exabyte allocation.  */
-    uint32_t huge [3] = { UINT32_MAX, 4096, 4096 };
-    buf = s_idx (0x803, huge, 3, NULL, 100, &len);
-    s_write (p, buf, len, 0);
-    free (buf);
-    s_expect_fail (p, lb, "truncated: header says 4294967295 images of 4096x4096 (72057594021150736 bytes)",
-                   "file has 116");
+    { false, 0x803, { UINT32_MAX, 4096, 4096 }, 3, 100, 0, 0, 2,
+      "truncated: header says 4294967295 images of 4096x4096 (72057594021150736 bytes)", "file has 116" },
     /*  Labels: short and long.  */
-    char im [256];
+    { true, 0x801, { 5 }, 1, 6, 12, 0, 5, "truncated: header says 5 labels (13 bytes), file has 12", NULL },
+    { true, 0x801, { 5 }, 1, 6, 0, 0, 5, "trailing garbage: header says 5 labels (13 bytes), file has 14", NULL },
+    { true, 0x801, { 5 }, 1, 6, 0, 1, 5,
+      "trailing garbage: header says 5 labels (13 bytes), file has 14 decompressed", NULL },
+};
+#define S_IDX_CASES ((int) (sizeof s_idx_cases / sizeof s_idx_cases [0]))
+
+START_TEST (test_err_idx)
+{
+    const s_idx_case_t *k = &s_idx_cases [_i];
+    char dir [128], bad [256], other [256];
+    s_tmp_begin (dir, sizeof dir);
+    size_t len;
+    uint8_t *buf = s_idx (k->magic, k->dims, k->ndims, NULL, k->payload, &len);
+    s_write (s_path (bad, sizeof bad, dir, k->gz ? "bad.gz" : "bad"), buf, k->cut ? k->cut : len, k->gz);
+    free (buf);
+    if (k->labels) {
+        s_write_images (s_path (other, sizeof other, dir, "im"), k->other, 2, 2, 0);
+        s_expect_fail (other, bad, k->needle1 ? k->needle1 : bad, k->needle2);
+    }
+    else {
+        s_write_labels (s_path (other, sizeof other, dir, "lb"), k->other, 0);
+        s_expect_fail (bad, other, k->needle1 ? k->needle1 : bad, k->needle2);
+    }
+    s_tmp_end (dir);
+}
+END_TEST
+
+/*  Labels exactly as long as the header says, all 0: they load, one class.  */
+START_TEST (test_labels_one_class)
+{
+    char dir [128], im [256], p [256];
+    s_tmp_begin (dir, sizeof dir);
     s_write_images (s_path (im, sizeof im, dir, "im"), 5, 2, 2, 0);
     uint32_t nl = 5;
-    buf = s_idx (0x801, &nl, 1, NULL, 6, &len);
-    ck_assert_uint_eq (len, 14);
-    s_write (p, buf, 12, 0);
-    s_expect_fail (im, p, "truncated: header says 5 labels (13 bytes), file has 12", NULL);
-    s_write (p, buf, 14, 0);
-    s_expect_fail (im, p, "trailing garbage: header says 5 labels (13 bytes), file has 14", NULL);
-    s_write (pz, buf, 14, 1);
-    s_expect_fail (im, pz, "trailing garbage: header says 5 labels (13 bytes), file has 14 decompressed", NULL);
-    /*  Exactly right, all labels 0: loads, one class.  */
-    s_write (p, buf, 13, 0);
+    size_t len;
+    uint8_t *buf = s_idx (0x801, &nl, 1, NULL, 5, &len);
+    s_write (s_path (p, sizeof p, dir, "lb"), buf, len, 0);
     free (buf);
     char err [256];
     fasgd_dataset_t *ds = fasgd_dataset_load_idx (im, p, 0, err, sizeof err);
@@ -1040,8 +1026,8 @@ data_suite (void)
     tcase_add_test (tc, test_err_missing_and_unreadable);
     tcase_add_test (tc, test_err_empty_and_short);
     tcase_add_test (tc, test_err_magic_and_dims);
-    tcase_add_test (tc, test_err_bad_sizes);
-    tcase_add_test (tc, test_err_truncated_and_trailing);
+    tcase_add_loop_test (tc, test_err_idx, 0, S_IDX_CASES);
+    tcase_add_test (tc, test_labels_one_class);
     tcase_add_test (tc, test_err_count_mismatch);
     tcase_add_test (tc, test_err_corrupt_gzip);
     tcase_add_test (tc, test_err_not_a_file);

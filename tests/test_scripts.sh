@@ -1,0 +1,69 @@
+#!/bin/sh
+# The scripts' shared parts, without building or training: scripts/build
+# in a tree configured in place stops with what to run; scripts/lib.sh
+# starts a server from its port file, fails with the log when none comes,
+# and prints a progress line at most every few seconds. TAP output.
+tap_name=scripts
+. "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
+echo "1..6"
+
+# A tree configured in place: a copy of scripts/build beside a configure
+# script that must not run and the config.status that ./configure leaves.
+mkdir -p "$tmp/tree/scripts"
+cp "$top_src/scripts/build" "$tmp/tree/scripts/"
+printf '#!/bin/sh\necho configure ran > "%s/ran"\n' "$tmp" > "$tmp/tree/configure"
+chmod +x "$tmp/tree/configure"
+touch "$tmp/tree/configure.ac" "$tmp/tree/Makefile.am" "$tmp/tree/Makefile.in" "$tmp/tree/config.status"
+touch -d '2000-01-01' "$tmp/tree/configure.ac" "$tmp/tree/Makefile.am"
+bash "$tmp/tree/scripts/build" "$tmp/tree/build" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "scripts/build in a tree configured in place exits 1 (exit $rc), running nothing" \
+    sh -c "[ $rc -eq 1 ] && [ ! -e '$tmp/ran' ]"
+check "... and says what to run instead" \
+    sh -c "grep -q 'configured in place' '$tmp/err' && grep -q 'make distclean' '$tmp/err'"
+
+# A fake server: writes its port file (as fasgd-server does, at once) or
+# dies without one.
+cat > "$tmp/fake-server" <<'SH'
+#!/bin/sh
+# fake-server MODE --port-file FILE
+echo "fake server starting ($1)"
+[ "$1" = die ] && { echo "fake server: bad configuration"; exit 1; }
+printf 'push=tcp://127.0.0.1:1111\nfetch=tcp://127.0.0.1:2222\ncontrol=tcp://127.0.0.1:3333\n' > "$3.tmp"
+mv "$3.tmp" "$3"
+exec sleep 30
+SH
+chmod +x "$tmp/fake-server"
+cat > "$tmp/use-lib" <<SH
+set -euo pipefail
+. "$top_src/scripts/lib.sh"
+make_workdir libtest
+echo "work=\$work"
+start_server "\$work/ports" "\$work/log" "$tmp/fake-server" "\$1" || exit 3
+echo "push=\$push fetch=\$fetch control=\$control pid=\$server_pid"
+SH
+bash "$tmp/use-lib" ok > "$tmp/out" 2> "$tmp/err"
+rc=$?
+pid=$(sed -n 's/.* pid=//p' "$tmp/out")
+work=$(sed -n 's/^work=//p' "$tmp/out")
+check "start_server reads push, fetch and control from the port file" \
+    grep -q '^push=tcp://127.0.0.1:1111 fetch=tcp://127.0.0.1:2222 control=tcp://127.0.0.1:3333 ' "$tmp/out"
+check "at exit the server is killed and the work folder removed" \
+    sh -c "[ $rc -eq 0 ] && [ -n '$pid' ] && ! kill -0 '$pid' 2>/dev/null && [ -n '$work' ] && [ ! -e '$work' ]"
+bash "$tmp/use-lib" die > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "a server that dies without a port file: a failure at once, with its log (exit $rc)" \
+    sh -c "[ $rc -eq 3 ] && grep -q 'bad configuration' '$tmp/err' && grep -q 'did not start' '$tmp/err'"
+
+# progress, not on a terminal: plain lines, at most one every
+# PROGRESS_SECONDS (here 1) however often it is called.
+PROGRESS_SECONDS=1 bash -c ". '$top_src/scripts/lib.sh'; t0=\$EPOCHSECONDS
+    for i in \$(seq 30); do progress \"step \$i\"; sleep 0.1; done
+    progress_done; echo \$((EPOCHSECONDS - t0)) > '$tmp/secs'" > "$tmp/out" 2> "$tmp/err"
+lines=$(grep -c 'step' "$tmp/err")
+secs=$(cat "$tmp/secs")
+check "progress: a plain line a second, not one a call ($lines lines in $secs s of 30 calls)" \
+    sh -c "[ $lines -ge 2 ] && [ $lines -le $((secs + 1)) ] && ! grep -q \"\$(printf '\\r')\" '$tmp/err'"
+
+[ $n -eq 6 ] || echo "# ran $n checks, planned 6"
+[ $failed -eq 0 ]

@@ -17,6 +17,9 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "ZeroMQ endpoint of the fetch socket (FETCH)"),
     FASGD_CFG_KEY_STRING ("control_endpoint", fasgd_server_cfg_t, control_endpoint, 0, "tcp://127.0.0.1:5557",
         "ZeroMQ endpoint of the control socket (STATUS, CHECKPOINT: fasgd-ctl); empty: none"),
+    FASGD_CFG_KEY_STRING ("metrics.endpoint", fasgd_server_cfg_t, metrics_endpoint, 0, "",
+        "serve Prometheus metrics over HTTP here, e.g. http://127.0.0.1:9464/metrics (port 0: a free "
+        "one, written to the port file); empty: none"),
     FASGD_CFG_KEY_U64 ("seed", fasgd_server_cfg_t, seed, 0, 0, "1", "seed of the initial parameters"),
     FASGD_CFG_KEY_INT ("clients", fasgd_server_cfg_t, clients, 1, 1000000, "16",
         "clients expected: softsync updates every floor(clients/n) gradients"),

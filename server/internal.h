@@ -12,13 +12,16 @@
         config.c       the configuration's key table (fasgd-ctl links it too)
         server.c       life cycle: build, bind, the poll loop, tear down
                        → dispatch, control, registry, eval, checkpoint,
-                       connections, guard, security, params
+                       connections, guard, security, params, metrics
         dispatch.c     the data sockets' router: each request to its
                        handler  → registry, guard, params, reply, eval,
                        checkpoint, security
         control.c      the control socket: STATUS, CHECKPOINT, RELOAD
                        → registry, security, checkpoint, guard, eval,
                        connections, reply
+        metrics.c      the counters as Prometheus text, published to
+                       metrics/'s HTTP thread  → registry, eval,
+                       checkpoint, connections, guard
         registry.c     clients: join, lookup, expiry, revocation; the only
                        owner of client records  → guard, security
         eval.c         the evaluation thread and the validation CSV
@@ -48,6 +51,7 @@
 #include "connections.h"
 #include "eval.h"
 #include "guard.h"
+#include "metrics.h"
 #include "model.h"
 #include "params.h"
 #include "registry.h"
@@ -87,6 +91,7 @@ struct fasgd_server_t {
     fasgd_srv_registry_t *registry;
     fasgd_srv_checkpoint_t *checkpoint;
     fasgd_srv_eval_t *eval;
+    fasgd_srv_metrics_t *metrics;       /* NULL when metrics.endpoint is empty */
     fasgd_cpus_t eval_cpus;             /* where the evaluator runs when cpu pins the rest */
 
     int64_t started_ms, last_status_ms, last_expiry_ms;

@@ -43,6 +43,7 @@ s_usage (FILE *out)
         "  -r, --resume           continue from checkpoint.file\n"
         "  -p, --port-file FILE   write the bound endpoints there (atomically) once listening:\n"
         "                         push=, fetch= and, unless control_endpoint is empty, control= lines\n"
+        "                         (and metrics= when metrics.endpoint is set)\n"
         "      --log-level LEVEL  error, warn, notice (default), info or debug\n"
         "      --syslog           log to syslog instead of standard error\n"
         "      --keys             list every configuration key with its default and exit\n"
@@ -75,6 +76,8 @@ s_write_port_file (const char *path, const fasgd_server_t *server)
              fasgd_server_fetch_endpoint (server));
     if (*fasgd_server_control_endpoint (server))
         fprintf (f, "control=%s\n", fasgd_server_control_endpoint (server));
+    if (*fasgd_server_metrics_endpoint (server))
+        fprintf (f, "metrics=%s\n", fasgd_server_metrics_endpoint (server));
     if (fclose (f) != 0 || (*tmp && rename (tmp, path) != 0)) {
         if (*tmp)
             unlink (tmp);
@@ -145,6 +148,7 @@ main (int argc, char **argv)
     }
     fasgd_server_cfg_t cfg;
     int errors = fasgd_config_load_all (fasgd_server_cfg_keys, &cfg, config, sets, nsets, stderr);
+    errors += fasgd_server_cfg_validate (&cfg, config, stderr);
     if (level)
         cfg.log_level = fasgd_log_level_parse (level);
     if (use_syslog)
@@ -172,6 +176,7 @@ main (int argc, char **argv)
         snprintf (cfg.push_endpoint, sizeof cfg.push_endpoint, "inproc://check-push");
         snprintf (cfg.fetch_endpoint, sizeof cfg.fetch_endpoint, "inproc://check-fetch");
         cfg.control_endpoint [0] = 0;
+        cfg.metrics_endpoint [0] = 0;
         cfg.csv [0] = 0;
     }
     fasgd_server_t *server = fasgd_server_new (&cfg, resume);

@@ -10,6 +10,7 @@
 
 #include "floats.h"
 #include "log.h"
+#include "publish.h"
 #include "rng.h"
 #include "shardmap.h"
 
@@ -31,6 +32,23 @@
 #define S_CONTROL_MAXMSG 4096           /* a control request is one short word */
 #define S_CONTROL_PER_WAKE 8            /* control requests handled per poll wake-up */
 #define S_CONTROL_HWM 16                /* control messages queued per peer and direction */
+
+int
+fasgd_server_cfg_validate (const fasgd_server_cfg_t *cfg, const char *name, FILE *errs)
+{
+    char err [512];
+    fasgd_metrics_endpoint_t ep;
+    if (*cfg->metrics_endpoint && fasgd_metrics_endpoint_parse (cfg->metrics_endpoint, &ep, err, sizeof err) != 0) {
+        fprintf (errs, "%s: error: metrics.endpoint: %s\n", name, err);
+        return 1;
+    }
+    if (*cfg->metrics_endpoint && !fasgd_metrics_available ()) {
+        fprintf (errs, "%s: error: metrics.endpoint: this fasgd-server was built without libmicrohttpd "
+                 "(configure --without-microhttpd): it cannot serve metrics\n", name);
+        return 1;
+    }
+    return 0;
+}
 
 static void
 s_status (fasgd_server_t *self, int64_t now)
@@ -425,6 +443,21 @@ s_sockets (fasgd_server_t *self)
     return 0;
 }
 
+/*  The metrics endpoint, when metrics.endpoint names one, with its first
+    text.  */
+static int
+s_metrics (fasgd_server_t *self)
+{
+    if (!*self->cfg.metrics_endpoint)
+        return 0;
+    fasgd_srv_metrics_src_t src = { &self->cfg, &self->st, self->params, self->registry, self->eval,
+                                    self->checkpoint, self->conns, self->guard };
+    if (!(self->metrics = fasgd_srv_metrics_new (&src)))
+        return -1;
+    fasgd_srv_metrics_publish (self->metrics, fasgd_srv_now_ms ());
+    return 0;
+}
+
 fasgd_server_t *
 fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
 {
@@ -437,7 +470,8 @@ fasgd_server_new (const fasgd_server_cfg_t *cfg, int resume)
                          "or quiet clients expire between their heartbeats", cfg->heartbeat_ms, cfg->expiry_ms);
         goto fail;
     }
-    if (s_state (self, resume) != 0 || s_service (self) != 0 || s_pin (self) != 0 || s_sockets (self) != 0)
+    if (s_state (self, resume) != 0 || s_service (self) != 0 || s_pin (self) != 0 || s_sockets (self) != 0
+        || s_metrics (self) != 0)
         goto fail;
     self->started_ms = self->last_status_ms = self->last_expiry_ms = fasgd_srv_now_ms ();
     fasgd_srv_checkpoint_start (self->checkpoint, self->started_ms);
@@ -456,6 +490,8 @@ fasgd_server_destroy (fasgd_server_t **self_p)
     if (!self_p || !*self_p)
         return;
     fasgd_server_t *self = *self_p;
+    /*  First: its thread's scrapes stop before what they describe goes.  */
+    fasgd_srv_metrics_destroy (&self->metrics);
     fasgd_srv_eval_destroy (&self->eval);
     fasgd_srv_registry_destroy (&self->registry);
     fasgd_srv_conn_destroy (&self->conns);
@@ -489,6 +525,12 @@ const char *
 fasgd_server_control_endpoint (const fasgd_server_t *self)
 {
     return self->control ? self->control_ep : "";
+}
+
+const char *
+fasgd_server_metrics_endpoint (const fasgd_server_t *self)
+{
+    return self->metrics ? fasgd_srv_metrics_endpoint (self->metrics) : "";
 }
 
 void
@@ -545,6 +587,8 @@ s_serve (fasgd_server_t *self, void *push, void *fetch)
     if (self->cfg.status_seconds > 0 && now - self->last_status_ms >= self->cfg.status_seconds * 1000)
         s_status (self, now);
     fasgd_srv_checkpoint_tick (self->checkpoint, now);
+    if (self->metrics)
+        fasgd_srv_metrics_tick (self->metrics, now);
 }
 
 int
@@ -556,9 +600,10 @@ fasgd_server_run (fasgd_server_t *self)
     if (p->n != p->total)
         fasgd_log_notice ("shard %d of %d: parameters %zu to %zu of %zu", self->cfg.shard_index,
                           self->cfg.shard_count, p->offset, p->offset + p->n - 1, p->total);
-    fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s, control %s%s", p->n,
+    fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s, control %s, metrics %s%s", p->n,
                       fasgd_rule_kind_name (self->cfg.rule.name), self->push_ep, self->fetch_ep,
                       self->control ? self->control_ep : "off",
+                      self->metrics ? fasgd_srv_metrics_endpoint (self->metrics) : "off",
                       fasgd_srv_security_curve (self->security) ? ", CURVE on" : "");
     int validates = fasgd_srv_eval_validates (self->eval);
     if (validates)

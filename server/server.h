@@ -17,6 +17,7 @@ typedef struct {
     char push_endpoint [256];
     char fetch_endpoint [256];
     char control_endpoint [256];    /* STATUS and CHECKPOINT; empty: none */
+    char metrics_endpoint [256];    /* Prometheus metrics over HTTP; empty: none */
     uint64_t seed;
     int clients;                    /* λ expected: softsync's group size */
     fasgd_model_cfg_t model;
@@ -55,6 +56,10 @@ typedef struct {
 
 extern const fasgd_cfg_key_t fasgd_server_cfg_keys [];
 
+/*  What the key table cannot check: metrics.endpoint's form. Returns the
+    number of errors, each reported on errs after "name: ".  */
+int fasgd_server_cfg_validate (const fasgd_server_cfg_t *cfg, const char *name, FILE *errs);
+
 typedef struct fasgd_server_t fasgd_server_t;
 
 /*  Builds the server: model, rule, data, and binds both sockets. NULL
@@ -67,6 +72,8 @@ const char *fasgd_server_push_endpoint (const fasgd_server_t *self);
 const char *fasgd_server_fetch_endpoint (const fasgd_server_t *self);
 /*  "" when control_endpoint is empty (no control socket).  */
 const char *fasgd_server_control_endpoint (const fasgd_server_t *self);
+/*  "" when metrics.endpoint is empty; else its URL, the port resolved.  */
+const char *fasgd_server_metrics_endpoint (const fasgd_server_t *self);
 
 /*  Serves until fasgd_server_stop (from a signal handler: it only sets a
     flag), then checkpoints and returns 0.  */

@@ -24,6 +24,9 @@
 #                              4 s (PROGRESS_SECONDS): rewritten in place on
 #                              a terminal, a plain line otherwise
 #   progress_done              ends a rewritten progress line
+#   wait_below N TEXT          waits until fewer than N of this shell's
+#                              background jobs run (1: none), TEXT and the
+#                              count still running as progress
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pids=()
 
@@ -90,4 +93,12 @@ progress() {
 }
 progress_done() {
     if [ "$progress_open" = 1 ]; then echo >&2; progress_open=0; fi
+}
+
+wait_below() {
+    local n
+    while n=$(jobs -rp | wc -l) && [ "$n" -ge "$1" ]; do
+        progress "$2 ($n running, $SECONDS s since the start)"
+        sleep 0.5
+    done
 }

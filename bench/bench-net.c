@@ -11,26 +11,31 @@
 
     For every model size and rule the benchmark starts its own fasgd-server
     (fork/exec of the built daemon, ephemeral ports on 127.0.0.1, read back
-    from --port-file), then runs 1, 4, 16... client threads against it, each
-    with its own pair of DEALER sockets, joined with JOIN. After a warm-up
-    it counts the steps over several consecutive intervals and reports the
-    median rate. The gradient is one read-only buffer of small finite
-    values, sent without a copy (as a zero-copy parameter-server client
-    would); replies are received into ZeroMQ's own buffers.
+    from --port-file), then measures every row alike: for each of R
+    rounds, a sample of one loopback TCP connection's rate, then 1, 4,
+    16... new client threads, each with its own pair of DEALER sockets,
+    joined with JOIN, that warm up and count steps over one interval; the
+    table gives the median over the rounds and their spread. The gradient
+    is one read-only buffer of small finite values, sent without a copy
+    (as a zero-copy parameter-server client would); each reply's θ is
+    copied into the client's own buffer, as fasgd-client and ps-lite's
+    pull do (--no-copy: dropped in ZeroMQ's buffer).
 
     Next to each rate it prints the CPU time a step cost the server process
     and the clients (from /proc, so a comparison survives a neighbour's
-    load better than the rate does), and, once per run, the throughput of
-    memcpy on buffers of 4·D bytes and of one loopback TCP connection: what
-    a step's copies and its 8·D bytes on the wire can at best cost.
+    load better than the rate does), the range of the TCP samples as steps
+    a second (tcp-bound), and, once per run, the throughput of memcpy on
+    buffers of 4·D bytes.
 
     The reference is ps-lite (C++ over ZeroMQ, zero-copy push then pull,
     the server applying θ −= α·g), measured in the same run: with --pslite
-    DIR (its harness, see pslite.h), each round of the asgd rows of two
-    trips is followed by one ps-lite measurement of the same D, clients
-    and seconds, and the ps-lite column is the median of those. The goals
-    are asgd ≥ 1.5× ps-lite, and fasgd within 1.5× of fasgd-server's own
-    asgd figure. Rule "bare" runs, in place of
+    DIR (its harness, see pslite.h), every round of the asgd rows of two
+    trips has a ps-lite round of the same D, clients and seconds beside it
+    (before it or after it, in turn), whose correctness check must pass;
+    ps-lite gets a row of its own (its server's and workers' CPU a step
+    from /proc), and x-pslite is the median of the per-round ratios. The
+    goals are asgd ≥ 1.5× ps-lite, and fasgd within 1.5× of
+    fasgd-server's own asgd figure. Rule "bare" runs, in place of
     fasgd-server, this program's own minimal server (the same sockets and
     messages with only θ −= α·g behind them, θ copied into each reply as
     ps-lite's pull handler copies it), so that what the stack itself allows
@@ -51,13 +56,15 @@
     Usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST]
                      [--clients LIST] [--trips LIST] [--seconds S]
                      [--warmup S] [--rounds R] [--fresh-pages]
-                     [--server-cpu N] [--client-cpu N] [--pslite DIR]  */
+                     [--server-cpu N] [--client-cpu N] [--pslite DIR]
+                     [--no-copy]  */
 #include "affinity.h"
 #include "bench-util.h"
 #include "codec.h"
 #include "curve.h"
 #include "halves.h"
 #include "heap.h"
+#include "procs.h"
 #include "pslite.h"
 
 #include <arpa/inet.h>
@@ -485,6 +492,7 @@ typedef struct {
     const float *grad;                  /* shared and read-only: sent without a copy */
     int wire;                           /* 0 float32, else FASGD_HALF_*: rounded each push, widened each reply */
     int one_trip;                       /* PUSH with THEN_FETCH, no FETCH */
+    int copy;                           /* each reply's θ copied into the client's own buffer */
     const int *stop;                    /* atomic */
     uint64_t steps;                     /* atomic: written by the client, read by main */
     int ready;                          /* atomic: joined and holding θ */
@@ -501,10 +509,10 @@ s_send_header (void *sock, const fasgd_header_t *h, int more)
 }
 
 /*  Receives one reply: its header into h and the length of its body,
-    and the body's first cap bytes into body when it is not NULL; with
-    wire, a body of 2·n bytes widened into theta (n floats), as a client
-    of the compact wire does with the parameters. 0, or -1 on a timeout
-    or a malformed header.  */
+    and the body's first cap bytes into body when it is not NULL; when
+    theta is not NULL, the parameters into theta (n floats), as a client
+    keeps them: with wire, a body of 2·n bytes widened, else a body of 4·n
+    bytes copied. 0, or -1 on a timeout or a malformed header.  */
 static int
 s_recv_reply_full (void *sock, fasgd_header_t *h, size_t *body_len, char *body, size_t cap, int wire, size_t n,
                    float *theta)
@@ -527,8 +535,10 @@ s_recv_reply_full (void *sock, fasgd_header_t *h, size_t *body_len, char *body, 
             return -1;
         }
         size_t size = zmq_msg_size (&m);
-        if (wire && *body_len == 0 && size == 2 * n)
+        if (theta && wire && *body_len == 0 && size == 2 * n)
             fasgd_halves_decode (wire, zmq_msg_data (&m), n, theta);
+        else if (theta && !wire && *body_len == 0 && size == n * sizeof (float))
+            memcpy (theta, zmq_msg_data (&m), size);
         if (body && *body_len < cap)
             memcpy (body + *body_len, zmq_msg_data (&m), size < cap - *body_len ? size : cap - *body_len);
         *body_len += size;
@@ -578,10 +588,12 @@ s_client_main (void *arg)
     zsock_t *fetch = cert ? s_dealer (c->fetch_ep, c->server_key, cert) : NULL;
     zcert_destroy (&cert);
     /*  With the compact wire: the push body, rounded anew each step, and
-        θ widened from each reply, as a training client must.  */
+        θ widened from each reply, as a training client must; else, unless
+        told not to, θ copied from each reply into the client's own buffer,
+        as fasgd-client and ps-lite's pull do.  */
     const size_t bytes = c->n * (c->wire ? 2 : sizeof (float));
     void *half = c->wire ? malloc (bytes) : NULL;
-    float *theta = c->wire ? malloc (c->n * sizeof (float)) : NULL;
+    float *theta = c->wire || c->copy ? malloc (c->n * sizeof (float)) : NULL;
     fasgd_header_t h, r;
     size_t len;
     uint32_t seq = 0, id = 0;
@@ -589,7 +601,7 @@ s_client_main (void *arg)
         snprintf (c->error, sizeof c->error, "cannot connect to %s / %s", c->push_ep, c->fetch_ep);
         goto done;
     }
-    if (c->wire && (!half || !theta)) {
+    if ((c->wire && !half) || ((c->wire || c->copy) && !theta)) {
         snprintf (c->error, sizeof c->error, "out of memory");
         goto done;
     }
@@ -615,7 +627,8 @@ s_client_main (void *arg)
     h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_FETCH, .client_id = id,
                            .seq = ++seq, .session = session };
     s_send_header (fs, &h, 0);
-    if (s_recv_reply (fs, &r, &len) != 0 || r.type != FASGD_MSG_PARAMS || len != bytes) {
+    if (s_recv_reply_full (fs, &r, &len, NULL, 0, c->wire, c->n, theta) != 0 || r.type != FASGD_MSG_PARAMS
+        || len != bytes) {
         snprintf (c->error, sizeof c->error, "first FETCH: type %d, status %d, %zu bytes (expected %zu)",
                   r.type, r.status, len, bytes);
         goto done;
@@ -702,32 +715,12 @@ s_first_error (s_client_t *cs, int n)
     return NULL;
 }
 
-/*  CPU seconds used so far by process pid (user and system, all threads),
-    from /proc; -1 where there is no /proc.  */
-static double
-s_proc_cpu (pid_t pid)
-{
-    char path [64], line [1024];
-    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-    FILE *f = fopen (path, "r");
-    if (!f)
-        return -1;
-    size_t len = fread (line, 1, sizeof line - 1, f);
-    fclose (f);
-    line [len] = 0;
-    /*  Fields 14 and 15, counted after the command name's closing paren
-        (the name may hold spaces and parens).  */
-    char *p = strrchr (line, ')');
-    unsigned long long ut, st;
-    if (!p || sscanf (p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-        return -1;
-    return (double) (ut + st) / (double) sysconf (_SC_CLK_TCK);
-}
-
 /*  Runs `clients` clients against the server; rates [r] gets the steps/s
     of round r, srv_cpu [r] and cli_cpu [r] the CPU seconds a step cost the
     server and the clients (this process) (negative when unknown). 0, or -1
     after saying why.  */
+static int s_copy = 1;
+
 static int
 s_measure (const s_server_t *srv, size_t n, const float *grad, int one_trip, int clients, double warmup,
            double seconds, int rounds, double *rates, double *srv_cpu, double *cli_cpu)
@@ -738,7 +731,7 @@ s_measure (const s_server_t *srv, size_t n, const float *grad, int one_trip, int
         return -1;
     for (int i = 0; i < clients; i++) {
         cs [i] = (s_client_t) { .push_ep = srv->push, .fetch_ep = srv->fetch, .server_key = srv->server_key,
-                                .n = n, .grad = grad, .wire = srv->wire, .one_trip = one_trip, .stop = &stop };
+                                .n = n, .grad = grad, .wire = srv->wire, .one_trip = one_trip, .copy = s_copy, .stop = &stop };
         if (pthread_create (&cs [i].tid, NULL, s_client_main, &cs [i]) != 0) {
             fprintf (stderr, "bench-net: cannot start client thread %d\n", i);
             rc = -1;
@@ -763,10 +756,10 @@ s_measure (const s_server_t *srv, size_t n, const float *grad, int one_trip, int
     const char *err = s_first_error (cs, started);
     for (int r = 0; rc == 0 && !err && r < rounds; r++) {
         uint64_t s0 = s_total_steps (cs, started);
-        double a = fasgd_bench_now (), v0 = s_proc_cpu (srv->pid), c0 = s_proc_cpu (getpid ());
+        double a = fasgd_bench_now (), v0 = fasgd_procs_cpu (srv->pid), c0 = fasgd_procs_cpu (getpid ());
         usleep ((useconds_t) (seconds * 1e6));
         uint64_t s1 = s_total_steps (cs, started);
-        double v1 = s_proc_cpu (srv->pid), c1 = s_proc_cpu (getpid ());
+        double v1 = fasgd_procs_cpu (srv->pid), c1 = fasgd_procs_cpu (getpid ());
         rates [r] = (double) (s1 - s0) / (fasgd_bench_now () - a);
         srv_cpu [r] = v0 >= 0 && v1 >= 0 && s1 > s0 ? (v1 - v0) / (double) (s1 - s0) : -1;
         cli_cpu [r] = c0 >= 0 && c1 >= 0 && s1 > s0 ? (c1 - c0) / (double) (s1 - s0) : -1;
@@ -882,7 +875,10 @@ s_tcp_rate (double seconds)
         }
         else
             got += (uint64_t) k;
-        if (t >= 1.25 * seconds)
+        /*  At least a quarter of the time counted, even when a loaded
+            machine let a read sleep through the rest; at most 10 times
+            the time in all.  */
+        if ((t >= 1.25 * seconds && a > 0 && t - a >= 0.25 * seconds) || t >= 10 * seconds)
             break;
     }
     close (rd);
@@ -900,6 +896,99 @@ done:
     free (wbuf);
     free (rbuf);
     return rate;
+}
+
+/* ------------------------------------------------------------------ */
+/*  One row of the table                                                */
+
+/*  The loopback TCP sample taken before each round lasts this long.  */
+#define S_TCP_SAMPLE_S 0.4
+
+typedef struct {
+    double rate [S_MAX_ROUNDS], scpu [S_MAX_ROUNDS], ccpu [S_MAX_ROUNDS];
+    double tcp [S_MAX_ROUNDS];                  /* one loopback TCP connection, bytes/s */
+    int paired;                                 /* a ps-lite round beside every round */
+    fasgd_pslite_result_t peer [S_MAX_ROUNDS];
+} s_row_t;
+
+/*  Measures one row, every row alike: `rounds` rounds, each a loopback
+    TCP sample, then new clients that warm up and count steps over one
+    interval; with pslite (its harness's directory), a ps-lite round of
+    the same D, clients and seconds beside each of them, before it in odd
+    rounds and after it in even ones, so that a drift in the machine's load
+    falls on both alike. 0, or -1 after saying why.  */
+static int
+s_row (const s_server_t *srv, size_t n, const float *grad, int one_trip, int clients, double warmup,
+       double seconds, int rounds, const char *pslite, int keep_heap, s_row_t *row)
+{
+    memset (row, 0, sizeof *row);
+    row->paired = pslite != NULL;
+    for (int r = 0; r < rounds; r++) {
+        row->tcp [r] = s_tcp_rate (S_TCP_SAMPLE_S);
+        for (int side = 0; side < 2; side++) {
+            char err [768];
+            if ((side == r % 2) && s_measure (srv, n, grad, one_trip, clients, warmup, seconds, 1, row->rate + r,
+                                              row->scpu + r, row->ccpu + r) != 0)
+                return -1;
+            if ((side != r % 2) && pslite
+                && fasgd_pslite_run (pslite, n, clients, seconds, warmup, keep_heap, row->peer + r, err, sizeof err)
+                       != 0) {
+                fprintf (stderr, "bench-net: ps-lite: %s\n", err);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/*  Median, minimum and maximum of n values (v is left sorted).  */
+static double
+s_stats (double *v, int n, double *lo, double *hi)
+{
+    double m = fasgd_bench_median (v, n);
+    *lo = v [0];
+    *hi = v [n - 1];
+    return m;
+}
+
+/*  The ps-lite rounds of a paired row, as a row of the table of their
+    own (rule "ps-lite"); returns their median rate.  */
+static double
+s_print_peer (const s_row_t *row, size_t n, int clients, int rounds)
+{
+    double rate [S_MAX_ROUNDS], scpu [S_MAX_ROUNDS], ccpu [S_MAX_ROUNDS], tcp [S_MAX_ROUNDS], lo, hi, tlo, thi;
+    int ns = 0, nc = 0;
+    for (int r = 0; r < rounds; r++) {
+        rate [r] = row->peer [r].rate;
+        tcp [r] = row->tcp [r];
+        if (row->peer [r].srv_cpu >= 0)
+            scpu [ns++] = row->peer [r].srv_cpu;
+        if (row->peer [r].cli_cpu >= 0)
+            ccpu [nc++] = row->peer [r].cli_cpu;
+    }
+    double m = s_stats (rate, rounds, &lo, &hi), t = s_stats (tcp, rounds, &tlo, &thi);
+    (void) t;
+    char sbuf [16] = "-", cbuf [16] = "-", tbuf [32];
+    if (ns)
+        snprintf (sbuf, sizeof sbuf, "%.3f", 1e3 * fasgd_bench_median (scpu, ns));
+    if (nc)
+        snprintf (cbuf, sizeof cbuf, "%.3f", 1e3 * fasgd_bench_median (ccpu, nc));
+    snprintf (tbuf, sizeof tbuf, "%.1f-%.1f", tlo / (8.0 * (double) n), thi / (8.0 * (double) n));
+    printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %13s %8s %16s %8s %8s %5s\n", n, "ps-lite", 2, clients,
+            m, m > 0 ? 100.0 * (hi - lo) / m : 0.0, 8.0 * (double) n * m / 1e9, sbuf, cbuf, tbuf, "check=ok", "-",
+            "-", "-", "-");
+    return m;
+}
+
+/*  The median of the per-round ratios of a paired row's rate to ps-lite's
+    beside it, with their least and greatest.  */
+static double
+s_paired_ratio (const s_row_t *row, int rounds, double *lo, double *hi)
+{
+    double x [S_MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++)
+        x [r] = row->rate [r] / row->peer [r].rate;
+    return s_stats (x, rounds, lo, hi);
 }
 
 /* ------------------------------------------------------------------ */
@@ -946,6 +1035,7 @@ s_usage (FILE *out)
     fputs ("usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST] [--clients LIST]\n"
            "                 [--trips LIST] [--seconds S] [--warmup S] [--rounds R]\n"
            "                 [--fresh-pages] [--server-cpu N] [--client-cpu N] [--pslite DIR]\n"
+           "                 [--no-copy]\n"
            "Push→fetch steps/s through fasgd-server on 127.0.0.1, side by side with ps-lite.\n"
            "  --server PATH    the daemon (default $FASGD_TOP_BUILDDIR/server/fasgd-server,\n"
            "                   else ../server/fasgd-server next to this program, else\n"
@@ -974,7 +1064,9 @@ s_usage (FILE *out)
            "  --pslite DIR     ps-lite's harness (DIR/run.sh D W S prints its steps/s; build\n"
            "                   it with DIR/build.sh): each round of the asgd rows of two trips\n"
            "                   is followed by a ps-lite round of the same D, clients and\n"
-           "                   seconds; default $FASGD_PSLITE, else ps-lite is not measured\n",
+           "                   seconds; default $FASGD_PSLITE, else ps-lite is not measured\n"
+           "  --no-copy        the clients drop each reply uncopied (by default they copy\n"
+           "                   theta into their own buffer, as fasgd-client and ps-lite do)\n",
            out);
 }
 
@@ -996,6 +1088,7 @@ main (int argc, char **argv)
         { "server-cpu", required_argument, NULL, 'P' },
         { "client-cpu", required_argument, NULL, 'C' },
         { "pslite", required_argument, NULL, 'L' },
+        { "no-copy", no_argument, NULL, 'N' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -1038,6 +1131,7 @@ main (int argc, char **argv)
             case 'P': s_server_cpu = (int) fasgd_bench_int_arg ("bench-net", "--server-cpu", optarg, 0, FASGD_CPU_MAX); break;
             case 'C': client_cpu = (int) fasgd_bench_int_arg ("bench-net", "--client-cpu", optarg, 0, FASGD_CPU_MAX); break;
             case 'L': pslite = optarg; break;
+            case 'N': s_copy = 0; break;
             case 'h': s_usage (stdout); return 0;
             default: s_usage (stderr); return 2;
         }
@@ -1114,11 +1208,8 @@ main (int argc, char **argv)
     printf ("# machine: %ld cores, load average %.2f %.2f %.2f at the start; libzmq %d.%d.%d\n",
             sysconf (_SC_NPROCESSORS_ONLN), load [0], load [1], load [2], major, minor, patch);
 
-    double tcp [S_MAX_ROUNDS];
-    for (int r = 0; r < rounds; r++)
-        tcp [r] = s_tcp_rate (1.0);
-    double tcp_bps = fasgd_bench_median (tcp, (int) rounds);
-    printf ("# loopback TCP, one connection, %u MiB writes: %.2f GB/s\n", S_TCP_CHUNK >> 20, tcp_bps / 1e9);
+    printf ("# loopback TCP, one connection, %u MiB writes: sampled for %g s before every round\n",
+            S_TCP_CHUNK >> 20, 1.25 * S_TCP_SAMPLE_S);
     double mem_bps [S_MAX_SIZES];
     for (int i = 0; i < nsizes; i++) {
         double m [S_MAX_ROUNDS];
@@ -1146,17 +1237,21 @@ main (int argc, char **argv)
         snprintf (pin_c, sizeof pin_c, "CPU %d", client_cpu);
     printf ("# server %s, clients %s\n", pin_s, pin_c);
     if (pslite)
-        printf ("# ps-lite: %s/run.sh, one round after each round of the asgd rows of 2 trips%s\n", pslite,
+        printf ("# ps-lite: %s/run.sh, a round beside each round of the asgd rows of 2 trips%s\n", pslite,
                 fresh_pages ? "" : "; large blocks kept in the heap (PSLITE_MALLOC_KEEP=1)");
     else
         printf ("# ps-lite: not measured (--pslite DIR)\n");
-    printf ("# spread: (max - min) / median over the rounds; GB/s: 2*4*D bytes a step (2*2*D with +bf16, +f16)\n"
-            "# srv-ms, cli-ms: CPU milliseconds a step cost the server process and the clients\n"
-            "# tcp-bound: steps/s if every step's 8*D bytes crossed that one connection in turn\n"
+    printf ("# every row: R rounds, each new clients, warm-up, one interval; clients %s\n"
+            "# spread: (max - min) / median over the rounds; GB/s: 2*4*D bytes a step (2*2*D with +bf16, +f16)\n"
+            "# srv-ms, cli-ms: CPU milliseconds a step cost the server process and the clients (for ps-lite:\n"
+            "#   its server; its workers together, each over its life, warm-up included)\n"
+            "# tcp-bound: steps/s if every step's 8*D bytes crossed one connection in turn (min-max of the samples)\n"
+            "# x-pslite: median (min-max) of the per-round ratios to the ps-lite round beside it\n"
             "# goals: asgd with 2 trips >= %.1fx ps-lite (and, at D >= 1M, >= %.0f%% of tcp-bound);\n"
             "#        fasgd >= %.2fx fasgd-server's own asgd\n",
+            s_copy ? "copy each reply into their own theta (--no-copy: not)" : "drop each reply uncopied (--no-copy)",
             S_GOAL_VS_PEER, 100 * S_GOAL_VS_TCP, S_GOAL_VS_ASGD);
-    printf ("%-9s %-10s %5s %7s %10s %7s %6s %8s %8s %9s %8s %8s %8s %8s %5s\n", "D", "rule", "trips", "clients",
+    printf ("%-9s %-10s %5s %7s %10s %7s %6s %8s %8s %13s %8s %16s %8s %8s %5s\n", "D", "rule", "trips", "clients",
             "steps/s", "spread", "GB/s", "srv-ms", "cli-ms", "tcp-bound", "ps-lite", "x-pslite", "vs-bare", "vs-asgd",
             "goal");
     fflush (stdout);
@@ -1173,7 +1268,6 @@ main (int argc, char **argv)
         for (size_t k = 0; k < n; k++)
             grad [k] = 1e-3f * (1.0f + (float) (k % 7) / 7.0f);
         double asgd_rate [2][S_MAX_COUNTS] = { { 0 } }, bare_rate [2][S_MAX_COUNTS] = { { 0 } };
-        double peer_rate [S_MAX_COUNTS] = { 0 };
         for (int u = 0; u < nrules && status == 0; u++) {
             s_server_t srv;
             if (s_server_start (&srv, exe, &sizes [i], rules [u]) != 0) {
@@ -1182,45 +1276,26 @@ main (int argc, char **argv)
             }
             for (int m = 0; m < ntrips * ncounts && status == 0; m++) {
                 int t = m / ncounts, k = m % ncounts, one = trips [t] == 1;
-                double rates [S_MAX_ROUNDS], scpu [S_MAX_ROUNDS], ccpu [S_MAX_ROUNDS];
                 int is_asgd = strcmp (rules [u], "asgd") == 0, is_bare = strcmp (rules [u], "bare") == 0;
-                if (pslite && is_asgd && !one) {
-                    /*  Round by round: fasgd-server, then ps-lite.  */
-                    double peer [S_MAX_ROUNDS];
-                    char err [768];
-                    for (int r = 0; r < rounds && status == 0; r++) {
-                        if (s_measure (&srv, n, grad, one, counts [k], warmup, seconds, 1, rates + r, scpu + r,
-                                       ccpu + r) != 0)
-                            status = 1;
-                        else if ((peer [r] = fasgd_pslite_rate (pslite, n, counts [k], seconds, warmup,
-                                                                !fresh_pages, err, sizeof err)) < 0) {
-                            fprintf (stderr, "bench-net: ps-lite: %s\n", err);
-                            status = 1;
-                        }
-                    }
-                    if (status != 0)
-                        break;
-                    peer_rate [k] = fasgd_bench_median (peer, (int) rounds);
-                }
-                else if (s_measure (&srv, n, grad, one, counts [k], warmup, seconds, (int) rounds, rates, scpu,
-                                    ccpu) != 0) {
+                static s_row_t row;
+                if (s_row (&srv, n, grad, one, counts [k], warmup, seconds, (int) rounds,
+                           is_asgd && !one ? pslite : NULL, !fresh_pages, &row) != 0) {
                     status = 1;
                     break;
                 }
-                double lo = rates [0], hi = rates [0];
-                for (int r = 1; r < rounds; r++) {
-                    lo = rates [r] < lo ? rates [r] : lo;
-                    hi = rates [r] > hi ? rates [r] : hi;
-                }
-                double rate = fasgd_bench_median (rates, (int) rounds);
-                double srv_ms = 1e3 * fasgd_bench_median (scpu, (int) rounds), cli_ms = 1e3 * fasgd_bench_median (ccpu, (int) rounds);
-                double peer = peer_rate [k];
+                double peer = row.paired ? s_print_peer (&row, n, counts [k], (int) rounds) : 0;
+                double lo, hi, tlo, thi, x, xlo, xhi;
+                double rate = s_stats (row.rate, (int) rounds, &lo, &hi);
+                double srv_ms = 1e3 * fasgd_bench_median (row.scpu, (int) rounds);
+                double cli_ms = 1e3 * fasgd_bench_median (row.ccpu, (int) rounds);
+                double tcp_bps = s_stats (row.tcp, (int) rounds, &tlo, &thi);
                 if (is_asgd)
                     asgd_rate [one][k] = rate;
                 if (is_bare)
                     bare_rate [one][k] = rate;
-                char pbuf [16] = "-", xbuf [16] = "-", vbuf [16] = "-", sbuf [16] = "-", cbuf [16] = "-",
+                char tbuf [32], xbuf [40] = "-", vbuf [16] = "-", sbuf [16] = "-", cbuf [16] = "-",
                      bbuf [16] = "-";
+                snprintf (tbuf, sizeof tbuf, "%.1f-%.1f", tlo / (8.0 * (double) n), thi / (8.0 * (double) n));
                 if (!is_bare && bare_rate [one][k] > 0)
                     snprintf (bbuf, sizeof bbuf, "%.2fx", rate / bare_rate [one][k]);
                 if (srv_ms >= 0)
@@ -1229,13 +1304,13 @@ main (int argc, char **argv)
                     snprintf (cbuf, sizeof cbuf, "%.3f", cli_ms);
                 const char *goal = "-";
                 if (peer > 0) {
-                    snprintf (pbuf, sizeof pbuf, "%.1f", peer);
-                    snprintf (xbuf, sizeof xbuf, "%.2fx", rate / peer);
+                    x = s_paired_ratio (&row, (int) rounds, &xlo, &xhi);
+                    snprintf (xbuf, sizeof xbuf, "%.2fx(%.2f-%.2f)", x, xlo, xhi);
                 }
                 /*  Two trips, as ps-lite's push then pull; and at D >= 1M
                     also 80% of what one loopback TCP connection carries.  */
                 if (is_asgd && !one && peer > 0)
-                    goal = rate >= S_GOAL_VS_PEER * peer
+                    goal = x >= S_GOAL_VS_PEER
                                    && (n < S_GOAL_TCP_FROM_D || rate >= S_GOAL_VS_TCP * tcp_bps / (8.0 * (double) n))
                                ? "met" : "MISS";
                 if (!is_asgd && !is_bare && asgd_rate [one][k] > 0) {
@@ -1245,9 +1320,9 @@ main (int argc, char **argv)
                     if (!strchr (rules [u], '+'))
                         goal = rate >= S_GOAL_VS_ASGD * asgd_rate [one][k] ? "met" : "MISS";
                 }
-                printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %9.1f %8s %8s %8s %8s %5s\n", n, rules [u],
+                printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %13s %8s %16s %8s %8s %5s\n", n, rules [u],
                         trips [t], counts [k], rate, rate > 0 ? 100.0 * (hi - lo) / rate : 0.0,
-                        2.0 * (srv.wire ? 2.0 : 4.0) * (double) n * rate / 1e9, sbuf, cbuf, tcp_bps / (8.0 * (double) n), pbuf, xbuf,
+                        2.0 * (srv.wire ? 2.0 : 4.0) * (double) n * rate / 1e9, sbuf, cbuf, tbuf, "-", xbuf,
                         bbuf, vbuf, goal);
                 fflush (stdout);
             }

@@ -1,8 +1,10 @@
 /*  pslite: one measurement of ps-lite through its harness's run.sh.  */
 #include "pslite.h"
+#include "procs.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +22,9 @@ volatile pid_t fasgd_pslite_pid;
 /*  Beyond warm-up and the measured seconds, what start-up, the harness's
     retries and teardown may take before the run is given up.  */
 #define S_GRACE_S 600
+/*  How often the CPU of ps-lite's processes is read while they run: what
+    a process uses after its last sample (its teardown) is not counted.  */
+#define S_SAMPLE_MS 100
 
 int
 fasgd_pslite_check (const char *dir, char *err, size_t errlen)
@@ -68,10 +73,87 @@ s_last_line (int fd, char *out, size_t outlen)
     out [len] = 0;
 }
 
-double
-fasgd_pslite_rate (const char *dir, size_t d, int workers, double seconds, double warmup, int keep_heap,
-                   char *err, size_t errlen)
+
+/*  The harness's summary: the last line of its diagnostics that starts
+    with "pslite-info attempts=", into out; 0, or -1 when there is none.  */
+static int
+s_info_line (int fd, char *out, size_t outlen)
 {
+    char buf [16384];
+    off_t size = lseek (fd, 0, SEEK_END);
+    off_t from = size > (off_t) sizeof buf - 1 ? size - (off_t) sizeof buf + 1 : 0;
+    ssize_t got = pread (fd, buf, sizeof buf - 1, from);
+    out [0] = 0;
+    if (got <= 0)
+        return -1;
+    buf [got] = 0;
+    const char *found = NULL;
+    for (const char *p = buf; (p = strstr (p, "pslite-info attempts=")); p++)
+        if (p == buf || p [-1] == '\n')
+            found = p;
+    if (!found)
+        return -1;
+    size_t len = strcspn (found, "\n");
+    if (len >= outlen)
+        len = outlen - 1;
+    memcpy (out, found, len);
+    out [len] = 0;
+    return 0;
+}
+
+/*  The value of " KEY=" in a line, up to the next space, into out.  */
+static int
+s_field (const char *line, const char *key, char *out, size_t outlen)
+{
+    char pat [64];
+    snprintf (pat, sizeof pat, " %s=", key);
+    const char *p = strstr (line, pat);
+    if (!p)
+        return -1;
+    p += strlen (pat);
+    size_t len = strcspn (p, " ");
+    if (len >= outlen)
+        len = outlen - 1;
+    memcpy (out, p, len);
+    out [len] = 0;
+    return 0;
+}
+
+/*  The pushes of every worker over its life (warm-up included), from the
+    "BENCH worker ... total_pushes=P" lines of the logs in dir; -1 when a
+    worker's line is missing.  */
+static long long
+s_total_pushes (const char *dir, int workers)
+{
+    char pattern [4096];
+    snprintf (pattern, sizeof pattern, "%s/worker*.log", dir);
+    glob_t g;
+    if (glob (pattern, 0, NULL, &g) != 0)
+        return -1;
+    long long sum = 0;
+    int found = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        FILE *f = fopen (g.gl_pathv [i], "r");
+        char line [1024];
+        while (f && fgets (line, sizeof line, f)) {
+            const char *p = strstr (line, " total_pushes=");
+            if (strncmp (line, "BENCH worker", 12) == 0 && p) {
+                sum += strtoll (p + 14, NULL, 10);
+                found++;
+            }
+        }
+        if (f)
+            fclose (f);
+    }
+    globfree (&g);
+    return found == workers ? sum : -1;
+}
+
+int
+fasgd_pslite_run (const char *dir, size_t d, int workers, double seconds, double warmup, int keep_heap,
+                  fasgd_pslite_result_t *res, char *err, size_t errlen)
+{
+    *res = (fasgd_pslite_result_t) { .rate = -1, .srv_cpu = -1, .cli_cpu = -1 };
     char path [4096], a_d [32], a_w [16], a_s [32], e_warm [48];
     snprintf (path, sizeof path, "%s/run.sh", dir);
     snprintf (a_d, sizeof a_d, "%zu", d);
@@ -141,6 +223,9 @@ fasgd_pslite_rate (const char *dir, size_t d, int workers, double seconds, doubl
 
     char line [512];
     size_t len = 0;
+    /*  Its processes' CPU, sampled while they run.  */
+    static fasgd_procs_t procs;
+    memset (&procs, 0, sizeof procs);
     double deadline = s_now () + warmup + seconds + S_GRACE_S;
     int timed_out = 0;
     for (;;) {
@@ -150,7 +235,8 @@ fasgd_pslite_rate (const char *dir, size_t d, int workers, double seconds, doubl
             break;
         }
         struct pollfd p = { .fd = out [0], .events = POLLIN };
-        int r = poll (&p, 1, left > 1000 ? 1000000 : (int) (left * 1000) + 1);
+        int r = poll (&p, 1, left > 0.1 ? S_SAMPLE_MS : (int) (left * 1000) + 1);
+        fasgd_procs_sample (&procs, pid, "bench_pushpull", "DMLC_ROLE");
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -173,12 +259,14 @@ fasgd_pslite_rate (const char *dir, size_t d, int workers, double seconds, doubl
     fasgd_pslite_pid = 0;
     line [len] = 0;
 
-    char last [256];
+    char last [256], info [1024] = "";
     s_last_line (diag, last, sizeof last);
+    s_info_line (diag, info, sizeof info);
     close (diag);
     size_t got_d = 0;
     int got_w = 0;
     double rate = 0;
+    char check [32] = "", logs [1024] = "";
     if (timed_out)
         snprintf (err, errlen, "ps-lite ran past %d s and was stopped%s%s", (int) (warmup + seconds + S_GRACE_S),
                   *last ? ": " : "", last);
@@ -189,7 +277,24 @@ fasgd_pslite_rate (const char *dir, size_t d, int workers, double seconds, doubl
              || got_w != workers || !(rate > 0))
         snprintf (err, errlen, "%s printed no measurement for D=%zu workers=%d (got '%.80s')", path, d, workers,
                   line);
-    else
-        return rate;
+    /*  θ[0] must equal −0.01 times the pushes the workers made: a round
+        whose check fails or is missing measured nothing.  */
+    else if (s_field (info, "check", check, sizeof check) != 0)
+        snprintf (err, errlen, "%s printed no check= line (last: '%.200s')", path, last);
+    else if (strcmp (check, "ok") != 0)
+        snprintf (err, errlen, "ps-lite's check failed: %.400s", info);
+    else {
+        res->rate = rate;
+        snprintf (res->check, sizeof res->check, "ok");
+        long long steps = s_field (info, "logs", logs, sizeof logs) == 0 ? s_total_pushes (logs, workers) : -1;
+        int ns = 0, nw = 0;
+        double srv = fasgd_procs_role_cpu (&procs, "server", &ns), cli = fasgd_procs_role_cpu (&procs, "worker", &nw);
+        res->steps = steps;
+        if (steps > 0 && ns == 1 && nw == workers) {
+            res->srv_cpu = srv / (double) steps;
+            res->cli_cpu = cli / (double) steps;
+        }
+        return 0;
+    }
     return -1;
 }

@@ -24,14 +24,25 @@ extern volatile pid_t fasgd_pslite_pid;
     err.  */
 int fasgd_pslite_check (const char *dir, char *err, size_t errlen);
 
+typedef struct {
+    double rate;                /* steps/s over the workers, as the harness measured it */
+    double srv_cpu, cli_cpu;    /* CPU seconds a step: the server; the workers together; -1 unknown */
+    long long steps;            /* pushes over the workers' lives, warm-up included */
+    char check [8];             /* "ok": θ[0] is −0.01 times the pushes made */
+} fasgd_pslite_result_t;
+
 /*  Runs DIR/run.sh D WORKERS SECONDS with WARMUP seconds of warm-up
     (PSLITE_WARMUP) and, when keep_heap, glibc's malloc keeping large
     blocks in the heap (PSLITE_MALLOC_KEEP=1), as bench-net's clients do.
-    Returns its steps/s (> 0), or -1 with the reason (and the last line
-    of its diagnostics) in err. Bounded: the harness retries a failed
-    launch a few times within its own deadline, and is killed when it
-    runs past warmup + seconds + 10 minutes.  */
-double fasgd_pslite_rate (const char *dir, size_t d, int workers, double seconds, double warmup,
-                          int keep_heap, char *err, size_t errlen);
+    Fills res: the rate, and the CPU a step cost ps-lite's server and its
+    workers, read from /proc while they run (each process's CPU over its
+    life, start-up and warm-up included, over every push it made). 0, or
+    -1 with the reason (and the last line of its diagnostics) in err; a
+    run whose correctness check (check=ok in the harness's pslite-info
+    line) fails or is missing is an error. Bounded: the harness retries a
+    failed launch a few times within its own deadline, and is killed when
+    it runs past warmup + seconds + 10 minutes.  */
+int fasgd_pslite_run (const char *dir, size_t d, int workers, double seconds, double warmup, int keep_heap,
+                      fasgd_pslite_result_t *res, char *err, size_t errlen);
 
 #endif

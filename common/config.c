@@ -1,6 +1,7 @@
 /*  config: YAML configuration through one table of keys (libyaml's
     document API, so every value keeps its line and column).  */
 #include "config.h"
+#include "log.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -449,6 +450,10 @@ s_set_intlist (s_ctx_t *ctx, const s_flat_t *f, void *obj, yaml_document_t *doc,
         s_error (ctx, &node->start_mark, "%s must not be empty", f->name);
         return -1;
     }
+    if (tmp.n < k->min_items) {
+        s_error (ctx, &node->start_mark, "%s needs at least %d items (got %d)", f->name, k->min_items, tmp.n);
+        return -1;
+    }
     memcpy ((char *) obj + f->offset, &tmp, sizeof tmp);
     return 0;
 }
@@ -774,8 +779,11 @@ fasgd_config_load (const fasgd_cfg_key_t *table, void *obj, const char *path, FI
 {
     FILE *file = fopen (path, "rb");
     if (!file) {
+        int e = errno;
+        char shown [8192];
         if (errs)
-            fprintf (errs, "%s: error: cannot open: %s\n", path, strerror (errno));
+            fprintf (errs, "%s: error: cannot open: %s\n", fasgd_path_shown (path, shown, sizeof shown),
+                     strerror (e));
         return 1;
     }
     /*  Read whole, but never more than one byte past the limit: a huge
@@ -998,6 +1006,20 @@ s_dump_string (const char *s, FILE *out)
     fputc ('"', out);
 }
 
+/*  The shortest %g that reads back as the same double: 0.005, not
+    0.0050000000000000001.  */
+static void
+s_dump_double (double v, FILE *out)
+{
+    char buf [32];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf (buf, sizeof buf, "%.*g", prec, v);
+        if (strtod (buf, NULL) == v)
+            break;
+    }
+    fputs (buf, out);
+}
+
 void
 fasgd_config_dump (const fasgd_cfg_key_t *table, const void *obj, FILE *out)
 {
@@ -1013,7 +1035,7 @@ fasgd_config_dump (const fasgd_cfg_key_t *table, const void *obj, FILE *out)
         switch (f->key->type) {
             case FASGD_CFG_INT:    fprintf (out, "%d", *(const int *) slot); break;
             case FASGD_CFG_U64:    fprintf (out, "%llu", (unsigned long long) *(const uint64_t *) slot); break;
-            case FASGD_CFG_DOUBLE: fprintf (out, "%.17g", *(const double *) slot); break;
+            case FASGD_CFG_DOUBLE: s_dump_double (*(const double *) slot, out); break;
             case FASGD_CFG_BOOL:   fputs (*(const int *) slot ? "true" : "false", out); break;
             case FASGD_CFG_STRING: s_dump_string (slot, out); break;
             case FASGD_CFG_ENUM:   fputs (f->key->choices [*(const int *) slot], out); break;

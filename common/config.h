@@ -69,6 +69,7 @@ typedef struct fasgd_cfg_key_t {
     const char *help;               /* one line, for --help and the manual */
     unsigned flags;
     size_t size;                    /* STRING: buffer size; INTLIST: max items */
+    int min_items;                  /* INTLIST: fewer is an error at its file:line */
     const char *const *choices;     /* ENUM: NULL-terminated names */
     const struct fasgd_cfg_key_t *sub;  /* INCLUDE */
 } fasgd_cfg_key_t;

@@ -123,7 +123,10 @@ s_idx_open (s_idx_t *f, const char *path, unsigned ndims, char *err, size_t errl
     f->path = path;
     int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
-        fasgd_errbuf (err, errlen, "%s: cannot open: %s", path, strerror (errno));
+        int e = errno;
+        char shown [8192];
+        fasgd_errbuf (err, errlen, "%s: cannot open: %s", fasgd_path_shown (path, shown, sizeof shown),
+                      strerror (e));
         return -1;
     }
     struct stat st;
@@ -372,8 +375,9 @@ s_find (const char *dir, const char *prefix, const char *kind, int idxn,
             if (stat (buf, &st) == 0)
                 return 0;
         }
+    char shown [8192];
     fasgd_errbuf (err, errlen, "%s: no %s %s file (looked for %s-%s-idx%d-ubyte[.gz] and %s-%s.idx%d-ubyte[.gz])",
-            dir, prefix, kind, prefix, kind, idxn, prefix, kind, idxn);
+            fasgd_path_shown (dir, shown, sizeof shown), prefix, kind, prefix, kind, idxn, prefix, kind, idxn);
     return -1;
 }
 

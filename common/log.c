@@ -1,6 +1,7 @@
 /*  log: levelled logging to stderr or syslog.  */
 #include "log.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,6 +109,21 @@ fasgd_log_write (fasgd_log_level_t level, const char *fmt, ...)
     va_start (ap, fmt);
     fasgd_log_vwrite (level, fmt, ap);
     va_end (ap);
+}
+
+const char *
+fasgd_path_shown (const char *path, char *buf, size_t len)
+{
+    if (!path || path [0] == '/' || !buf || len == 0)
+        return path;
+    char cwd [4096];
+    if (!getcwd (cwd, sizeof cwd))
+        snprintf (buf, len, "%s (relative to a working directory that cannot be named: %s)",
+                  path, strerror (errno));
+    else
+        snprintf (buf, len, "%s (%s%s%s: relative to the working directory %s)", path, cwd,
+                  strcmp (cwd, "/") == 0 ? "" : "/", path, cwd);
+    return buf;
 }
 
 int

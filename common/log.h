@@ -42,6 +42,14 @@ void fasgd_log_vwrite (fasgd_log_level_t level, const char *fmt, va_list ap)
 int fasgd_errbuf (char *err, size_t errlen, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
+/*  A file's name as a message about it should give it: an absolute path
+    as it is; a relative one followed by the absolute path it stands for
+    and the working directory, "data/mnist (/srv/x/data/mnist: relative
+    to the working directory /srv/x)", so that a file not found under a
+    service manager says where it was looked for. Returns buf, or path
+    itself when it is absolute.  */
+const char *fasgd_path_shown (const char *path, char *buf, size_t len);
+
 extern fasgd_log_level_t fasgd_log_threshold;
 
 #define FASGD_LOG(level, ...) \

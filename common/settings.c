@@ -12,8 +12,9 @@ static const char *const s_stalenesses [] = { "divide", "ignore", NULL };
 static const char *const s_push_skips [] = { "resend-last", "accumulate", NULL };
 
 const fasgd_cfg_key_t fasgd_model_cfg_keys [] = {
-    FASGD_CFG_KEY_INTLIST ("sizes", fasgd_model_cfg_t, sizes, 1, 1000000, "784,100,10",
-        "layer widths, input first, output (classes) last"),
+    { .name = "sizes", .type = FASGD_CFG_INTLIST, .offset = offsetof (fasgd_model_cfg_t, sizes),
+      .min = 1, .max = 1000000, .size = FASGD_MODEL_MAX_LAYERS + 1, .min_items = 2, .def = "784,100,10",
+      .help = "layer widths, input first, output (classes) last" },
     FASGD_CFG_KEY_ENUM ("activation", fasgd_model_cfg_t, activation, fasgd_model_activation_names, "relu",
         "hidden-layer activation"),
     FASGD_CFG_KEY_ENUM ("init", fasgd_model_cfg_t, init, fasgd_model_init_names, "he",
@@ -275,12 +276,12 @@ fasgd_data_cfg_load (const fasgd_data_cfg_t *cfg, const fasgd_model_spec_t *spec
     if (!train || !valid)
         rc = -1;
     else if ((int) train->dim != in || (int) valid->dim != in) {
-        fasgd_log_error ("data: images have %u pixels but the model's input size is %d",
+        fasgd_log_error ("data: images have %u pixels but the model's input size (model.sizes' first) is %d",
                          train->dim, in);
         rc = -1;
     }
     else if ((int) train->nclasses > classes || (int) valid->nclasses > classes) {
-        fasgd_log_error ("data: labels go up to %u but the model has %d outputs",
+        fasgd_log_error ("data: labels go up to %u but the model has %d outputs (model.sizes' last)",
                          (train->nclasses > valid->nclasses ? train->nclasses : valid->nclasses) - 1,
                          classes);
         rc = -1;

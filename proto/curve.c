@@ -15,8 +15,12 @@ static int
 s_readable (const char *path, char *err, size_t errlen)
 {
     struct stat st;
-    if (stat (path, &st) != 0)
-        return fasgd_errbuf (err, errlen, "cannot read %s: %s", path, strerror (errno));
+    if (stat (path, &st) != 0) {
+        int e = errno;
+        char shown [8192];
+        return fasgd_errbuf (err, errlen, "cannot read %s: %s", fasgd_path_shown (path, shown, sizeof shown),
+                             strerror (e));
+    }
     if (!S_ISREG (st.st_mode))
         return fasgd_errbuf (err, errlen, "%s is not a file", path);
     /*  A certificate is a few hundred bytes.  */

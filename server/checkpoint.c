@@ -193,9 +193,16 @@ fasgd_srv_checkpoint_write (fasgd_srv_checkpoint_t *self, char *err, size_t errl
 int
 fasgd_srv_checkpoint_final (fasgd_srv_checkpoint_t *self)
 {
-    if (!*self->cfg->checkpoint)
+    if (!*self->cfg->checkpoint) {
+        fasgd_log_notice ("no final checkpoint: checkpoint.file is empty");
         return 0;
-    return fasgd_srv_checkpoint_write (self, NULL, 0);
+    }
+    if (fasgd_srv_checkpoint_write (self, NULL, 0) != 0)
+        return -1;
+    char shown [8192];
+    fasgd_log_notice ("final checkpoint written at T=%llu to %s", (unsigned long long) self->last_T,
+                      fasgd_path_shown (self->cfg->checkpoint, shown, sizeof shown));
+    return 0;
 }
 
 /*  A periodic checkpoint: as fasgd_srv_checkpoint_final, but after a
@@ -244,7 +251,8 @@ fasgd_srv_checkpoint_resume (fasgd_srv_checkpoint_t *self)
     char err [512];
     fasgd_checkpoint_t *ck = fasgd_checkpoint_read (path, &self->desc, err, sizeof err);
     if (!ck) {
-        fasgd_log_error ("resume: cannot resume from %s: %s", path, err);
+        char shown [8192];
+        fasgd_log_error ("resume: cannot resume from %s: %s", fasgd_path_shown (path, shown, sizeof shown), err);
         return -1;
     }
     /*  The rule takes its state or leaves its own; θ only after that.  */

@@ -189,7 +189,10 @@ fasgd_srv_eval_new (const fasgd_server_cfg_t *cfg, fasgd_srv_params_t *params, c
     if (*cfg->csv) {
         const char *header = self->test ? S_CSV_COLUMNS S_CSV_TEST_COLUMNS "\n" : S_CSV_COLUMNS "\n";
         if (!(self->csv = fopen (cfg->csv, "a+"))) {
-            fasgd_log_error ("cannot write %s: %s", cfg->csv, strerror (errno));
+            int e = errno;
+            char shown [8192];
+            fasgd_log_error ("cannot write %s: %s", fasgd_path_shown (cfg->csv, shown, sizeof shown),
+                             strerror (e));
             fasgd_srv_eval_destroy (&self);
             return NULL;
         }

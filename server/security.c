@@ -81,7 +81,10 @@ s_allowlist_load (const char *dir, char *err, size_t errlen)
 {
     DIR *d = opendir (dir);
     if (!d) {
-        snprintf (err, errlen, "security.curve.clients: cannot read %s: %s", dir, strerror (errno));
+        int e = errno;
+        char shown [8192];
+        snprintf (err, errlen, "security.curve.clients: cannot read %s: %s",
+                  fasgd_path_shown (dir, shown, sizeof shown), strerror (e));
         return NULL;
     }
     zhashx_t *keys = zhashx_new ();

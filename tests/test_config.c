@@ -353,7 +353,39 @@ START_TEST (test_dump_round_trip)
     ck_assert_int_eq (b.verbose, 1);
     ck_assert_int_eq (b.rule, 0);
     ck_assert_double_eq (b.sub.gamma, a.sub.gamma);
+    /*  The shortest numbers that read back the same.  */
+    ck_assert_msg (strstr (buf, "rule.lr: 0.1\n") && strstr (buf, "rule.fasgd.gamma: 0.9\n"), "%s", buf);
     free (buf);
+    buf = NULL;
+    ck_assert_int_eq (s_load (&a, "rule.lr: 0.005\nrule.fasgd.gamma: 0.123456789012345678\n"), 0);
+    out = open_memstream (&buf, &len);
+    fasgd_config_dump (s_keys, &a, out);
+    fclose (out);
+    ck_assert_msg (strstr (buf, "rule.lr: 0.005\n") && strstr (buf, "rule.fasgd.gamma: 0.12345678901234568\n"),
+                   "%s", buf);
+    ck_assert_int_eq (s_load (&b, buf), 0);
+    ck_assert_double_eq (b.sub.gamma, a.sub.gamma);
+    free (buf);
+}
+END_TEST
+
+/*  A list shorter than its key allows is refused at its file:line.  */
+START_TEST (test_intlist_min_items)
+{
+    static const fasgd_cfg_key_t keys [] = {
+        { .name = "sizes", .type = FASGD_CFG_INTLIST, .offset = offsetof (cfg_t, sizes), .min = 1, .max = 100,
+          .size = 4, .min_items = 2, .def = "3,4", .help = "widths" },
+        FASGD_CFG_KEY_END
+    };
+    cfg_t c;
+    free (s_errs);
+    s_errs = NULL;
+    FILE *errs = open_memstream (&s_errs, &s_errs_len);
+    ck_assert_int_eq (fasgd_config_defaults (keys, &c, errs), 0);
+    ck_assert_int_eq (fasgd_config_load_string (keys, &c, "t.yaml", "# widths\nsizes: [78]\n", errs), 1);
+    ck_assert_int_eq (fasgd_config_load_string (keys, &c, "t.yaml", "sizes: [1, 2, 3]\n", errs), 0);
+    fclose (errs);
+    s_expect ("t.yaml:2:8: error: sizes needs at least 2 items (got 1)");
 }
 END_TEST
 
@@ -608,6 +640,7 @@ config_suite (void)
     tcase_add_test (tc, test_set_overrides);
     tcase_add_test (tc, test_dump_round_trip);
     tcase_add_test (tc, test_file_errors);
+    tcase_add_test (tc, test_intlist_min_items);
     tcase_add_test (tc, test_visit_and_describe);
     tcase_add_test (tc, test_duplicate_across_spellings);
     tcase_add_test (tc, test_many_keys_linear);

@@ -365,6 +365,16 @@ START_TEST (test_load_dir)
     ck_assert_msg (strstr (err, "no train images file"), "%s", err);
     ck_assert_ptr_null (fasgd_dataset_load_dir (NULL, "train", 0, err, sizeof err));
     ck_assert_uint_gt (strlen (err), 0);
+    /*  A relative folder is named with the absolute path looked at and
+        the working directory.  */
+    char cwd [4096], want [4096 + 64];
+    ck_assert_ptr_nonnull (getcwd (cwd, sizeof cwd));
+    ck_assert_int_eq (chdir (dir), 0);
+    ck_assert_ptr_null (fasgd_dataset_load_dir ("absent", "train", 0, err, sizeof err));
+    snprintf (want, sizeof want, "absent (%s/absent: relative to the working directory %s): no train images file",
+              dir, dir);
+    ck_assert_msg (strstr (err, want), "%s", err);
+    ck_assert_int_eq (chdir (cwd), 0);
     s_tmp_end (dir);
 }
 END_TEST

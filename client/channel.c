@@ -5,6 +5,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -115,6 +116,39 @@ fasgd_channel_open (fasgd_channel_t *ch)
     /*  The host's signals interrupt a wait; they do not end it (the
         caller finishes its step, then looks at its own flag).  */
     zpoller_set_nonstop (ch->poller, true);
+    return 0;
+}
+
+int
+fasgd_channel_resolves (const char *endpoint, char *why, size_t whylen)
+{
+    if (!endpoint || strncmp (endpoint, "tcp://", 6) != 0)
+        return 0;
+    /*  tcp://[SOURCE;]HOST:PORT; a bracketed IPv6 address or * needs no
+        resolver.  */
+    const char *host = endpoint + 6;
+    const char *semi = strrchr (host, ';');
+    if (semi)
+        host = semi + 1;
+    const char *colon = strrchr (host, ':');
+    size_t len = colon ? (size_t) (colon - host) : strlen (host);
+    char name [256];
+    if (len == 0 || len >= sizeof name || host [0] == '[' || (len == 1 && host [0] == '*'))
+        return 0;
+    memcpy (name, host, len);
+    name [len] = 0;
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo (name, NULL, &hints, &res);
+    if (res)
+        freeaddrinfo (res);
+    if (rc == EAI_NONAME
+#ifdef EAI_NODATA
+        || rc == EAI_NODATA
+#endif
+       )
+        return fasgd_errbuf (why, whylen, "%s: the host name %s does not resolve (%s)", endpoint, name,
+                             gai_strerror (rc));
     return 0;
 }
 

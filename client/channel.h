@@ -57,6 +57,12 @@ void fasgd_channel_init (fasgd_channel_t *ch, const char *endpoint, const fasgd_
     the cause.  */
 int fasgd_channel_open (fasgd_channel_t *ch);
 
+/*  Whether a tcp:// endpoint's host name resolves: -1 with the reason in
+    why when the resolver says the name does not exist (ZeroMQ would
+    retry it in silence for ever), 0 otherwise, a resolver that cannot
+    answer now included.  */
+int fasgd_channel_resolves (const char *endpoint, char *why, size_t whylen);
+
 /*  Closes the socket, if any; the channel may be opened again.  */
 void fasgd_channel_close (fasgd_channel_t *ch);
 

@@ -74,6 +74,7 @@ struct fasgd_link_t {
     fasgd_gate_t fetch_gate, push_gate;
     int push_skip;                  /* s_push_skip_t */
     int pushed_once;                /* this session's first PUSH went through */
+    int resolved;                   /* the endpoints' host names resolved once */
     uint64_t last_push_ts;          /* the timestamp the last PUSH carried */
     int then_fetch;                 /* a request with THEN_FETCH is waiting */
     int fetched_once;               /* θ was received in this session */
@@ -467,6 +468,18 @@ fasgd_link_join (fasgd_link_t *self, const char *name)
     self->pushed_once = self->fetched_once = 0;
     self->push.maxmsgsize = S_CONTROL_MAXMSG;
 
+    /*  A name that does not resolve is said at once, not taken for a
+        server that does not answer; once resolved, a resolver's hiccup
+        later is left to the timeouts.  */
+    if (!self->resolved) {
+        if (fasgd_channel_resolves (self->push_endpoint, self->last_reason, sizeof self->last_reason) != 0
+            || fasgd_channel_resolves (self->fetch_endpoint, self->last_reason, sizeof self->last_reason) != 0) {
+            self->last_status = 0;
+            fasgd_log_debug ("client: %s", self->last_reason);
+            return FASGD_CLIENT_ESOCKET;
+        }
+        self->resolved = 1;
+    }
     zframe_t *body = NULL;
     if (name_len > 0 && !(body = zframe_new (name, name_len)))
         return FASGD_CLIENT_ENOMEM;

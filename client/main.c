@@ -377,6 +377,11 @@ s_on_failure (s_run_t *r, const char *what, int rc)
                 fasgd_log_warn ("%s: the server is shutting down; joining again", what);
                 return 1;
             }
+            if (status == FASGD_STATUS_FORBIDDEN) {
+                fasgd_log_error ("%s: the server no longer allows this client's CURVE key (%d %s): stopping",
+                                 what, status, fasgd_client_last_reason (r->client));
+                return -1;
+            }
             if (status == FASGD_STATUS_NONFINITE || status == FASGD_STATUS_CONFLICT) {
                 /*  Nothing was applied; fresh parameters give the next
                     gradient its best chance.  */
@@ -496,7 +501,7 @@ s_join_first (s_run_t *r)
                  || (rc == FASGD_CLIENT_EREFUSED && status == FASGD_STATUS_UNAVAILABLE);
         if (!retry) {
             if (rc == FASGD_CLIENT_EREFUSED || rc == FASGD_CLIENT_EPROTO || rc == FASGD_CLIENT_EVERSION
-                || rc == FASGD_CLIENT_ESECURITY)
+                || rc == FASGD_CLIENT_ESECURITY || (rc == FASGD_CLIENT_ESOCKET && *fasgd_client_last_reason (r->client)))
                 fasgd_log_error ("%s: cannot join: %s (%s)", r->o->push_ep, fasgd_client_strerror (rc),
                                  fasgd_client_last_reason (r->client));
             else
@@ -737,6 +742,10 @@ main (int argc, char **argv)
             r.id, r.name, r.steps, secs, secs > 0 ? (double) r.steps / secs : 0.0,
             t.pushes, t.repeats, t.accumulated, t.fetches, t.fetch_skips, t.bytes_out, t.bytes_in,
             r.rejoins);
+    /*  A step pushes to every shard: the message counts are the
+        shards' sum, and say so.  */
+    if (fasgd_client_shards (r.client) > 1)
+        printf (" (messages and bytes summed over %zu shards)", fasgd_client_shards (r.client));
     if (!isnan (r.val_error))
         printf (", validation error %.4f", r.val_error);
     printf ("\n");

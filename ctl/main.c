@@ -17,6 +17,7 @@
 
 #include "reply.h"
 #include "curve.h"
+#include "log.h"
 #include "shardmap.h"
 
 #include <czmq.h>
@@ -41,7 +42,7 @@
 /*  STATUS of several servers (shards) summed.  */
 typedef struct {
     int answered;
-    double T, clients_max, update_rate, bytes_in_rate, bytes_out_rate, shards;
+    double T_min, T_max, clients_max, update_rate, bytes_in_rate, bytes_out_rate, shards;
     unsigned char seen [FASGD_SHARDMAP_MAX];    /* shard indices answered */
     int distinct;
 } s_total_t;
@@ -49,8 +50,14 @@ typedef struct {
 static void
 s_total_add (s_total_t *t, const fasgd_ctl_reply_t *r)
 {
+    /*  Each shard counts its own T (the updates it applied): summed,
+        they would count each step once per shard.  */
+    double T = fasgd_ctl_reply_num (r, "T");
+    if (t->answered == 0 || T < t->T_min)
+        t->T_min = T;
+    if (t->answered == 0 || T > t->T_max)
+        t->T_max = T;
     t->answered++;
-    t->T += fasgd_ctl_reply_num (r, "T");
     if (fasgd_ctl_reply_num (r, "clients") > t->clients_max)
         t->clients_max = fasgd_ctl_reply_num (r, "clients");
     t->update_rate += fasgd_ctl_reply_num (r, "update_rate");
@@ -68,9 +75,13 @@ s_total_add (s_total_t *t, const fasgd_ctl_reply_t *r)
 static void
 s_total_print (const s_total_t *t, int asked)
 {
-    printf ("\nall %d servers: %d answered; T %.0f in all, %.1f updates/s, %.0f B/s in, %.0f B/s out, "
-            "at most %.0f clients on one", asked, t->answered, t->T, t->update_rate, t->bytes_in_rate,
-            t->bytes_out_rate, t->clients_max);
+    printf ("\nall %d servers: %d answered; ", asked, t->answered);
+    if (t->T_min == t->T_max)
+        printf ("T %.0f on each", t->T_min);
+    else
+        printf ("T %.0f to %.0f (each its own)", t->T_min, t->T_max);
+    printf (", %.1f updates/s in all, %.0f B/s in, %.0f B/s out, at most %.0f clients on one",
+            t->update_rate, t->bytes_in_rate, t->bytes_out_rate, t->clients_max);
     if (t->shards > 1)
         printf ("; shards: %d of %.0f answered", t->distinct, t->shards);
     printf ("\n");
@@ -178,7 +189,10 @@ s_endpoint_from_port_file (const char *path, char *out, size_t len)
 {
     FILE *f = fopen (path, "r");
     if (!f) {
-        fprintf (stderr, "fasgd-ctl: cannot read the port file %s: %s\n", path, strerror (errno));
+        int e = errno;
+        char shown [8192];
+        fprintf (stderr, "fasgd-ctl: cannot read the port file %s: %s\n",
+                 fasgd_path_shown (path, shown, sizeof shown), strerror (e));
         return -1;
     }
     char line [1024];
@@ -308,8 +322,15 @@ s_ask (const char *endpoint, const s_curve_t *curve, const char *command, int ti
             break;
     }
     fasgd_curve_monitor_stop (sock, &monitor);
-    if (why) {
+    if (why && !*curve->server_key)
+        /*  Without a key of its own, a handshake fails only when the
+            server requires CURVE, or turns the connection away.  */
+        fprintf (stderr, "fasgd-ctl: %s: the server requires CURVE (or turned the connection away: "
+                 "limits.connections): ask it with -c SERVER.yaml (its server_cert, on the server's host) "
+                 "or with --server-key SERVER.key --cert OPERATOR.key_secret (a key it allows)\n", endpoint);
+    else if (why)
         fprintf (stderr, "fasgd-ctl: %s: %s\n", endpoint, why);
+    if (why) {
         zsock_destroy (&sock);
         return S_EXIT_SERVER;
     }

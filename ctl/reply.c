@@ -200,7 +200,7 @@ static int
 s_is_text_key (const char *key)
 {
     static const char *const text [] = { "version", "rule", "name", "error", "file", "checkpoint_file", "security",
-                                         "key", "key_name", NULL };
+                                         "key", "key_name", "wire_push", "wire_params", NULL };
     for (int i = 0; text [i]; i++)
         if (strcmp (key, text [i]) == 0)
             return 1;
@@ -414,6 +414,9 @@ s_print_rows (const fasgd_ctl_reply_t *r, const char *endpoint)
     s_row ("timestamp T", "%.0f", s_num (r, "T"));
     s_row ("uptime", "%.1f s", s_num (r, "uptime_s"));
     s_row ("rule", "%s, vbar %.6g", s_safe (s_get (r, "rule"), 20, b1, sizeof b1), s_num (r, "vbar"));
+    if (s_get (r, "wire_push"))
+        s_row ("wire", "gradients as %s, parameters as %s", s_safe (s_get (r, "wire_push"), 8, b1, sizeof b1),
+               s_safe (s_get (r, "wire_params"), 8, b2, sizeof b2));
     if (s_num (r, "shards") > 1)
         s_row ("shard", "%.0f of %.0f: parameters %.0f to %.0f of %.0f", s_num (r, "shard"), s_num (r, "shards"),
                s_num (r, "offset"), s_num (r, "offset") + s_num (r, "length") - 1, s_num (r, "params"));

@@ -183,6 +183,8 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 FASGD_PROTO_VERSION, PACKAGE_VERSION, s_wall_seconds (),
                 (double) (now - self->started_ms) / 1000.0, (unsigned long long) self->params->T,
                 fasgd_rule_kind_name (self->cfg.rule.name), fasgd_rule_vbar (self->params->rule));
+    s_text_add (t, "wire_push=%s\nwire_params=%s\n", fasgd_proto_wire_name (self->cfg.wire_push),
+                fasgd_proto_wire_name (self->cfg.wire_params));
     s_text_add (t, "params=%zu\nshard=%d\nshards=%d\noffset=%zu\nlength=%zu\n", self->params->total,
                 self->cfg.shard_index, self->cfg.shard_count, self->params->offset, self->params->n);
     s_text_add (t, "clients=%zu\njoins=%llu\nleaves=%llu\nexpired=%llu\nrefused=%llu\nforbidden=%llu\n", live,

@@ -300,6 +300,13 @@ static fasgd_srv_client_t *
 s_client (fasgd_server_t *self, const fasgd_srv_request_t *r, const char *key)
 {
     const fasgd_header_t *req = r->req;
+    /*  A key revoked since its handshake: told so, not taken for an
+        unknown id that would only make its client join again.  */
+    if (fasgd_srv_security_curve (self->security) && !fasgd_srv_security_allowed (self->security, key)) {
+        self->st.forbidden++;
+        fasgd_srv_reply_error (r, FASGD_STATUS_FORBIDDEN, "CURVE key %s is no longer allowed", key ? key : "(none)");
+        return NULL;
+    }
     fasgd_srv_client_t *c = fasgd_srv_registry_lookup (self->registry, req->client_id);
     if (!c) {
         self->st.unknown++;

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <czmq.h>
 #include <math.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
@@ -734,6 +735,31 @@ START_TEST (test_no_server_times_out)
 }
 END_TEST
 
+/*  A host name that does not resolve is said at once, not taken for a
+    server that does not answer (.invalid never resolves: RFC 6761).  */
+START_TEST (test_unresolvable_host)
+{
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+    int gai = getaddrinfo ("no-such-host.invalid", NULL, &hints, &res);
+    if (res)
+        freeaddrinfo (res);
+    if (gai != EAI_NONAME) {
+        fprintf (stderr, "# the resolver cannot say a name does not exist here (%s): not checked\n",
+                 gai_strerror (gai));
+        return;
+    }
+    fasgd_client_t *c = fasgd_client_new ("tcp://no-such-host.invalid:5555", "tcp://no-such-host.invalid:5556");
+    ck_assert_ptr_nonnull (c);
+    fasgd_client_set_timeout (c, 5000);
+    int64_t t0 = zclock_mono ();
+    ck_assert_int_eq (fasgd_client_join (c, "w"), FASGD_CLIENT_ESOCKET);
+    ck_assert_int_lt (zclock_mono () - t0, 2000);
+    const char *why = fasgd_client_last_reason (c);
+    ck_assert_msg (strstr (why, "no-such-host.invalid does not resolve"), "%s", why);
+    fasgd_client_destroy (&c);
+}
+END_TEST
+
 START_TEST (test_silent_and_late_replies)
 {
     s_fake_t *f = s_fake_start (NULL);
@@ -1231,6 +1257,7 @@ s_suite (void)
     tcase_add_test (tc, test_new_connects_nothing);
     tcase_add_test (tc, test_compact_wire);
     tcase_add_test (tc, test_no_server_times_out);
+    tcase_add_test (tc, test_unresolvable_host);
     tcase_add_test (tc, test_silent_and_late_replies);
     tcase_add_loop_test (tc, test_error_replies, 0, S_ERROR_CASES);
     tcase_add_test (tc, test_malformed_replies);

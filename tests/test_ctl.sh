@@ -14,7 +14,7 @@ json_check() {
     python3 -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" "$tmp/out"
 }
 
-plan_mnist 25
+plan_mnist 27
 
 cat > "$tmp/server.yaml" <<YAML
 push_endpoint: tcp://127.0.0.1:*
@@ -82,6 +82,7 @@ check "status shows rates with units and the client table" sh -c "
 check "status shows the tau histogram, 0 to 1024+" sh -c "
     grep -q '^0  *[0-9]* *[0-9.]*%' '$tmp/out' && grep -q '^2-3  *[0-9]' '$tmp/out' &&
     grep -q '^1024+  *[0-9]' '$tmp/out'"
+check "status shows the wire format" grep -q '^wire  *gradients as f32, parameters as f32$' "$tmp/out"
 check "limits.bandwidth gives the provisioning line" \
     grep -q '^provisioning  *[0-9.]* [kMG]*B/s per client: room for [0-9][0-9]* more client' "$tmp/out"
 
@@ -94,7 +95,8 @@ check "--json has the expected keys" json_check "all(k in j for k in (
     'repeats', 'fetches', 'not_modified', 'push_repeat_ratio', 'fetch_not_modified_ratio',
     'bytes_in_rate', 'bytes_out_rate', 'bytes_in', 'bytes_out', 'tau_mean', 'tau_max', 'val_error',
     'val_nll', 'val_T', 'bandwidth_budget', 'bandwidth_used', 'bandwidth_per_client', 'more_clients',
-    'per_client', 'tau_histogram')) and j['status'] == 200 and j['rule'] == 'fasgd'"
+    'per_client', 'tau_histogram', 'wire_push', 'wire_params')) and j['status'] == 200 and j['rule'] == 'fasgd' and
+    j['wire_push'] == 'f32' and j['wire_params'] == 'f32'"
 check "--json: 2 clients, c1 and c2, each pushing and fetching" json_check "
     j['clients'] == 2 and sorted(c['name'] for c in j['per_client']) == ['c1', 'c2'] and
     all(c['pushes'] > 0 and c['fetches'] > 0 and c['connected_s'] > 0 and 'last_tau' in c for c in j['per_client'])"
@@ -185,4 +187,6 @@ kill -TERM "$bare_pid"
 kill -TERM "$server_pid"
 wait "$server_pid"
 check "the server stops cleanly (exit 0)" test $? -eq 0
+check "its log says the final checkpoint was written, and where" \
+    grep -q "final checkpoint written at T=[1-9][0-9]* to $tmp/ckpt\$" "$tmp/server.log"
 [ "$failed" -eq 0 ]

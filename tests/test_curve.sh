@@ -12,7 +12,7 @@ tap_name=curve
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 raw_peer="$top_build/tests/raw_peer"
 
-plan_mnist 31
+plan_mnist 32
 
 # run NAME COMMAND...: stdout in $tmp/NAME.out, stderr in $tmp/NAME.err,
 # status in $rc, seconds taken in $took.
@@ -96,8 +96,8 @@ train wrongkey alice --steps 10 --server-key "$tmp/keys/bob.key"
 check "a client with the wrong server key is refused at once, asked about the key" \
     sh -c "test $rc -eq 1 -a $took -lt 10 && grep -q 'is the server key right' '$tmp/err'"
 run plainctl "$ctl" -p "$tmp/ports" status
-check "a plain fasgd-ctl is refused at once, told the server requires CURVE" \
-    sh -c "test $rc -eq 1 && grep -q 'requires CURVE' '$tmp/err'"
+check "a plain fasgd-ctl is refused at once, told the server requires CURVE and what to give" \
+    sh -c "test $rc -eq 1 && grep -q 'requires CURVE.*-c SERVER.yaml.*--server-key' '$tmp/err' && ! grep -q fasgd_client_set_curve '$tmp/err'"
 check "STATUS counts the refused key and the failed handshakes" \
     status_has "j['auth_refused'] >= 1 and j['handshake_failed'] >= 2 and j['clients'] == 0"
 check "the refusal is logged with the peer's address and key" \
@@ -146,8 +146,10 @@ check "the revoked client is refused when it joins again, and exits 1" \
     wait_for "! kill -0 $alice_pid 2>/dev/null" 20
 wait "$alice_pid"; alice_rc=$?
 cp "$tmp/alice2.err" "$tmp/err"
-check "its reason: the server refused its key" \
-    sh -c "test $alice_rc -eq 1 && grep -q \"refused this client's CURVE key\" '$tmp/alice2.err'"
+check "its reason: the server no longer allows its key, said as an error" \
+    sh -c "test $alice_rc -eq 1 && grep -q \"error: .*no longer allows this client's CURVE key\" '$tmp/alice2.err'"
+check "it does not blame a restart or an expiry, nor join again" \
+    sh -c "! grep -q 'expired us\\|joining again' '$tmp/alice2.err'"
 train alice3 alice --steps 10
 check "a new connection with the revoked key is refused" sh -c "test $rc -eq 1"
 mv "$tmp/alice.key" "$tmp/allowed/"

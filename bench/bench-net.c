@@ -57,7 +57,8 @@
                      [--clients LIST] [--trips LIST] [--seconds S]
                      [--warmup S] [--rounds R] [--fresh-pages]
                      [--server-cpu N] [--client-cpu N] [--pslite DIR]
-                     [--no-copy]  */
+                     [--no-copy] [--client-procs | --client-threads]  */
+#define _GNU_SOURCE     /* memfd_create */
 #include "affinity.h"
 #include "bench-util.h"
 #include "codec.h"
@@ -78,6 +79,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -184,6 +186,8 @@ s_server_cleanup (const s_server_t *s)
 
 /*  The running server, for the signal handler.  */
 static volatile pid_t s_child;
+/*  The client processes running.  */
+static volatile pid_t s_client_pids [S_MAX_CLIENTS];
 static const s_server_t *volatile s_running;
 
 /*  Stops the server and removes its files (kill, unlink and rmdir are
@@ -195,6 +199,9 @@ s_on_signal (int sig)
         kill (s_child, SIGTERM);
     if (fasgd_pslite_pid > 0)
         kill (fasgd_pslite_pid, SIGTERM);
+    for (int i = 0; i < S_MAX_CLIENTS; i++)
+        if (s_client_pids [i] > 0)
+            kill (s_client_pids [i], SIGTERM);
     if (s_running)
         s_server_cleanup (s_running);
     _exit (128 + sig);
@@ -485,6 +492,15 @@ s_server_stop (s_server_t *s)
 /* ------------------------------------------------------------------ */
 /*  Clients                                                             */
 
+/*  What a client and main share: in memory both map when the client is a
+    process of its own.  */
+typedef struct {
+    int stop;                           /* atomic: set by main */
+    int ready;                          /* atomic: joined and holding θ */
+    uint64_t steps;                     /* atomic: written by the client, read by main */
+    char error [256];                   /* non-empty when the client gave up */
+} s_slot_t;
+
 typedef struct {
     const char *push_ep, *fetch_ep;
     const char *server_key;         /* CURVE: the server's public key; "" off */
@@ -493,10 +509,7 @@ typedef struct {
     int wire;                           /* 0 float32, else FASGD_HALF_*: rounded each push, widened each reply */
     int one_trip;                       /* PUSH with THEN_FETCH, no FETCH */
     int copy;                           /* each reply's θ copied into the client's own buffer */
-    const int *stop;                    /* atomic */
-    uint64_t steps;                     /* atomic: written by the client, read by main */
-    int ready;                          /* atomic: joined and holding θ */
-    char error [256];                   /* non-empty when the client gave up */
+    s_slot_t *slot;                     /* what main and the client share */
     pthread_t tid;
 } s_client_t;
 
@@ -598,11 +611,11 @@ s_client_main (void *arg)
     size_t len;
     uint32_t seq = 0, id = 0;
     if (!push || !fetch) {
-        snprintf (c->error, sizeof c->error, "cannot connect to %s / %s", c->push_ep, c->fetch_ep);
+        snprintf (c->slot->error, sizeof c->slot->error, "cannot connect to %s / %s", c->push_ep, c->fetch_ep);
         goto done;
     }
     if ((c->wire && !half) || ((c->wire || c->copy) && !theta)) {
-        snprintf (c->error, sizeof c->error, "out of memory");
+        snprintf (c->slot->error, sizeof c->slot->error, "out of memory");
         goto done;
     }
     void *ps = zsock_resolve (push), *fs = zsock_resolve (fetch);
@@ -612,7 +625,7 @@ s_client_main (void *arg)
     zmq_send (ps, "bench-net", 9, 0);
     static __thread char welcome [FASGD_PROTO_DESC_MAX];
     if (s_recv_reply_body (ps, &r, &len, welcome, sizeof welcome) != 0 || r.type != FASGD_MSG_WELCOME) {
-        snprintf (c->error, sizeof c->error, "JOIN: no WELCOME (type %d, status %d)", r.type, r.status);
+        snprintf (c->slot->error, sizeof c->slot->error, "JOIN: no WELCOME (type %d, status %d)", r.type, r.status);
         goto done;
     }
     id = r.client_id;
@@ -620,7 +633,7 @@ s_client_main (void *arg)
     fasgd_proto_desc_t desc = { .session = 0 };
     char why [128];
     if (len > 0 && fasgd_proto_desc_decode (welcome, len, &desc, why, sizeof why) != 0) {
-        snprintf (c->error, sizeof c->error, "JOIN: a WELCOME it cannot read: %s", why);
+        snprintf (c->slot->error, sizeof c->slot->error, "JOIN: a WELCOME it cannot read: %s", why);
         goto done;
     }
     uint64_t session = desc.session;
@@ -629,14 +642,14 @@ s_client_main (void *arg)
     s_send_header (fs, &h, 0);
     if (s_recv_reply_full (fs, &r, &len, NULL, 0, c->wire, c->n, theta) != 0 || r.type != FASGD_MSG_PARAMS
         || len != bytes) {
-        snprintf (c->error, sizeof c->error, "first FETCH: type %d, status %d, %zu bytes (expected %zu)",
+        snprintf (c->slot->error, sizeof c->slot->error, "first FETCH: type %d, status %d, %zu bytes (expected %zu)",
                   r.type, r.status, len, bytes);
         goto done;
     }
     uint64_t j = r.timestamp;
-    __atomic_store_n (&c->ready, 1, __ATOMIC_RELEASE);
+    __atomic_store_n (&c->slot->ready, 1, __ATOMIC_RELEASE);
 
-    while (!__atomic_load_n (c->stop, __ATOMIC_ACQUIRE)) {
+    while (!__atomic_load_n (&c->slot->stop, __ATOMIC_ACQUIRE)) {
         h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_PUSH, .client_id = id,
                                .seq = ++seq, .timestamp = j, .session = session,
                                .flags = c->one_trip ? FASGD_PROTO_FLAG_THEN_FETCH : 0 };
@@ -649,7 +662,7 @@ s_client_main (void *arg)
         zmq_msg_init_data (&body, c->wire ? half : (void *) c->grad, bytes, NULL, NULL);
         if (zmq_msg_send (&body, ps, 0) < 0) {
             zmq_msg_close (&body);
-            snprintf (c->error, sizeof c->error, "PUSH: %s", zmq_strerror (zmq_errno ()));
+            snprintf (c->slot->error, sizeof c->slot->error, "PUSH: %s", zmq_strerror (zmq_errno ()));
             goto done;
         }
         if (c->one_trip) {
@@ -657,17 +670,17 @@ s_client_main (void *arg)
             if (s_recv_reply_full (ps, &r, &len, NULL, 0, c->wire, c->n, theta) != 0 || r.type != FASGD_MSG_PARAMS
                 || r.status != FASGD_STATUS_OK
                 || len != bytes) {
-                snprintf (c->error, sizeof c->error,
+                snprintf (c->slot->error, sizeof c->slot->error,
                           "PUSH+FETCH at T=%llu: type %d status %d, %zu bytes (expected PARAMS 200, %zu)",
                           (unsigned long long) j, r.type, r.status, len, bytes);
                 goto done;
             }
             j = r.timestamp;
-            __atomic_add_fetch (&c->steps, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch (&c->slot->steps, 1, __ATOMIC_RELAXED);
             continue;
         }
         if (s_recv_reply (ps, &r, &len) != 0 || r.type != FASGD_MSG_ACK || r.status != FASGD_STATUS_OK) {
-            snprintf (c->error, sizeof c->error, "PUSH at T=%llu: type %d status %d (expected ACK 200)",
+            snprintf (c->slot->error, sizeof c->slot->error, "PUSH at T=%llu: type %d status %d (expected ACK 200)",
                       (unsigned long long) j, r.type, r.status);
             goto done;
         }
@@ -676,12 +689,12 @@ s_client_main (void *arg)
         s_send_header (fs, &h, 0);
         if (s_recv_reply_full (fs, &r, &len, NULL, 0, c->wire, c->n, theta) != 0 || r.type != FASGD_MSG_PARAMS
             || len != bytes) {
-            snprintf (c->error, sizeof c->error, "FETCH: type %d, status %d, %zu bytes (expected %zu)",
+            snprintf (c->slot->error, sizeof c->slot->error, "FETCH: type %d, status %d, %zu bytes (expected %zu)",
                       r.type, r.status, len, bytes);
             goto done;
         }
         j = r.timestamp;
-        __atomic_add_fetch (&c->steps, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch (&c->slot->steps, 1, __ATOMIC_RELAXED);
     }
     h = (fasgd_header_t) { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_LEAVE, .client_id = id,
                            .seq = ++seq, .session = session };
@@ -689,7 +702,7 @@ s_client_main (void *arg)
     s_recv_reply (ps, &r, &len);
 done:
     /*  A failed client counts as ready so that main stops waiting.  */
-    __atomic_store_n (&c->ready, 1, __ATOMIC_RELEASE);
+    __atomic_store_n (&c->slot->ready, 1, __ATOMIC_RELEASE);
     zsock_destroy (&push);
     zsock_destroy (&fetch);
     free (half);
@@ -702,7 +715,7 @@ s_total_steps (s_client_t *cs, int n)
 {
     uint64_t sum = 0;
     for (int i = 0; i < n; i++)
-        sum += __atomic_load_n (&cs [i].steps, __ATOMIC_RELAXED);
+        sum += __atomic_load_n (&cs [i].slot->steps, __ATOMIC_RELAXED);
     return sum;
 }
 
@@ -710,8 +723,8 @@ static const char *
 s_first_error (s_client_t *cs, int n)
 {
     for (int i = 0; i < n; i++)
-        if (cs [i].error [0])
-            return cs [i].error;
+        if (cs [i].slot->error [0])
+            return cs [i].slot->error;
     return NULL;
 }
 
@@ -720,60 +733,196 @@ s_first_error (s_client_t *cs, int n)
     server and the clients (this process) (negative when unknown). 0, or -1
     after saying why.  */
 static int s_copy = 1;
+/*  Clients as processes of their own (each with its own ZeroMQ context
+    and I/O thread, as ps-lite's workers are), else threads of this one
+    sharing one I/O thread; -1: processes when ps-lite is measured.  */
+static int s_procs = -1;
+static int s_keep_heap = 1;
 
+/*  The CPU seconds of n processes together; -1 when one cannot be read.  */
+static double
+s_pids_cpu (const pid_t *pids, int n)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        double c = fasgd_procs_cpu (pids [i]);
+        if (c < 0)
+            return -1;
+        sum += c;
+    }
+    return sum;
+}
+
+/*  The gradient every client sends: small, finite and not all equal.  */
+static void
+s_grad_fill (float *grad, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        grad [k] = 1e-3f * (1.0f + (float) (k % 7) / 7.0f);
+}
+
+/*  A client process: bench-net --client-proc FD IDX PUSH FETCH KEY N WIRE
+    ONE COPY KEEP, where FD holds the slots it shares with main (IDX its
+    own) and KEY is "-" without CURVE.  */
+static int
+s_client_proc (char **argv)
+{
+    int fd = atoi (argv [2]), idx = atoi (argv [3]);
+    size_t n = (size_t) strtoull (argv [7], NULL, 10);
+    size_t len = (size_t) (idx + 1) * sizeof (s_slot_t);
+    s_slot_t *slots = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    float *grad = malloc (n * sizeof (float));
+    if (slots == MAP_FAILED || !grad) {
+        fprintf (stderr, "bench-net: a client process cannot start: %s\n", strerror (errno));
+        return 1;
+    }
+    if (atoi (argv [11]))
+        fasgd_heap_keep_large_blocks ();
+    s_grad_fill (grad, n);
+    s_client_t c = { .push_ep = argv [4], .fetch_ep = argv [5], .server_key = strcmp (argv [6], "-") ? argv [6] : "",
+                     .n = n, .grad = grad, .wire = atoi (argv [8]), .one_trip = atoi (argv [9]),
+                     .copy = atoi (argv [10]), .slot = slots + idx };
+    s_client_main (&c);
+    zsys_shutdown ();
+    free (grad);
+    return 0;
+}
+
+/*  Starts client i as a process of its own (this program again, with
+    --client-proc). 0, or -1.  */
+static int
+s_client_spawn (const s_client_t *c, int fd, int i, pid_t *pid)
+{
+    char a_fd [16], a_i [16], a_n [32], a_w [16], a_o [16], a_c [16], a_k [16];
+    snprintf (a_fd, sizeof a_fd, "%d", fd);
+    snprintf (a_i, sizeof a_i, "%d", i);
+    snprintf (a_n, sizeof a_n, "%zu", c->n);
+    snprintf (a_w, sizeof a_w, "%d", c->wire);
+    snprintf (a_o, sizeof a_o, "%d", c->one_trip);
+    snprintf (a_c, sizeof a_c, "%d", c->copy);
+    snprintf (a_k, sizeof a_k, "%d", s_keep_heap);
+    char *args [] = { "bench-net", "--client-proc", a_fd, a_i, (char *) c->push_ep, (char *) c->fetch_ep,
+                      *c->server_key ? (char *) c->server_key : "-", a_n, a_w, a_o, a_c, a_k, NULL };
+    fflush (NULL);
+    *pid = fork ();
+    if (*pid < 0)
+        return -1;
+    if (*pid == 0) {
+        /*  Only async-signal-safe calls between fork and exec.  */
+#ifdef __linux__
+        prctl (PR_SET_PDEATHSIG, SIGTERM);
+#endif
+        execv ("/proc/self/exe", args);
+        _exit (127);
+    }
+    return 0;
+}
+
+/*  Runs `clients` clients against the server (threads of this process,
+    or processes with s_procs); rates [r] gets the steps/s of round r,
+    srv_cpu [r] and cli_cpu [r] the CPU seconds a step cost the server and
+    the clients (this process, or the client processes) (negative when
+    unknown). 0, or -1 after saying why.  */
 static int
 s_measure (const s_server_t *srv, size_t n, const float *grad, int one_trip, int clients, double warmup,
            double seconds, int rounds, double *rates, double *srv_cpu, double *cli_cpu)
 {
     s_client_t *cs = calloc ((size_t) clients, sizeof *cs);
-    int stop = 0, rc = 0, started = 0;
-    if (!cs)
+    size_t len = (size_t) clients * sizeof (s_slot_t);
+    int fd = s_procs > 0 ? memfd_create ("bench-net-slots", 0) : -1;
+    s_slot_t *slots = MAP_FAILED;
+    if (s_procs <= 0)
+        slots = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    else if (fd >= 0 && ftruncate (fd, (off_t) len) == 0)
+        slots = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int rc = 0, started = 0;
+    pid_t pids [S_MAX_CLIENTS];
+    if (!cs || slots == MAP_FAILED) {
+        fprintf (stderr, "bench-net: memory for the clients: %s\n", strerror (errno));
+        free (cs);
+        if (fd >= 0)
+            close (fd);
         return -1;
+    }
     for (int i = 0; i < clients; i++) {
         cs [i] = (s_client_t) { .push_ep = srv->push, .fetch_ep = srv->fetch, .server_key = srv->server_key,
-                                .n = n, .grad = grad, .wire = srv->wire, .one_trip = one_trip, .copy = s_copy, .stop = &stop };
-        if (pthread_create (&cs [i].tid, NULL, s_client_main, &cs [i]) != 0) {
-            fprintf (stderr, "bench-net: cannot start client thread %d\n", i);
+                                .n = n, .grad = grad, .wire = srv->wire, .one_trip = one_trip, .copy = s_copy,
+                                .slot = slots + i };
+        if (s_procs > 0 ? s_client_spawn (&cs [i], fd, i, &pids [i]) != 0
+                        : pthread_create (&cs [i].tid, NULL, s_client_main, &cs [i]) != 0) {
+            fprintf (stderr, "bench-net: cannot start client %d\n", i);
             rc = -1;
             break;
         }
+        if (s_procs > 0)
+            s_client_pids [i] = pids [i];
         started++;
     }
+    /*  The CPU of the clients: this process's, or the sum of theirs.  */
+#define S_CLIENTS_CPU() (s_procs > 0 ? s_pids_cpu (pids, started) : fasgd_procs_cpu (getpid ()))
     /*  Warm-up: every client joined and through one step, and at least
-        `warmup` seconds of traffic.  */
+        `warmup` seconds of traffic; bounded by the clients' reply
+        timeout.  */
     double t0 = fasgd_bench_now ();
     for (int busy = rc == 0; busy; ) {
         busy = 0;
         for (int i = 0; i < started; i++)
-            busy |= !__atomic_load_n (&cs [i].ready, __ATOMIC_ACQUIRE)
-                    || (!cs [i].error [0] && __atomic_load_n (&cs [i].steps, __ATOMIC_RELAXED) == 0);
+            busy |= !__atomic_load_n (&slots [i].ready, __ATOMIC_ACQUIRE)
+                    || (!slots [i].error [0] && __atomic_load_n (&slots [i].steps, __ATOMIC_RELAXED) == 0);
         busy |= fasgd_bench_now () - t0 < warmup;
         if (s_first_error (cs, started))
             busy = 0;
+        if (fasgd_bench_now () - t0 > warmup + 2e-3 * S_REPLY_TIMEOUT_MS) {
+            snprintf (slots [0].error, sizeof slots [0].error, "the clients did not start within %g s",
+                      warmup + 2e-3 * S_REPLY_TIMEOUT_MS);
+            busy = 0;
+        }
         if (busy)
             usleep (10000);
     }
     const char *err = s_first_error (cs, started);
     for (int r = 0; rc == 0 && !err && r < rounds; r++) {
         uint64_t s0 = s_total_steps (cs, started);
-        double a = fasgd_bench_now (), v0 = fasgd_procs_cpu (srv->pid), c0 = fasgd_procs_cpu (getpid ());
+        double a = fasgd_bench_now (), v0 = fasgd_procs_cpu (srv->pid), c0 = S_CLIENTS_CPU ();
         usleep ((useconds_t) (seconds * 1e6));
         uint64_t s1 = s_total_steps (cs, started);
-        double v1 = fasgd_procs_cpu (srv->pid), c1 = fasgd_procs_cpu (getpid ());
+        double v1 = fasgd_procs_cpu (srv->pid), c1 = S_CLIENTS_CPU ();
         rates [r] = (double) (s1 - s0) / (fasgd_bench_now () - a);
         srv_cpu [r] = v0 >= 0 && v1 >= 0 && s1 > s0 ? (v1 - v0) / (double) (s1 - s0) : -1;
         cli_cpu [r] = c0 >= 0 && c1 >= 0 && s1 > s0 ? (c1 - c0) / (double) (s1 - s0) : -1;
         err = s_first_error (cs, started);
     }
-    __atomic_store_n (&stop, 1, __ATOMIC_RELEASE);
-    for (int i = 0; i < started; i++)
-        pthread_join (cs [i].tid, NULL);
+#undef S_CLIENTS_CPU
+    for (int i = 0; i < clients; i++)
+        __atomic_store_n (&slots [i].stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < started; i++) {
+        if (s_procs <= 0) {
+            pthread_join (cs [i].tid, NULL);
+            continue;
+        }
+        /*  A client leaves within one step and its reply timeout; past
+            that it is stopped.  */
+        int st;
+        double t = fasgd_bench_now ();
+        while (waitpid (pids [i], &st, WNOHANG) == 0) {
+            if (fasgd_bench_now () - t > 1e-3 * S_REPLY_TIMEOUT_MS + 5) {
+                kill (pids [i], SIGKILL);
+                waitpid (pids [i], &st, 0);
+                break;
+            }
+            usleep (10000);
+        }
+        s_client_pids [i] = 0;
+    }
     if (!err)
         err = s_first_error (cs, started);
     if (err) {
         fprintf (stderr, "bench-net: a client gave up: %s\n", err);
         rc = -1;
     }
+    munmap (slots, len);
+    if (fd >= 0)
+        close (fd);
     free (cs);
     return rc;
 }
@@ -1035,7 +1184,7 @@ s_usage (FILE *out)
     fputs ("usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST] [--clients LIST]\n"
            "                 [--trips LIST] [--seconds S] [--warmup S] [--rounds R]\n"
            "                 [--fresh-pages] [--server-cpu N] [--client-cpu N] [--pslite DIR]\n"
-           "                 [--no-copy]\n"
+           "                 [--no-copy] [--client-procs | --client-threads]\n"
            "Push→fetch steps/s through fasgd-server on 127.0.0.1, side by side with ps-lite.\n"
            "  --server PATH    the daemon (default $FASGD_TOP_BUILDDIR/server/fasgd-server,\n"
            "                   else ../server/fasgd-server next to this program, else\n"
@@ -1066,7 +1215,11 @@ s_usage (FILE *out)
            "                   is followed by a ps-lite round of the same D, clients and\n"
            "                   seconds; default $FASGD_PSLITE, else ps-lite is not measured\n"
            "  --no-copy        the clients drop each reply uncopied (by default they copy\n"
-           "                   theta into their own buffer, as fasgd-client and ps-lite do)\n",
+           "                   theta into their own buffer, as fasgd-client and ps-lite do)\n"
+           "  --client-procs   each client a process of its own, as ps-lite's workers are\n"
+           "                   (the default with --pslite)\n"
+           "  --client-threads the clients threads of this process sharing one ZeroMQ I/O\n"
+           "                   thread (the default without --pslite)\n",
            out);
 }
 
@@ -1075,6 +1228,8 @@ main (int argc, char **argv)
 {
     if (argc == 5 && strcmp (argv [1], "--bare-server") == 0)
         return s_bare_server (argv [2], (size_t) strtoull (argv [3], NULL, 10), atoi (argv [4]));
+    if (argc == 12 && strcmp (argv [1], "--client-proc") == 0)
+        return s_client_proc (argv);
     static const struct option longopts [] = {
         { "server", required_argument, NULL, 'S' },
         { "sizes", required_argument, NULL, 'z' },
@@ -1089,6 +1244,8 @@ main (int argc, char **argv)
         { "client-cpu", required_argument, NULL, 'C' },
         { "pslite", required_argument, NULL, 'L' },
         { "no-copy", no_argument, NULL, 'N' },
+        { "client-procs", no_argument, NULL, 'p' },
+        { "client-threads", no_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -1132,6 +1289,8 @@ main (int argc, char **argv)
             case 'C': client_cpu = (int) fasgd_bench_int_arg ("bench-net", "--client-cpu", optarg, 0, FASGD_CPU_MAX); break;
             case 'L': pslite = optarg; break;
             case 'N': s_copy = 0; break;
+            case 'p': s_procs = 1; break;
+            case 'T': s_procs = 0; break;
             case 'h': s_usage (stdout); return 0;
             default: s_usage (stderr); return 2;
         }
@@ -1184,6 +1343,9 @@ main (int argc, char **argv)
         last one; the clients here do the same unless told otherwise.  */
     if (!fresh_pages)
         fasgd_heap_keep_large_blocks ();
+    s_keep_heap = !fresh_pages;
+    if (s_procs < 0)
+        s_procs = pslite != NULL;
 
     /*  Ours, not czmq's: a stopped benchmark takes its server with it.  */
     zsys_handler_set (NULL);
@@ -1241,6 +1403,8 @@ main (int argc, char **argv)
                 fresh_pages ? "" : "; large blocks kept in the heap (PSLITE_MALLOC_KEEP=1)");
     else
         printf ("# ps-lite: not measured (--pslite DIR)\n");
+    printf ("# clients: %s\n", s_procs ? "processes of their own, as ps-lite's workers (--client-threads: not)"
+                                        : "threads of this process, one ZeroMQ I/O thread (--client-procs: not)");
     printf ("# every row: R rounds, each new clients, warm-up, one interval; clients %s\n"
             "# spread: (max - min) / median over the rounds; GB/s: 2*4*D bytes a step (2*2*D with +bf16, +f16)\n"
             "# srv-ms, cli-ms: CPU milliseconds a step cost the server process and the clients (for ps-lite:\n"
@@ -1264,9 +1428,7 @@ main (int argc, char **argv)
             fprintf (stderr, "bench-net: out of memory for %zu parameters\n", n);
             return 1;
         }
-        /*  Small, finite and not all equal.  */
-        for (size_t k = 0; k < n; k++)
-            grad [k] = 1e-3f * (1.0f + (float) (k % 7) / 7.0f);
+        s_grad_fill (grad, n);
         double asgd_rate [2][S_MAX_COUNTS] = { { 0 } }, bare_rate [2][S_MAX_COUNTS] = { { 0 } };
         for (int u = 0; u < nrules && status == 0; u++) {
             s_server_t srv;

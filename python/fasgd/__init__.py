@@ -27,7 +27,8 @@ imported only when fasgd.torch_flat is used.
 
 The library is looked up, in order: $FASGD_LIBRARY; the build tree
 ($FASGD_TOP_BUILDDIR, or the tree this module sits in); the libdir it was
-installed to; ctypes.util.find_library("fasgdclient"); libfasgdclient.so.0.
+installed to; `pkg-config --variable=libdir fasgd`;
+ctypes.util.find_library("fasgdclient"); libfasgdclient.so.0.
 Calls on one Client are serialised by a lock; while it is joined, the
 library's own thread sends the heartbeats that keep an idle client known.
 """

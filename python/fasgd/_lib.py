@@ -9,6 +9,7 @@ place searched comes from the first Client.
 import ctypes
 import ctypes.util
 import os
+import subprocess
 import threading
 
 SONAME = "libfasgdclient.so.0"
@@ -143,6 +144,14 @@ def _candidates():
         found.append((os.path.join(_config.LIBDIR, SONAME), "installed libdir"))
     except ImportError:
         pass
+    # A prefix that `make install` used: its fasgd.pc, on PKG_CONFIG_PATH.
+    try:
+        out = subprocess.run(["pkg-config", "--variable=libdir", "fasgd"], capture_output=True,
+                             text=True, timeout=10)
+        if out.returncode == 0 and out.stdout.strip():
+            found.append((os.path.join(out.stdout.strip(), SONAME), "pkg-config fasgd"))
+    except (OSError, subprocess.SubprocessError):
+        pass
     name = ctypes.util.find_library("fasgdclient")
     if name:
         found.append((name, "find_library"))
@@ -191,8 +200,11 @@ def load():
             _declare(lib)
             _lib, _path = lib, path
             return lib
-        raise OSError("cannot load libfasgdclient; tried:\n  " + "\n  ".join(tried)
-                      + "\nset FASGD_LIBRARY to the path of libfasgdclient.so.0, or install fasgd")
+        raise OSError("cannot load libfasgdclient, the C library under the fasgd module; tried:\n  "
+                      + "\n  ".join(tried)
+                      + "\nInstall it (./configure && make && make install, then ldconfig for a "
+                      "system prefix), or set FASGD_LIBRARY to the path of libfasgdclient.so.0, or "
+                      "PKG_CONFIG_PATH to the PREFIX/lib/pkgconfig of the prefix it was installed to")
 
 
 def path():

@@ -7,7 +7,11 @@ server's guard refuses (422); at the 30th step the server is killed and
 started again on the same ports. The loop must count the refusal, count
 the lost server, join the new one and train on it.
 
-Usage: readme_snippet.py README.md SERVER DATA-DIR
+With --torch, the PyTorch loop (the block with ParamBuffer) instead: a
+torch.nn.Linear(784, 10) as the server's external model, its client c
+made here, batches of random digits, the fifth holding a NaN.
+
+Usage: readme_snippet.py [--torch] README.md SERVER DATA-DIR
 Exit status 0 when it did all that, 1 otherwise (said why)."""
 
 import os
@@ -25,8 +29,8 @@ NAN_STEP = 5
 KILL_STEP = 30
 
 
-def snippet(readme):
-    """The code block, dedented."""
+def snippet(readme, marker):
+    """The first code block holding marker, dedented."""
     text = open(readme, encoding="utf-8").read()
     section = text[text.index("## Your own model"):]
     lines, block, inside = section.splitlines(), [], False
@@ -35,12 +39,12 @@ def snippet(readme):
             block.append(line[4:])
             inside = True
         elif inside:
-            if any("fasgd.Client(" in b for b in block):
+            if any(marker in b for b in block):
                 break
             block, inside = [], False
     code = "\n".join(block).strip() + "\n"
-    if "fasgd.Client(" not in code:
-        sys.exit("readme_snippet: no code block with fasgd.Client( in %s" % readme)
+    if marker not in code:
+        sys.exit("readme_snippet: no code block with %s in %s" % (marker, readme))
     return code
 
 
@@ -55,10 +59,13 @@ def free_ports(n):
 
 
 def main():
-    readme, server, data = sys.argv[1:4]
-    code = snippet(readme)
+    use_torch = sys.argv[1] == "--torch"
+    readme, server, data = sys.argv[1 + use_torch:4 + use_torch]
+    code = snippet(readme, "ParamBuffer(" if use_torch else "fasgd.Client(")
     push_port, fetch_port = free_ports(2)
     for host_ep, port in (("tcp://HOST:5555", push_port), ("tcp://HOST:5556", fetch_port)):
+        if use_torch:
+            break
         if host_ep not in code:
             sys.exit("readme_snippet: the snippet does not name %s" % host_ep)
         code = code.replace(host_ep, "tcp://127.0.0.1:%d" % port)
@@ -68,6 +75,8 @@ def main():
         f.write("push_endpoint: tcp://127.0.0.1:%d\nfetch_endpoint: tcp://127.0.0.1:%d\n"
                 "control_endpoint: \"\"\nrule: {name: fasgd, lr: 0.005}\ndata: {dir: \"%s\"}\n"
                 "log: {level: warn}\n" % (push_port, fetch_port, data))
+        if use_torch:
+            f.write("external: {tensors: \"weight:10x784,bias:10\"}\n")
     log = open(os.path.join(tmp, "server.log"), "a")
     procs = []
 
@@ -99,10 +108,28 @@ def main():
 
     ns = {"training": training, "my_gradient": my_gradient, "error": 0.5, "nll": 1.0,
           "examples": 100, "__name__": "readme"}
+    if use_torch:
+        import fasgd
+        import torch
+        torch.manual_seed(1)
+        rng = np.random.default_rng(1)
+
+        def batches():
+            while training():
+                x = rng.random((32, 784), dtype=np.float32)
+                if state["step"] == NAN_STEP:
+                    x[0, 0] = np.nan
+                yield torch.from_numpy(x), torch.from_numpy(rng.integers(0, 10, 32))
+
+        c = fasgd.Client(push="tcp://127.0.0.1:%d" % push_port, fetch="tcp://127.0.0.1:%d" % fetch_port)
+        ns.update({"fasgd": fasgd, "torch": torch, "time": time, "c": c, "refused": 0, "lost": 0,
+                   "model": torch.nn.Linear(784, 10), "batches": batches()})
     rc = 0
     try:
         t0 = time.monotonic()
         exec(compile(code, "README.md snippet", "exec"), ns)
+        if use_torch:
+            ns["c"].close()
         secs = time.monotonic() - t0
         print("# %d steps in %.1f s, refused %d, lost %d, T %d on the restarted server"
               % (state["step"] - 1, secs, ns["refused"], ns["lost"], state["T_after_restart"]))

@@ -4,8 +4,8 @@
 # install --no-index --no-build-isolation` of a copy of python/, then
 # `import fasgd` outside the source tree; the library found through
 # FASGD_LIBRARY or the pkg-config file of a prefix, a clear message when
-# it is nowhere; and README.md's training loop run as written
-# (tests/readme_snippet.py). Skipped without Debian's python3 with venv,
+# it is nowhere; and README.md's training loops, numpy and PyTorch, run
+# as written (tests/readme_snippet.py). Skipped without Debian's python3 with venv,
 # pip, setuptools and numpy. Reports TAP.
 tap_name=pip
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
@@ -16,7 +16,7 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 "$python" -m pip --version > /dev/null 2>&1 || skip "no pip for $python (Debian: python3-pip)"
 "$python" -c 'import setuptools' 2> /dev/null || skip "no setuptools for $python (Debian: python3-setuptools)"
 "$python" -c 'import numpy' 2> /dev/null || skip "no numpy for $python (Debian: python3-numpy)"
-plan_mnist 7
+plan_mnist 8
 lib=$top_build/client/.libs/libfasgdclient.so.0
 version=$("$server" --version | sed -n 's/^fasgd-server \([^ ]*\).*/\1/p')
 
@@ -70,4 +70,13 @@ rc=$?
 cat "$tmp/out"
 check "README.md's training loop, as written: a refused gradient counted, a lost server joined again (exit $rc)" \
     test $rc -eq 0
+if "$venv/bin/python" -c 'import torch' 2> /dev/null; then
+    vpy FASGD_LIBRARY="$lib" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 timeout 120 "$venv/bin/python" \
+        "$top_src/tests/readme_snippet.py" --torch "$top_src/README.md" "$server" "$data"
+    rc=$?
+    cat "$tmp/out"
+    check "README.md's PyTorch loop, as written: the same (exit $rc)" test $rc -eq 0
+else
+    ok "README.md's PyTorch loop # SKIP no torch (Debian: python3-torch)"
+fi
 [ "$failed" -eq 0 ]

@@ -48,8 +48,6 @@
 /*  Bounds D so that 4·D bytes and two float copies stay addressable.  */
 #define S_MAX_PARAMS         ((uint64_t) SIZE_MAX / 16)
 
-typedef enum { S_SKIP_RESEND_LAST = 0, S_SKIP_ACCUMULATE } s_push_skip_t;
-
 /*  s_request's verdict on a reply that answers an earlier request.  */
 #define S_STALE 1
 
@@ -71,19 +69,17 @@ struct fasgd_link_t {
     int last_status;
     char last_reason [FASGD_PROTO_TEXT_MAX + 1];
 
-    fasgd_gate_t fetch_gate, push_gate;
-    int push_skip;                  /* s_push_skip_t */
-    int pushed_once;                /* this session's first PUSH went through */
+    /*  pushed: this session's first PUSH went through; fetched: θ was
+        received in this session.  */
+    fasgd_gates_t gates;
     int resolved;                   /* the endpoints' host names resolved once */
     uint64_t last_push_ts;          /* the timestamp the last PUSH carried */
     int then_fetch;                 /* a request with THEN_FETCH is waiting */
-    int fetched_once;               /* θ was received in this session */
     int wire_push, wire_params;     /* fasgd_wire_t, from the WELCOME */
     float *residual;                /* compact pushes: the rounding error not yet sent */
     float *residual_next;           /* ... and what it becomes if this push is taken */
     float *accum;                   /* accumulate: skipped gradients, summed */
     float *sum;                     /* accumulate: the sum being sent */
-    int has_accum;
 
     fasgd_client_stats_t stats;
     fasgd_heartbeat_t *heartbeat;   /* while joined */
@@ -275,7 +271,7 @@ s_session_end (fasgd_link_t *self)
     fasgd_channel_close (&self->push);
     fasgd_channel_close (&self->fetch);
     self->joined = 0;
-    self->has_accum = 0;
+    self->gates.has_accum = 0;
     free (self->accum);
     free (self->sum);
     self->accum = self->sum = NULL;
@@ -284,23 +280,19 @@ s_session_end (fasgd_link_t *self)
     self->residual = self->residual_next = NULL;
 }
 
-/*  The gates of a description; -1 with the reason in last_reason when
-    the server described gates this client does not know.  */
-static int
-s_gates_setup (fasgd_link_t *self)
+int
+fasgd_link_gates_from_desc (const fasgd_proto_desc_t *d, uint64_t seed, fasgd_gates_t *gates,
+                            char *err, size_t errlen)
 {
-    const fasgd_proto_desc_t *d = &self->desc;
     fasgd_gate_params_t fp, pp;
     fasgd_gate_params_default (&fp);
     fasgd_gate_params_default (&pp);
     /*  An absent key leaves its field empty or zero: the defaults then
         stand (always, every 1, ε_g 1e-4, resend-last).  */
     if (*d->fetch_gate && (fp.kind = fasgd_gate_kind_parse (d->fetch_gate)) < 0)
-        return fasgd_errbuf (self->last_reason, sizeof self->last_reason,
-                             "unknown fetch gate '%s'", d->fetch_gate);
+        return fasgd_errbuf (err, errlen, "unknown fetch gate '%s'", d->fetch_gate);
     if (*d->push_gate && (pp.kind = fasgd_gate_kind_parse (d->push_gate)) < 0)
-        return fasgd_errbuf (self->last_reason, sizeof self->last_reason,
-                             "unknown push gate '%s'", d->push_gate);
+        return fasgd_errbuf (err, errlen, "unknown push gate '%s'", d->push_gate);
     if (d->fetch_every != 0)
         fp.every = d->fetch_every;
     if (d->push_every != 0)
@@ -309,21 +301,15 @@ s_gates_setup (fasgd_link_t *self)
     pp.c = d->push_c;
     if (d->gate_eps != 0)
         fp.eps = pp.eps = d->gate_eps;
-    char err [128];
-    if (fasgd_gate_params_check (&fp, err, sizeof err) != 0)
-        return fasgd_errbuf (self->last_reason, sizeof self->last_reason, "fetch gate: %s", err);
-    if (fasgd_gate_params_check (&pp, err, sizeof err) != 0)
-        return fasgd_errbuf (self->last_reason, sizeof self->last_reason, "push gate: %s", err);
-    if (!*d->push_skip || strcmp (d->push_skip, "resend-last") == 0)
-        self->push_skip = S_SKIP_RESEND_LAST;
-    else if (strcmp (d->push_skip, "accumulate") == 0)
-        self->push_skip = S_SKIP_ACCUMULATE;
-    else
-        return fasgd_errbuf (self->last_reason, sizeof self->last_reason,
-                             "unknown push skip '%s'", d->push_skip);
-    uint64_t seed = self->seed_set ? self->seed : self->id;
-    fasgd_gate_init (&self->fetch_gate, &fp, seed, S_FETCH_GATE_STREAM);
-    fasgd_gate_init (&self->push_gate, &pp, seed, S_PUSH_GATE_STREAM);
+    char why [128];
+    if (fasgd_gate_params_check (&fp, why, sizeof why) != 0)
+        return fasgd_errbuf (err, errlen, "fetch gate: %s", why);
+    if (fasgd_gate_params_check (&pp, why, sizeof why) != 0)
+        return fasgd_errbuf (err, errlen, "push gate: %s", why);
+    int skip = *d->push_skip ? fasgd_push_skip_parse (d->push_skip) : FASGD_PUSH_SKIP_RESEND_LAST;
+    if (skip < 0)
+        return fasgd_errbuf (err, errlen, "unknown push skip '%s'", d->push_skip);
+    fasgd_gates_init (gates, &pp, &fp, skip, seed, S_PUSH_GATE_STREAM, S_FETCH_GATE_STREAM);
     return 0;
 }
 
@@ -448,8 +434,8 @@ fasgd_link_set_seed (fasgd_link_t *self, uint64_t seed)
     self->seed_set = 1;
     if (self->joined) {
         /*  Reseeds the draws, keeps the counters.  */
-        fasgd_rng_seed (&self->fetch_gate.rng, seed, S_FETCH_GATE_STREAM);
-        fasgd_rng_seed (&self->push_gate.rng, seed, S_PUSH_GATE_STREAM);
+        fasgd_rng_seed (&self->gates.fetch.rng, seed, S_FETCH_GATE_STREAM);
+        fasgd_rng_seed (&self->gates.push.rng, seed, S_PUSH_GATE_STREAM);
     }
 }
 
@@ -465,7 +451,7 @@ fasgd_link_join (fasgd_link_t *self, const char *name)
     memset (&self->stats, 0, sizeof self->stats);
     self->id = 0;
     self->nparams = 0;
-    self->pushed_once = self->fetched_once = 0;
+    self->gates.pushed = self->gates.fetched = 0;
     self->push.maxmsgsize = S_CONTROL_MAXMSG;
 
     /*  A name that does not resolve is said at once, not taken for a
@@ -513,7 +499,8 @@ fasgd_link_join (fasgd_link_t *self, const char *name)
     self->desc = desc;
     self->id = rep.client_id;
     self->nparams = (size_t) desc.length;     /* the values of its part: all D unsharded */
-    if (s_gates_setup (self) != 0) {
+    uint64_t seed = self->seed_set ? self->seed : self->id;
+    if (fasgd_link_gates_from_desc (&desc, seed, &self->gates, self->last_reason, sizeof self->last_reason) != 0) {
         fasgd_channel_close (&self->push);
         self->last_status = 0;
         fasgd_log_warn ("client: %s", self->last_reason);
@@ -538,7 +525,7 @@ fasgd_link_join (fasgd_link_t *self, const char *name)
             return FASGD_CLIENT_ENOMEM;
         }
     }
-    if (self->push_skip == S_SKIP_ACCUMULATE) {
+    if (self->gates.skip == FASGD_PUSH_SKIP_ACCUMULATE) {
         self->accum = malloc (self->nparams * sizeof (float));
         self->sum = malloc (self->nparams * sizeof (float));
         if (!self->accum || !self->sum) {
@@ -606,7 +593,7 @@ s_params_take (fasgd_link_t *self, zframe_t **body_p, const fasgd_header_t *rep,
     fasgd_proto_wire_decode (self->wire_params, zframe_data (body), self->nparams, theta);
     zframe_destroy (&body);
     *ts = rep->timestamp;
-    self->fetched_once = 1;
+    self->gates.fetched = 1;
     return 0;
 }
 
@@ -668,12 +655,12 @@ s_push_request (fasgd_link_t *self, const float *src, uint64_t timestamp, float 
     if (rc == FASGD_CLIENT_EREFUSED && !src && self->last_status == FASGD_STATUS_CONFLICT)
         /*  The server holds no gradient of ours to repeat: the next gated
             push carries one again.  */
-        self->pushed_once = 0;
+        self->gates.pushed = 0;
     if (rc != 0)
         return rc;
     if (src) {
         self->stats.pushes++;
-        self->pushed_once = 1;
+        self->gates.pushed = 1;
         self->last_push_ts = timestamp;
         if (self->residual) {
             float *t = self->residual;
@@ -741,7 +728,7 @@ fasgd_link_want_fetch (fasgd_link_t *self)
         return FASGD_CLIENT_EINVAL;
     if (!self->joined)
         return FASGD_CLIENT_ENOTJOINED;
-    return fasgd_gate_decide (&self->fetch_gate, self->vbar);
+    return fasgd_gate_decide (&self->gates.fetch, self->vbar);
 }
 
 int
@@ -751,51 +738,35 @@ fasgd_link_want_push (fasgd_link_t *self)
         return FASGD_CLIENT_EINVAL;
     if (!self->joined)
         return FASGD_CLIENT_ENOTJOINED;
-    return fasgd_gate_decide (&self->push_gate, self->vbar);
+    return fasgd_gate_decide (&self->gates.push, self->vbar);
 }
 
 /*  What the push gate chose for one opportunity.  */
 typedef enum { S_TX_PUSH, S_TX_REPEAT, S_TX_NONE } s_tx_t;
 
-/*  One opportunity of the push gate for grad: S_TX_PUSH with *out the
-    gradient to send (grad, or with skip accumulate the sum of the skipped
-    ones and grad), S_TX_REPEAT for a PUSH_REPEAT, or S_TX_NONE when grad
-    was added to the local sum.  */
+/*  One opportunity of the push gate for grad (fasgd_gates_push):
+    S_TX_PUSH with *out the gradient to send (grad, or with skip
+    accumulate the sum of the skipped ones and grad), S_TX_REPEAT for a
+    PUSH_REPEAT, or S_TX_NONE when grad was added to the local sum. The
+    sum is kept until a push of it is taken (s_push_tx).  */
 static s_tx_t
 s_push_gate (fasgd_link_t *self, const float *grad, const float **out)
 {
-    const size_t n = self->nparams;
-    int send;
-    if (!self->pushed_once) {
-        /*  The server has nothing to repeat yet (PUSH_REPEAT would get
-            409): the first push always carries a gradient.  */
-        fasgd_gate_force (&self->push_gate);
-        send = 1;
-    }
-    else
-        send = fasgd_gate_decide (&self->push_gate, self->vbar);
     *out = grad;
-    if (send) {
-        if (self->push_skip == S_SKIP_ACCUMULATE && self->has_accum) {
-            /*  The skipped gradients and this one, stamped with the
-                timestamp of the parameters the newest was computed on
-                (as the simulator does).  */
-            for (size_t i = 0; i < n; i++)
-                self->sum [i] = self->accum [i] + grad [i];
+    switch (fasgd_gates_push (&self->gates, self->vbar)) {
+        case FASGD_TX_PUSH_SUM:
+            fasgd_gates_sum (self->sum, self->accum, grad, self->nparams);
             *out = self->sum;
-        }
-        return S_TX_PUSH;
+            return S_TX_PUSH;
+        case FASGD_TX_PUSH:
+            return S_TX_PUSH;
+        case FASGD_TX_REPEAT:
+            return S_TX_REPEAT;
+        default:
+            fasgd_gates_keep (&self->gates, self->accum, grad, self->nparams);
+            self->stats.accumulated++;
+            return S_TX_NONE;
     }
-    if (self->push_skip == S_SKIP_RESEND_LAST)
-        return S_TX_REPEAT;
-    if (self->has_accum)
-        for (size_t i = 0; i < n; i++)
-            self->accum [i] += grad [i];
-    else
-        memcpy (self->accum, grad, n * sizeof (float));
-    self->has_accum = 1;
-    self->stats.accumulated++;
-    return S_TX_NONE;
 }
 
 /*  Sends what the push gate chose (S_TX_PUSH: a PUSH of out, computed
@@ -810,22 +781,10 @@ s_push_tx (fasgd_link_t *self, s_tx_t tx, const float *out, uint64_t j, int64_t 
     if (rc < 0)
         return rc;                      /* an accumulated sum stays for the next try */
     if (tx == S_TX_PUSH)
-        self->has_accum = 0;
+        self->gates.has_accum = 0;
     if (rc == 0 && tau)
         *tau = (int64_t) (self->server_ts - 1 - pj);
     return rc;
-}
-
-/*  One opportunity of the fetch gate: 1 to fetch.  */
-static int
-s_fetch_gate (fasgd_link_t *self)
-{
-    if (!self->fetched_once) {
-        /*  Nothing to compute on yet: the first fetch is not optional.  */
-        fasgd_gate_force (&self->fetch_gate);
-        return 1;
-    }
-    return fasgd_gate_decide (&self->fetch_gate, self->vbar);
 }
 
 int
@@ -848,8 +807,8 @@ fasgd_link_fetch_gated (fasgd_link_t *self, float *theta, uint64_t *timestamp)
         return FASGD_CLIENT_EINVAL;
     if (!self->joined)
         return FASGD_CLIENT_ENOTJOINED;
-    int have = self->fetched_once;
-    if (!s_fetch_gate (self)) {
+    int have = self->gates.fetched;
+    if (!fasgd_gates_fetch (&self->gates, self->vbar)) {
         self->stats.fetch_skips++;
         return 0;
     }
@@ -876,15 +835,15 @@ fasgd_link_step_gated (fasgd_link_t *self, const float *grad, float *theta,
         B-FASGD's, whose draw is compared with the v̄ that reply brings.
         softsync's buffered pushes leave θ as it was: its fetches stay
         separate, with if-newer.  */
-    int early = tx != S_TX_NONE && self->fetch_gate.p.kind != FASGD_GATE_BFASGD
+    int early = tx != S_TX_NONE && self->gates.fetch.p.kind != FASGD_GATE_BFASGD
                 && strcmp (self->desc.rule, "softsync") != 0;
-    if (early && s_fetch_gate (self)) {
+    if (early && fasgd_gates_fetch (&self->gates, self->vbar)) {
         uint64_t pj = tx == S_TX_PUSH ? j : self->last_push_ts;
         int rc = s_push_request (self, tx == S_TX_PUSH ? out : NULL, j, theta, timestamp);
         if (rc < 0)
             return rc;
         if (tx == S_TX_PUSH)
-            self->has_accum = 0;
+            self->gates.has_accum = 0;
         if (rc == 0 && tau)
             *tau = (int64_t) (*timestamp - 1 - pj);
         return 1;

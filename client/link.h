@@ -8,6 +8,7 @@
 #define FASGD_LINK_H_INCLUDED
 
 #include "client.h"
+#include "gates.h"
 
 typedef struct fasgd_link_t fasgd_link_t;
 
@@ -45,5 +46,11 @@ uint64_t fasgd_link_server_timestamp (const fasgd_link_t *self);
 int fasgd_link_last_status (const fasgd_link_t *self);
 const char *fasgd_link_last_reason (const fasgd_link_t *self);
 const fasgd_client_stats_t *fasgd_link_stats (const fasgd_link_t *self);
+
+/*  The gates a server's description d names, seeded with seed, as a
+    session sets them up; -1 with the reason in err when d names gates
+    this client does not know.  */
+int fasgd_link_gates_from_desc (const fasgd_proto_desc_t *d, uint64_t seed, fasgd_gates_t *gates,
+                                char *err, size_t errlen);
 
 #endif

@@ -1,4 +1,5 @@
-/*  gates: always, every-k and B-FASGD transmission decisions.  */
+/*  gates: always, every-k and B-FASGD transmission decisions, and a
+    client's push and fetch policy around them.  */
 #include "gates.h"
 #include "log.h"
 
@@ -113,4 +114,74 @@ fasgd_gate_force (fasgd_gate_t *self)
 {
     self->opportunities++;
     self->transmissions++;
+}
+
+const char *const fasgd_push_skip_names [] = { "resend-last", "accumulate", NULL };
+
+int
+fasgd_push_skip_parse (const char *name)
+{
+    for (int i = 0; name && fasgd_push_skip_names [i]; i++)
+        if (strcmp (name, fasgd_push_skip_names [i]) == 0)
+            return i;
+    return -1;
+}
+
+void
+fasgd_gates_init (fasgd_gates_t *self, const fasgd_gate_params_t *push,
+                  const fasgd_gate_params_t *fetch, int skip, uint64_t seed,
+                  uint64_t push_stream, uint64_t fetch_stream)
+{
+    memset (self, 0, sizeof *self);
+    fasgd_gate_init (&self->push, push, seed, push_stream);
+    fasgd_gate_init (&self->fetch, fetch, seed, fetch_stream);
+    self->skip = skip;
+}
+
+fasgd_tx_t
+fasgd_gates_push (fasgd_gates_t *self, double vbar)
+{
+    int send;
+    if (!self->pushed) {
+        /*  The server has nothing of ours to repeat yet (a PUSH_REPEAT
+            would get 409): the first push carries a gradient.  */
+        fasgd_gate_force (&self->push);
+        send = 1;
+    }
+    else
+        send = fasgd_gate_decide (&self->push, vbar);
+    if (send)
+        return self->has_accum ? FASGD_TX_PUSH_SUM : FASGD_TX_PUSH;
+    return self->skip == FASGD_PUSH_SKIP_RESEND_LAST ? FASGD_TX_REPEAT : FASGD_TX_KEEP;
+}
+
+int
+fasgd_gates_fetch (fasgd_gates_t *self, double vbar)
+{
+    if (!self->fetched) {
+        /*  Nothing to compute on yet: the first fetch is not optional.  */
+        fasgd_gate_force (&self->fetch);
+        return 1;
+    }
+    return fasgd_gate_decide (&self->fetch, vbar);
+}
+
+void
+fasgd_gates_keep (fasgd_gates_t *self, float *sum, const float *g, size_t n)
+{
+    if (self->has_accum)
+        for (size_t i = 0; i < n; i++)
+            sum [i] += g [i];
+    else
+        memcpy (sum, g, n * sizeof (float));
+    self->has_accum = 1;
+}
+
+void
+fasgd_gates_sum (float *out, const float *sum, const float *g, size_t n)
+{
+    /*  The skipped gradients and this one, stamped with the timestamp of
+        the parameters the newest was computed on.  */
+    for (size_t i = 0; i < n; i++)
+        out [i] = sum [i] + g [i];
 }

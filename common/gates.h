@@ -14,6 +14,14 @@
     draw ever shifts the simulator's client picks or another gate's draws.
     fasgd_gate_t is a value type: embed it, no allocation. The counters
     are the bandwidth report (actual vs potential copies).
+
+    fasgd_gates_t is a client's pair of gates with the policy around them,
+    the one copy that the simulator (both modes, every shard) and the
+    client library follow: a push is forced until the server holds a
+    gradient of the client's (it has nothing to repeat before), a fetch
+    until the client holds θ; a push the gate skips becomes a request to
+    re-apply the last gradient (resend-last) or joins the client's local
+    sum, sent with its next push (accumulate).
 */
 #ifndef FASGD_GATES_H_INCLUDED
 #define FASGD_GATES_H_INCLUDED
@@ -81,5 +89,55 @@ int fasgd_gate_decide (fasgd_gate_t *self, double vbar);
 /*  A transmission the protocol forces (a client's first push): counts one
     opportunity and one transmission, draws nothing.  */
 void fasgd_gate_force (fasgd_gate_t *self);
+
+/*  A skipped push: re-applied by the server, or kept by the client.  */
+typedef enum { FASGD_PUSH_SKIP_RESEND_LAST = 0, FASGD_PUSH_SKIP_ACCUMULATE } fasgd_push_skip_t;
+
+/*  "resend-last", "accumulate", indexed by fasgd_push_skip_t,
+    NULL-terminated (the configuration's and the WELCOME's spelling).  */
+extern const char *const fasgd_push_skip_names [];
+
+/*  The skip named by name, -1 if unknown or NULL.  */
+int fasgd_push_skip_parse (const char *name);
+
+/*  What one push opportunity sends.  */
+typedef enum {
+    FASGD_TX_PUSH = 0,          /* this gradient */
+    FASGD_TX_PUSH_SUM,          /* the kept sum plus this gradient (accumulate) */
+    FASGD_TX_REPEAT,            /* a request to re-apply the last one (resend-last) */
+    FASGD_TX_KEEP               /* nothing: the gradient joins the kept sum (accumulate) */
+} fasgd_tx_t;
+
+typedef struct {
+    fasgd_gate_t push, fetch;
+    int skip;                   /* fasgd_push_skip_t */
+    int pushed;                 /* the server holds a gradient of ours (the caller sets it) */
+    int fetched;                /* the client holds θ (the caller sets it) */
+    int has_accum;              /* the kept sum holds skipped gradients */
+} fasgd_gates_t;
+
+/*  Both gates (fasgd_gate_init), on streams of their own, pushed, fetched
+    and the kept sum cleared.  */
+void fasgd_gates_init (fasgd_gates_t *self, const fasgd_gate_params_t *push,
+                       const fasgd_gate_params_t *fetch, int skip, uint64_t seed,
+                       uint64_t push_stream, uint64_t fetch_stream);
+
+/*  One push opportunity, the server's last v̄ given: forced (no draw)
+    until pushed, else through the push gate; a transmission is
+    FASGD_TX_PUSH_SUM when the kept sum holds gradients, a skip is
+    FASGD_TX_REPEAT or FASGD_TX_KEEP by the skip policy. The caller sends
+    it (fasgd_gates_sum makes the sum), sets pushed once the server has a
+    gradient of its, and clears has_accum once the server took the sum.  */
+fasgd_tx_t fasgd_gates_push (fasgd_gates_t *self, double vbar);
+
+/*  One fetch opportunity: 1 to fetch, forced (no draw) until fetched.  */
+int fasgd_gates_fetch (fasgd_gates_t *self, double vbar);
+
+/*  FASGD_TX_KEEP: g's n values join the kept sum (copied into it when it
+    holds none), has_accum set.  */
+void fasgd_gates_keep (fasgd_gates_t *self, float *sum, const float *g, size_t n);
+
+/*  FASGD_TX_PUSH_SUM: out = sum + g, n values (out may be sum).  */
+void fasgd_gates_sum (float *out, const float *sum, const float *g, size_t n);
 
 #endif

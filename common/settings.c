@@ -9,7 +9,6 @@
 static const char *const s_sasgd_forms [] = { "div-tau", "plus-one", NULL };
 static const char *const s_statistics [] = { "std", "abs", NULL };
 static const char *const s_stalenesses [] = { "divide", "ignore", NULL };
-static const char *const s_push_skips [] = { "resend-last", "accumulate", NULL };
 
 const fasgd_cfg_key_t fasgd_model_cfg_keys [] = {
     { .name = "sizes", .type = FASGD_CFG_INTLIST, .offset = offsetof (fasgd_model_cfg_t, sizes),
@@ -68,7 +67,7 @@ static const fasgd_cfg_key_t s_gate_keys [] = {
 const fasgd_cfg_key_t fasgd_gates_cfg_keys [] = {
     FASGD_CFG_KEY_INCLUDE ("fetch", fasgd_gates_cfg_t, fetch, s_gate_keys),
     FASGD_CFG_KEY_INCLUDE ("push", fasgd_gates_cfg_t, push, s_gate_keys),
-    FASGD_CFG_KEY_ENUM ("push.skip", fasgd_gates_cfg_t, push_skip, s_push_skips, "resend-last",
+    FASGD_CFG_KEY_ENUM ("push.skip", fasgd_gates_cfg_t, push_skip, fasgd_push_skip_names, "resend-last",
         "a skipped push: the server re-applies the last gradient, or the client accumulates"),
     FASGD_CFG_KEY_DOUBLE ("eps", fasgd_gates_cfg_t, eps, 0, 1e6, FASGD_CFG_MIN_OPEN, "1e-4",
         "epsilon_g of the bfasgd gates"),

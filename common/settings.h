@@ -35,8 +35,6 @@ typedef struct {
     double gap_decay;
 } fasgd_rule_cfg_t;
 
-typedef enum { FASGD_PUSH_SKIP_RESEND_LAST = 0, FASGD_PUSH_SKIP_ACCUMULATE } fasgd_push_skip_t;
-
 typedef struct {
     int kind;                       /* fasgd_gate_kind_t */
     int every;

@@ -77,6 +77,19 @@ s_status (fasgd_server_t *self, int64_t now)
     self->last_status_ms = now;
 }
 
+void
+fasgd_server_desc_gates (const fasgd_gates_cfg_t *g, fasgd_proto_desc_t *d)
+{
+    snprintf (d->fetch_gate, sizeof d->fetch_gate, "%s", fasgd_gate_kind_name (g->fetch.kind));
+    snprintf (d->push_gate, sizeof d->push_gate, "%s", fasgd_gate_kind_name (g->push.kind));
+    snprintf (d->push_skip, sizeof d->push_skip, "%s", fasgd_push_skip_names [g->push_skip]);
+    d->fetch_every = g->fetch.every;
+    d->push_every = g->push.every;
+    d->fetch_c = g->fetch.c;
+    d->push_c = g->push.c;
+    d->gate_eps = g->eps;
+}
+
 static int
 s_build_desc (fasgd_server_t *self)
 {
@@ -113,15 +126,7 @@ s_build_desc (fasgd_server_t *self)
     }
     snprintf (d.rule, sizeof d.rule, "%s", fasgd_rule_kind_name (self->cfg.rule.name));
     d.lr = self->cfg.rule.lr;
-    snprintf (d.fetch_gate, sizeof d.fetch_gate, "%s", fasgd_gate_kind_name (self->cfg.gates.fetch.kind));
-    snprintf (d.push_gate, sizeof d.push_gate, "%s", fasgd_gate_kind_name (self->cfg.gates.push.kind));
-    snprintf (d.push_skip, sizeof d.push_skip, "%s",
-              self->cfg.gates.push_skip == FASGD_PUSH_SKIP_ACCUMULATE ? "accumulate" : "resend-last");
-    d.fetch_every = self->cfg.gates.fetch.every;
-    d.push_every = self->cfg.gates.push.every;
-    d.fetch_c = self->cfg.gates.fetch.c;
-    d.push_c = self->cfg.gates.push.c;
-    d.gate_eps = self->cfg.gates.eps;
+    fasgd_server_desc_gates (&self->cfg.gates, &d);
     d.heartbeat_ms = (uint32_t) self->cfg.heartbeat_ms;
     d.expiry_ms = (uint32_t) self->cfg.expiry_ms;
     snprintf (d.wire_push, sizeof d.wire_push, "%s", fasgd_proto_wire_name (self->cfg.wire_push));

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "settings.h"
+#include "types.h"
 
 typedef struct {
     char push_endpoint [256];
@@ -61,6 +62,10 @@ extern const fasgd_cfg_key_t fasgd_server_cfg_keys [];
 int fasgd_server_cfg_validate (const fasgd_server_cfg_t *cfg, const char *name, FILE *errs);
 
 typedef struct fasgd_server_t fasgd_server_t;
+
+/*  The gates' part of the description every WELCOME carries (the
+    client sets its gates up from it: fasgd_link_gates_from_desc).  */
+void fasgd_server_desc_gates (const fasgd_gates_cfg_t *g, fasgd_proto_desc_t *d);
 
 /*  Builds the server: model, rule, data, and binds both sockets. NULL
     after logging the cause (a failed bind included).  */

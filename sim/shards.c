@@ -31,13 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*  Streams of shard s > 0's gates: far above every stream of shard 0
-    (S_STREAM_GATES + 4 · client + ...), so shard 0's are those of the
-    unsharded simulator.  */
-#define S_SHARD_STREAM_SHIFT 40
-
-typedef enum { S_SEND, S_REPEAT, S_KEEP } s_action_t;
-
 /*  The shard map's parts: [off, off + n) for each, in order; -1 with the
     reason in err when split cannot split the model so.  */
 static int
@@ -116,9 +109,6 @@ fasgd_simshards_init (fasgd_sim_t *self, char *err, size_t errlen)
         }
         memcpy (sh->current->theta, self->current->theta + sh->off, sh->n * sizeof (float));  /* θ at T = 0 */
     }
-    fasgd_gate_params_t gp_push, gp_fetch;
-    fasgd_gate_cfg_to_params (&cfg->gates.push, cfg->gates.eps, &gp_push);
-    fasgd_gate_cfg_to_params (&cfg->gates.fetch, cfg->gates.eps, &gp_fetch);
     for (int k = 0; k < cfg->clients; k++) {
         s_client_t *c = &self->clients [k];
         if (!(c->views = calloc ((size_t) ns, sizeof *c->views))) {
@@ -127,9 +117,7 @@ fasgd_simshards_init (fasgd_sim_t *self, char *err, size_t errlen)
         }
         for (int s = 0; s < ns; s++) {
             s_view_t *v = &c->views [s];
-            uint64_t stream = ((uint64_t) s << S_SHARD_STREAM_SHIFT) + S_STREAM_GATES + 4 * (uint64_t) k;
-            fasgd_gate_init (&v->push_gate, &gp_push, cfg->seed, stream);
-            fasgd_gate_init (&v->fetch_gate, &gp_fetch, cfg->seed, stream + 1);
+            fasgd_sim_gates_init (cfg, k, s, &v->gates);
             v->snap = fasgd_snapshot_ref (self->shards [s].current);
             v->vbar = fasgd_rule_vbar (self->shards [s].rule);
         }
@@ -208,21 +196,13 @@ void
 fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
 {
     s_client_t *c = &self->clients [k];
-    const int resend = self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST;
-    const int keep_last = resend && self->cfg.gates.push.kind != FASGD_GATE_ALWAYS;
-    s_action_t act [2 * FASGD_MODEL_MAX_LAYERS];
+    const int keep_last = self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST
+                          && self->cfg.gates.push.kind != FASGD_GATE_ALWAYS;
+    fasgd_tx_t act [2 * FASGD_MODEL_MAX_LAYERS];
     self->st.iterations++;
     for (int s = 0; s < self->nshards; s++) {
-        s_view_t *v = &c->views [s];
-        int send;
         self->st.potential_pushes++;
-        if (!v->pushed) {
-            fasgd_gate_force (&v->push_gate);
-            send = 1;
-        }
-        else
-            send = fasgd_gate_decide (&v->push_gate, v->vbar);
-        act [s] = send ? S_SEND : resend ? S_REPEAT : S_KEEP;
+        act [s] = fasgd_gates_push (&c->views [s].gates, c->views [s].vbar);
     }
     if (keep_last && !c->last && !(c->last = malloc (self->n * sizeof (float)))) {
         fasgd_log_error ("sim: out of memory for the resend-last cache");
@@ -232,12 +212,12 @@ fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
         const s_shard_t *sh = &self->shards [s];
         s_view_t *v = &c->views [s];
         const float *part = g + sh->off;
-        if (act [s] == S_KEEP) {
+        if (act [s] == FASGD_TX_KEEP) {
             /*  accumulate: the part stays with the client, summed.  */
-            fasgd_simint_accumulate (self, c, sh->off, part, sh->n, &v->has_accum);
+            fasgd_simint_accumulate (self, c, sh->off, part, sh->n, &v->gates);
             continue;
         }
-        if (act [s] == S_REPEAT) {
+        if (act [s] == FASGD_TX_REPEAT) {
             self->st.repeats++;
             self->st.bytes += 2 * FASGD_SIM_HEADER_BYTES;
             if (v->has_last)
@@ -245,16 +225,14 @@ fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
             v->vbar = fasgd_rule_vbar (sh->rule);
             continue;
         }
-        if (v->has_accum) {
-            float *sum = self->scratch + sh->off;
-            for (size_t i = 0; i < sh->n; i++)
-                sum [i] = c->accum [sh->off + i] + part [i];
-            part = sum;
-            v->has_accum = 0;
+        if (act [s] == FASGD_TX_PUSH_SUM) {
+            fasgd_gates_sum (self->scratch + sh->off, c->accum + sh->off, part, sh->n);
+            part = self->scratch + sh->off;
+            v->gates.has_accum = 0;
         }
         self->st.pushes++;
         self->st.bytes += 2 * FASGD_SIM_HEADER_BYTES + sh->n * sizeof (float);
-        v->pushed = 1;
+        v->gates.pushed = 1;
         if (s_apply (self, s, part, v->j) >= 0 && keep_last) {
             memcpy (c->last + sh->off, part, sh->n * sizeof (float));
             v->last_ts = v->j;
@@ -278,7 +256,7 @@ fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
         const s_shard_t *sh = &self->shards [s];
         s_view_t *v = &c->views [s];
         self->st.potential_fetches++;
-        if (!fasgd_gate_decide (&v->fetch_gate, v->vbar))
+        if (!fasgd_gates_fetch (&v->gates, v->vbar))
             continue;
         self->st.fetches++;
         self->st.bytes += 2 * FASGD_SIM_HEADER_BYTES + sh->n * sizeof (float);

@@ -313,18 +313,14 @@ fasgd_simint_apply (fasgd_sim_t *self, fasgd_snapshot_t **current, fasgd_rule_t 
 }
 
 void
-fasgd_simint_accumulate (fasgd_sim_t *self, s_client_t *c, size_t off, const float *g, size_t len, int *has)
+fasgd_simint_accumulate (fasgd_sim_t *self, s_client_t *c, size_t off, const float *g, size_t len,
+                         fasgd_gates_t *gates)
 {
     if (!c->accum && !(c->accum = malloc (self->n * sizeof (float)))) {
         fasgd_log_error ("sim: out of memory for an accumulation buffer");
         abort ();
     }
-    if (*has)
-        for (size_t i = 0; i < len; i++)
-            c->accum [off + i] += g [i];
-    else
-        memcpy (c->accum + off, g, len * sizeof (float));
-    *has = 1;
+    fasgd_gates_keep (gates, c->accum + off, g, len);
 }
 
 static double
@@ -376,13 +372,6 @@ s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
     return rc;
 }
 
-static void
-s_add (float *acc, const float *g, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        acc [i] += g [i];
-}
-
 /*  resend-last: the server keeps a copy of the gradient it applied, to
     re-apply when the client next skips. Only gated pushes can skip.  */
 static void
@@ -399,11 +388,22 @@ s_cache_last (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
     c->last_ts = j;
 }
 
+void
+fasgd_sim_gates_init (const fasgd_sim_cfg_t *cfg, int k, int s, fasgd_gates_t *gates)
+{
+    fasgd_gate_params_t push, fetch;
+    fasgd_gate_cfg_to_params (&cfg->gates.push, cfg->gates.eps, &push);
+    fasgd_gate_cfg_to_params (&cfg->gates.fetch, cfg->gates.eps, &fetch);
+    uint64_t stream = ((uint64_t) s << S_SHARD_STREAM_SHIFT) + S_STREAM_GATES + 4 * (uint64_t) k;
+    fasgd_gates_init (gates, &push, &fetch, cfg->gates.push_skip, cfg->seed, stream, stream + 1);
+    gates->fetched = 1;
+}
+
 /*  accumulate: a skipped gradient joins the client's local sum.  */
 static void
 s_accumulate (fasgd_sim_t *self, s_client_t *c, const float *g)
 {
-    fasgd_simint_accumulate (self, c, 0, g, self->n, &c->has_accum);
+    fasgd_simint_accumulate (self, c, 0, g, self->n, &c->gates);
 }
 
 /*  Bytes of a gradient and of θ on the wire.  */
@@ -481,31 +481,21 @@ s_wire_taken (fasgd_sim_t *self, s_client_t *c)
 static int
 s_push (fasgd_sim_t *self, s_client_t *c, const float *g, int *rc_out)
 {
-    const size_t D = self->n * sizeof (float);
     *rc_out = -1;
     self->st.potential_pushes++;
-    int send;
-    if (!c->pushed) {
-        fasgd_gate_force (&c->push_gate);
-        send = 1;
-    }
-    else
-        send = fasgd_gate_decide (&c->push_gate, c->vbar);
+    fasgd_tx_t tx = fasgd_gates_push (&c->gates, c->vbar);
     int rc;
-    if (send) {
+    if (tx == FASGD_TX_PUSH || tx == FASGD_TX_PUSH_SUM) {
         const float *out = g;
         uint64_t j = c->snap->ts;
-        if (self->cfg.gates.push_skip == FASGD_PUSH_SKIP_ACCUMULATE && c->has_accum) {
-            /*  The sum of the skipped gradients and this one, stamped with
-                the timestamp of the parameters the newest was computed on.  */
-            memcpy (self->scratch, c->accum, D);
-            s_add (self->scratch, g, self->n);
+        if (tx == FASGD_TX_PUSH_SUM) {
+            fasgd_gates_sum (self->scratch, c->accum, g, self->n);
             out = self->scratch;
-            c->has_accum = 0;
+            c->gates.has_accum = 0;
         }
         self->st.pushes++;
         self->st.bytes += FASGD_SIM_HEADER_BYTES + s_push_bytes (self) + FASGD_SIM_HEADER_BYTES;
-        c->pushed = 1;
+        c->gates.pushed = 1;
         out = s_wire_round (self, c, out);
         rc = s_server_apply (self, c, out, j);
         if (rc >= 0) {
@@ -513,7 +503,7 @@ s_push (fasgd_sim_t *self, s_client_t *c, const float *g, int *rc_out)
             s_cache_last (self, c, out, j);
         }
     }
-    else if (self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST) {
+    else if (tx == FASGD_TX_REPEAT) {
         /*  The server re-applies the client's last gradient with its
             original timestamp; only a header crossed the network.  */
         self->st.repeats++;
@@ -534,7 +524,7 @@ static void
 s_fetch (fasgd_sim_t *self, s_client_t *c)
 {
     self->st.potential_fetches++;
-    if (!fasgd_gate_decide (&c->fetch_gate, c->vbar))
+    if (!fasgd_gates_fetch (&c->gates, c->vbar))
         return;
     self->st.fetches++;
     self->st.bytes += FASGD_SIM_HEADER_BYTES + FASGD_SIM_HEADER_BYTES + s_params_bytes (self);
@@ -789,7 +779,7 @@ s_ev_fetch_opportunity (fasgd_sim_t *self, int k, double t)
 {
     s_client_t *c = &self->clients [k];
     self->st.potential_fetches++;
-    if (fasgd_gate_decide (&c->fetch_gate, c->vbar)) {
+    if (fasgd_gates_fetch (&c->gates, c->vbar)) {
         self->st.fetches++;
         self->st.bytes += FASGD_SIM_HEADER_BYTES;
         s_ev_push (self, s_link_send (self, &self->link_in, t, FASGD_SIM_HEADER_BYTES), k,
@@ -817,21 +807,16 @@ s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
         case S_EV_COMPUTE_DONE: {
             self->st.iterations++;
             self->st.potential_pushes++;
-            int send;
-            if (!c->pushed) {
-                fasgd_gate_force (&c->push_gate);
-                send = 1;
-            }
-            else
-                send = fasgd_gate_decide (&c->push_gate, c->vbar);
-            if (send) {
+            fasgd_tx_t tx = fasgd_gates_push (&c->gates, c->vbar);
+            if (tx == FASGD_TX_PUSH || tx == FASGD_TX_PUSH_SUM) {
+                /*  The sum, if any, is made on arrival.  */
                 self->st.pushes++;
                 self->st.bytes += FASGD_SIM_HEADER_BYTES + s_push_bytes (self);
-                c->pushed = 1;
+                c->gates.pushed = 1;
                 s_ev_push (self, s_link_send (self, &self->link_in, t, FASGD_SIM_HEADER_BYTES + s_push_bytes (self)),
                            ev->client, S_EV_PUSH_ARRIVE, 0, NULL);
             }
-            else if (self->cfg.gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST) {
+            else if (tx == FASGD_TX_REPEAT) {
                 self->st.repeats++;
                 self->st.bytes += FASGD_SIM_HEADER_BYTES;
                 s_ev_push (self, s_link_send (self, &self->link_in, t, FASGD_SIM_HEADER_BYTES),
@@ -856,10 +841,10 @@ s_ev_handle (fasgd_sim_t *self, const s_event_t *ev)
                     it on arrival gives the same gradient.  */
                 s_compute_gradient (self, &self->workers [0], c, c->iter, self->grad);
                 const float *out = self->grad;
-                if (c->has_accum) {
-                    s_add (c->accum, self->grad, self->n);
+                if (c->gates.has_accum) {
+                    fasgd_gates_sum (c->accum, c->accum, self->grad, self->n);
                     out = c->accum;
-                    c->has_accum = 0;
+                    c->gates.has_accum = 0;
                 }
                 uint64_t j = c->snap->ts;
                 out = s_wire_round (self, c, out);
@@ -1000,9 +985,6 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
     fasgd_model_init_params (self->model, self->current->theta, &init);
     fasgd_rng_seed (&self->picks, cfg->seed, S_STREAM_PICKS);
 
-    fasgd_gate_params_t gp_push, gp_fetch;
-    fasgd_gate_cfg_to_params (&cfg->gates.push, cfg->gates.eps, &gp_push);
-    fasgd_gate_cfg_to_params (&cfg->gates.fetch, cfg->gates.eps, &gp_fetch);
     fasgd_rng_t speeds;
     fasgd_rng_seed (&speeds, cfg->seed, S_STREAM_SPEEDS);
     if (cfg->speed == FASGD_SIM_SPEED_LOGNORMAL) {
@@ -1013,10 +995,8 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
     double cum = 0;
     for (int k = 0; k < cfg->clients; k++) {
         s_client_t *c = &self->clients [k];
-        uint64_t stream = S_STREAM_GATES + 4 * (uint64_t) k;
-        fasgd_gate_init (&c->push_gate, &gp_push, cfg->seed, stream);
-        fasgd_gate_init (&c->fetch_gate, &gp_fetch, cfg->seed, stream + 1);
-        fasgd_rng_seed (&c->compute_rng, cfg->seed, stream + 2);
+        fasgd_sim_gates_init (cfg, k, 0, &c->gates);
+        fasgd_rng_seed (&c->compute_rng, cfg->seed, S_STREAM_GATES + 4 * (uint64_t) k + 2);
         c->snap = s_fetched (self, &c->used);   /* as its first fetch gives it */
         c->vbar = fasgd_rule_vbar (self->rule);
         c->speed = 1.0;

@@ -116,6 +116,11 @@ const fasgd_sim_stats_t *fasgd_sim_stats (const fasgd_sim_t *self);
 const float *fasgd_sim_theta (const fasgd_sim_t *self);
 size_t fasgd_sim_nparams (const fasgd_sim_t *self);
 
+/*  The gates of client k's view of shard s (0 without shards) as the
+    simulator sets them up from cfg: each gate on a stream of its own, the
+    client holding θ at T = 0 (so its first fetch is gated, not forced).  */
+void fasgd_sim_gates_init (const fasgd_sim_cfg_t *cfg, int k, int s, fasgd_gates_t *gates);
+
 /*  Asks a running fasgd_sim_run to stop after the current iteration (from a
     signal handler).  */
 void fasgd_sim_interrupt (fasgd_sim_t *self);

@@ -25,6 +25,10 @@
 #define S_STREAM_INIT     FASGD_SIM_STREAM_INIT
 #define S_STREAM_SPEEDS   3
 #define S_STREAM_GATES    0x1000        /* + 4 * client + {0 push, 1 fetch, 2 compute} */
+/*  Streams of shard s > 0's gates: far above every stream of shard 0
+    (S_STREAM_GATES + 4 · client + ...), so shard 0's are those of the
+    unsharded simulator.  */
+#define S_SHARD_STREAM_SHIFT 40
 
 /*  Iterations whose gradients may be computed ahead of the server.  */
 #define S_WINDOW 64
@@ -44,11 +48,9 @@ typedef struct {
     fasgd_snapshot_t *snap;     /* of the shard's pool: n floats */
     uint64_t j;                 /* the shard's timestamp when it fetched */
     double vbar;                /* the shard's v̄ in its last answer */
-    fasgd_gate_t push_gate, fetch_gate;
-    int pushed;                 /* its first push to the shard is always sent */
+    fasgd_gates_t gates;        /* accumulate: skipped parts summed in the client's accum */
     int has_last;               /* resend-last: the shard holds its last part */
     uint64_t last_ts;
-    int has_accum;              /* accumulate: skipped parts summed in accum */
 } s_view_t;
 
 /*  One shard of the server: its part of θ, its own rule (state and v̄) and
@@ -69,14 +71,12 @@ typedef struct {
     fasgd_snapshot_t *used;             /* wire.params rounded, θ_used rules: the server's float32 θ of its fetch */
     float *residual;                    /* wire.push rounded: what rounding left out of its pushes */
     double vbar;                /* the last v̄ the server sent it */
-    fasgd_gate_t push_gate, fetch_gate;
+    fasgd_gates_t gates;
     fasgd_rng_t compute_rng;
-    int pushed;                 /* its first push is always transmitted */
     int blocked;                /* softsync: waiting for its group */
     float *last;                /* resend-last: the server's copy of its last gradient */
     uint64_t last_ts;
     float *accum;               /* accumulate: skipped gradients, summed */
-    int has_accum;
     double speed;
     uint64_t iter;              /* events: the gradient it is computing */
     double vbar_in_flight;      /* events: v̄ on the ack travelling to it */
@@ -210,9 +210,9 @@ void fasgd_simint_row (fasgd_sim_t *self);
 int fasgd_simint_apply (fasgd_sim_t *self, fasgd_snapshot_t **current, fasgd_rule_t *rule, const float *g,
                         uint64_t tau, const float *used);
 /*  accumulate: the part [off, off + len) of a skipped gradient, g, joins
-    client c's local sum; *has says whether that part of the sum holds
-    anything yet, and is set.  */
-void fasgd_simint_accumulate (fasgd_sim_t *self, s_client_t *c, size_t off, const float *g, size_t len, int *has);
+    client c's local sum, whose part gates keeps (fasgd_gates_keep).  */
+void fasgd_simint_accumulate (fasgd_sim_t *self, s_client_t *c, size_t off, const float *g, size_t len,
+                              fasgd_gates_t *gates);
 
 /*  shards.c. init: after the clients hold θ at T = 0, splits the server by
     cfg.shards (a no-op for `one`); -1 with the reason in err when the

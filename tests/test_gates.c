@@ -1,6 +1,7 @@
 /*  gates: probabilities worked out by hand, the every-k pattern, always,
-    forced transmissions, counters, reproducibility, and the observed
-    B-FASGD transmit rate against (v̄+ε_g)/(v̄+ε_g+c).  */
+    forced transmissions, counters, reproducibility, the observed
+    B-FASGD transmit rate against (v̄+ε_g)/(v̄+ε_g+c), and a client's
+    push and fetch policy (fasgd_gates_t) step by step.  */
 #include "gates.h"
 #include "settings.h"
 #include "testutil.h"
@@ -325,6 +326,78 @@ START_TEST (test_config_refuses_zero_eps)
 }
 END_TEST
 
+/*  Every-3 pushes with accumulate: the first forced, then two skips kept
+    and the third sent with their sum; with resend-last the skips are
+    repeats. Until the caller marks pushed, every push is forced.  */
+START_TEST (test_policy_push)
+{
+    static const int want_acc [] = { FASGD_TX_PUSH, FASGD_TX_KEEP, FASGD_TX_PUSH_SUM,
+                                     FASGD_TX_KEEP, FASGD_TX_KEEP, FASGD_TX_PUSH_SUM, FASGD_TX_KEEP };
+    static const int want_rl [] = { FASGD_TX_PUSH, FASGD_TX_REPEAT, FASGD_TX_PUSH,
+                                    FASGD_TX_REPEAT, FASGD_TX_REPEAT, FASGD_TX_PUSH, FASGD_TX_REPEAT };
+    fasgd_gate_params_t push = s_params (FASGD_GATE_EVERY, 3, 0), fetch = s_params (FASGD_GATE_ALWAYS, 1, 0);
+    for (int skip = 0; skip < 2; skip++) {
+        const int *want = skip == FASGD_PUSH_SKIP_ACCUMULATE ? want_acc : want_rl;
+        fasgd_gates_t g;
+        fasgd_gates_init (&g, &push, &fetch, skip, 1, 2, 3);
+        float sum [2] = { -1, -1 }, out [2];
+        for (int i = 0; i < 7; i++) {
+            float grad [2] = { (float) i, 10.0f * (float) i };
+            fasgd_tx_t tx = fasgd_gates_push (&g, 0.0);
+            ck_assert_msg ((int) tx == want [i], "skip %d, opportunity %d: %d, not %d", skip, i + 1, tx, want [i]);
+            if (tx == FASGD_TX_KEEP)
+                fasgd_gates_keep (&g, sum, grad, 2);
+            else if (tx == FASGD_TX_PUSH_SUM) {
+                fasgd_gates_sum (out, sum, grad, 2);
+                /*  Opportunities 2, 3, then 4, 5, 6 (grad i at i + 1).  */
+                ck_assert_float_eq (out [0], i == 2 ? 3.0f : 12.0f);
+                ck_assert_float_eq (out [1], i == 2 ? 30.0f : 120.0f);
+                g.has_accum = 0;
+            }
+            if (tx == FASGD_TX_PUSH || tx == FASGD_TX_PUSH_SUM)
+                g.pushed = 1;
+        }
+        ck_assert_uint_eq (g.push.opportunities, 7);
+        ck_assert_uint_eq (g.push.transmissions, 3);
+    }
+    /*  Never marked pushed (each push refused): each one forced.  */
+    fasgd_gate_params_t never = s_params (FASGD_GATE_BFASGD, 1, 1e12);
+    fasgd_gates_t g;
+    fasgd_gates_init (&g, &never, &fetch, FASGD_PUSH_SKIP_RESEND_LAST, 1, 2, 3);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq (fasgd_gates_push (&g, 0.0), FASGD_TX_PUSH);
+    ck_assert (s_rng_untouched (&g.push.rng, 1, 2));
+    ck_assert_int_eq (fasgd_push_skip_parse ("resend-last"), FASGD_PUSH_SKIP_RESEND_LAST);
+    ck_assert_int_eq (fasgd_push_skip_parse ("accumulate"), FASGD_PUSH_SKIP_ACCUMULATE);
+    ck_assert_int_eq (fasgd_push_skip_parse ("Accumulate"), -1);
+    ck_assert_int_eq (fasgd_push_skip_parse (NULL), -1);
+}
+END_TEST
+
+/*  The fetch gate: forced (no draw) until the caller marks fetched.  */
+START_TEST (test_policy_fetch)
+{
+    fasgd_gate_params_t push = s_params (FASGD_GATE_ALWAYS, 1, 0), fetch = s_params (FASGD_GATE_EVERY, 2, 0);
+    fasgd_gates_t g;
+    fasgd_gates_init (&g, &push, &fetch, FASGD_PUSH_SKIP_RESEND_LAST, 1, 2, 3);
+    ck_assert_int_eq (fasgd_gates_fetch (&g, 0.0), 1);
+    ck_assert_int_eq (fasgd_gates_fetch (&g, 0.0), 1);     /* opportunity 2: forced, every 2 agrees */
+    ck_assert_int_eq (fasgd_gates_fetch (&g, 0.0), 1);     /* 3: forced */
+    g.fetched = 1;
+    ck_assert_int_eq (fasgd_gates_fetch (&g, 0.0), 1);     /* 4 */
+    ck_assert_int_eq (fasgd_gates_fetch (&g, 0.0), 0);     /* 5 */
+    ck_assert_int_eq (fasgd_gates_fetch (&g, 0.0), 1);     /* 6 */
+    ck_assert_uint_eq (g.fetch.opportunities, 6);
+    ck_assert_uint_eq (g.fetch.transmissions, 5);
+    fasgd_gate_params_t never = s_params (FASGD_GATE_BFASGD, 1, 1e12);
+    fasgd_gates_init (&g, &push, &never, FASGD_PUSH_SKIP_RESEND_LAST, 1, 2, 3);
+    ck_assert_int_eq (fasgd_gates_fetch (&g, 0.0), 1);
+    ck_assert (s_rng_untouched (&g.fetch.rng, 1, 3));
+    g.fetched = 1;
+    ck_assert_int_eq (fasgd_gates_fetch (&g, 0.0), 0);
+}
+END_TEST
+
 static Suite *
 gates_suite (void)
 {
@@ -340,6 +413,8 @@ gates_suite (void)
     tcase_add_test (tc, test_bfasgd_one_draw_per_opportunity);
     tcase_add_test (tc, test_reproducible);
     tcase_add_test (tc, test_every_rate_and_counters);
+    tcase_add_test (tc, test_policy_push);
+    tcase_add_test (tc, test_policy_fetch);
     suite_add_tcase (s, tc);
 
     tc = tcase_create ("statistics");

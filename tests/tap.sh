@@ -42,8 +42,9 @@ wait_for() { i=0; while ! sh -c "$1"; do i=$((i + 1)); [ $i -gt $(($2 * 10)) ] &
 # serve PORTFILE LOG COMMAND...: COMMAND --port-file PORTFILE in the
 # background, its output added to LOG, its pid in $server_pid (and $pids);
 # waits up to 20 s for the port file (written at once, when the server
-# listens), then sets $push, $fetch and $control from it. False when the
-# file never came. (scripts/lib.sh's start_server, for the scripts.)
+# listens), then sets $push, $fetch and $control from it (and $i, as
+# wait_for does). False when the file never came. (scripts/lib.sh's
+# start_server, for the scripts.)
 serve() {
     serve_pf=$1 serve_log=$2; shift 2
     rm -f "$serve_pf"

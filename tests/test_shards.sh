@@ -27,12 +27,14 @@ log: {level: info}
 YAML
 done
 
-start_shard() {   # start_shard I [options]
-    i=$1; shift
-    serve "$tmp/p$i" "$tmp/s$i.log" "$server" -c "$tmp/s$i.yaml" "$@"
-    rc=$?
-    eval "shard$i=\$server_pid"
-    return $rc
+start_shard() {   # start_shard I [options]: $shardI its pid; $push and $fetch kept
+    shard_i=$1; shift
+    shard_push=${push:-} shard_fetch=${fetch:-}
+    serve "$tmp/p$shard_i" "$tmp/s$shard_i.log" "$server" -c "$tmp/s$shard_i.yaml" "$@"
+    shard_rc=$?
+    eval "shard$shard_i=\$server_pid"
+    push=$shard_push fetch=$shard_fetch
+    return $shard_rc
 }
 port() { sed -n "s/^$1=//p" "$tmp/p$2"; }   # port push|fetch|control I
 # key_of PORTFILE KEY: a number of that server's STATUS, from fasgd-ctl's JSON;

@@ -15,6 +15,11 @@ from .fashion import Fashion
 
 
 class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
+    """The report being written (self.out, its lines), the claims gathered
+    for its last section, and what every section asks: the grid, the runs,
+    the alphas a figure used. Each section's methods come from its module;
+    make() writes them in order."""
+
     def __init__(self, args):
         self.args = args
         self.grid = read_grid()

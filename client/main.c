@@ -10,6 +10,8 @@
 #include "log.h"
 #include "model.h"
 
+#include "exposition.h"
+#include "publish.h"
 #include <cblas.h>
 #include <errno.h>
 #include <getopt.h>
@@ -49,11 +51,20 @@ s_on_signal (int sig)
 typedef struct {
     const char *push_ep, *fetch_ep, *data, *name;
     const char *server_key, *cert;  /* CURVE: --server-key, --cert */
+    const char *metrics;            /* --metrics: a Prometheus endpoint; NULL none */
     double gradient_scale;          /* --gradient-scale: 1 but in robustness experiments */
     uint64_t batch, steps, seed, threads, delay_ms, timeout_ms, cpu;
     uint64_t eval_every;            /* --eval-every: steps between validations; 0 none */
     int seed_set, cpu_set, quiet;
 } s_opts_t;
+
+/*  --metrics: why steps failed, and the round trips' histogram (seconds).  */
+#define S_CAUSES 7
+static const char *const s_causes [S_CAUSES] = { "gradient", "unavailable", "refused", "timeout",
+                                                 "not_joined", "protocol", "other" };
+#define S_RTT_BUCKETS 14
+static const double s_rtt_upper [S_RTT_BUCKETS] = { 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2,
+                                                    0.5, 1, 2, 5, 0 /* +Inf */ };
 
 /*  The state of a run.  */
 typedef struct {
@@ -78,6 +89,13 @@ typedef struct {
     int tau_known;
     struct timespec t0, last_progress;
     int progress, progressed;
+    /*  --metrics: the publisher, its text, and what only it counts.  */
+    fasgd_metrics_pub_t *metrics;
+    fasgd_metrics_text_t *mtext;
+    struct timespec last_metrics;
+    uint64_t failures [S_CAUSES];
+    uint64_t rtt_hist [S_RTT_BUCKETS];
+    double rtt_sum;
 } s_run_t;
 
 static void
@@ -117,6 +135,9 @@ s_usage (FILE *out)
         "                         allowed by the server (default with --server-key: a key\n"
         "                         of this process's own, for servers that allow any)\n"
         "      --log-level LEVEL  error, warn, notice (default), info or debug\n"
+        "      --metrics URL      serve Prometheus metrics (steps, refusals, round-trip\n"
+        "                         latency) at URL, e.g. http://127.0.0.1:9465/metrics\n"
+        "                         (port 0: a free one, logged)\n"
         "  -q, --quiet            no progress line\n"
         "  -h, --help             this help\n"
         "  -V, --version          the version\n"
@@ -421,6 +442,86 @@ s_progress (s_run_t *r, int final)
     r->progressed = 1;
 }
 
+/*  --metrics: a step's round trip of rtt seconds and its result rc.  */
+static void
+s_metrics_count (s_run_t *r, double rtt, int rc)
+{
+    if (!r->metrics)
+        return;
+    if (rc >= 0) {
+        int k = 0;
+        while (k < S_RTT_BUCKETS - 1 && rtt > s_rtt_upper [k])
+            k++;
+        r->rtt_hist [k]++;
+        r->rtt_sum += rtt;
+        return;
+    }
+    int status = fasgd_client_last_status (r->client);
+    int cause = rc == FASGD_CLIENT_EREFUSED ? (status == FASGD_STATUS_NONFINITE ? 0
+                                               : status == FASGD_STATUS_UNAVAILABLE ? 1 : 2)
+                : rc == FASGD_CLIENT_ETIMEOUT ? 3 : rc == FASGD_CLIENT_ENOTJOINED ? 4
+                : rc == FASGD_CLIENT_EPROTO ? 5 : 6;
+    r->failures [cause]++;
+}
+
+/*  --metrics: the run's counters as Prometheus text, handed to the
+    publisher's thread at most once a second (final: now).  */
+static void
+s_metrics_publish (s_run_t *r, int final)
+{
+    if (!r->metrics)
+        return;
+    struct timespec now;
+    clock_gettime (CLOCK_MONOTONIC, &now);
+    if (!final && s_elapsed (&r->last_metrics, &now) < 1.0)
+        return;
+    r->last_metrics = now;
+    fasgd_metrics_text_t *t = r->mtext;
+    fasgd_client_stats_t st = s_stats_total (r);
+    char labels [FASGD_PROTO_TEXT_MAX + 64], id [16];
+    snprintf (id, sizeof id, "%" PRIu32, r->id);
+    fasgd_metrics_text_reset (t);
+    fasgd_metrics_text_family (t, "fasgd_client_info", "gauge", "the client's name and id (the value is 1)");
+    fasgd_metrics_text_sample (t, "fasgd_client_info",
+                               fasgd_metrics_labels (labels, sizeof labels, "name", r->name, "id", id,
+                                                     "version", PACKAGE_VERSION, NULL), 1);
+    fasgd_metrics_text_counter (t, "fasgd_client_steps_total", "steps done: gradients through the push gate",
+                                r->steps);
+    fasgd_metrics_text_counter (t, "fasgd_client_pushes_total", "gradients pushed (summed over shards)",
+                                st.pushes);
+    fasgd_metrics_text_counter (t, "fasgd_client_repeats_total", "pushes that resent the last gradient",
+                                st.repeats);
+    fasgd_metrics_text_counter (t, "fasgd_client_accumulated_total", "gradients the push gate held back",
+                                st.accumulated);
+    fasgd_metrics_text_counter (t, "fasgd_client_fetches_total", "parameters fetched (summed over shards)",
+                                st.fetches);
+    fasgd_metrics_text_counter (t, "fasgd_client_fetch_skips_total", "fetches the fetch gate skipped",
+                                st.fetch_skips);
+    fasgd_metrics_text_counter (t, "fasgd_client_sent_bytes_total", "bytes sent", st.bytes_out);
+    fasgd_metrics_text_counter (t, "fasgd_client_received_bytes_total", "bytes received", st.bytes_in);
+    fasgd_metrics_text_counter (t, "fasgd_client_rejoins_total", "joins after the server went away or forgot "
+                                "this client", r->rejoins);
+    fasgd_metrics_text_family (t, "fasgd_client_refusals_total", "counter",
+                               "steps that failed, by cause: gradient (422), unavailable (503), refused (other "
+                               "statuses), timeout, not_joined (401), protocol, other");
+    for (int k = 0; k < S_CAUSES; k++)
+        fasgd_metrics_text_sample_u64 (t, "fasgd_client_refusals_total",
+                                       fasgd_metrics_labels (labels, sizeof labels, "cause", s_causes [k], NULL),
+                                       r->failures [k]);
+    fasgd_metrics_text_histogram (t, "fasgd_client_round_trip_seconds",
+                                  "a step's exchange with the server: push, and fetch when the gate allows",
+                                  s_rtt_upper, r->rtt_hist, S_RTT_BUCKETS, r->rtt_sum);
+    fasgd_metrics_text_gauge (t, "fasgd_client_server_timestamp", "the last T the server sent",
+                              (double) fasgd_client_server_timestamp (r->client));
+    if (r->tau_known)
+        fasgd_metrics_text_gauge (t, "fasgd_client_staleness", "tau of the last gradient applied", (double) r->tau);
+    if (!isnan (r->val_error))
+        fasgd_metrics_text_gauge (t, "fasgd_client_validation_error", "the last --eval-every validation error",
+                                  r->val_error);
+    if (!fasgd_metrics_text_failed (t))
+        fasgd_metrics_pub_set (r->metrics, fasgd_metrics_text_data (t), fasgd_metrics_text_len (t));
+}
+
 /*  --eval-every: the validation error of the parameters held, reported
     to the server (every shard with a sharded model).  */
 static void
@@ -455,7 +556,11 @@ s_train (s_run_t *r)
         /*  Push, then fetch, through the gates: one round trip when the
             fetch gate allows it.  */
         int64_t tau;
+        struct timespec sent, back;
+        clock_gettime (CLOCK_MONOTONIC, &sent);
         int rc = fasgd_client_step_gated (r->client, r->grad, r->theta, &r->ts, &tau);
+        clock_gettime (CLOCK_MONOTONIC, &back);
+        s_metrics_count (r, s_elapsed (&sent, &back), rc);
         int action = rc < 0 ? s_on_failure (r, "push and fetch", rc) : 0;
         if (rc >= 0) {
             r->steps++;
@@ -476,6 +581,7 @@ s_train (s_run_t *r)
                 break;
         }
         s_progress (r, 0);
+        s_metrics_publish (r, 0);
     }
     return 0;
 }
@@ -535,6 +641,8 @@ s_run_free (s_run_t *r)
     free (r->grad);
     free (r->x);
     free (r->y);
+    fasgd_metrics_pub_destroy (&r->metrics);
+    fasgd_metrics_text_destroy (&r->mtext);
 }
 
 int
@@ -557,6 +665,7 @@ main (int argc, char **argv)
         { "gradient-scale", required_argument, NULL, 'G' },
         { "cert", required_argument, NULL, 'c' },
         { "log-level", required_argument, NULL, 'L' },
+        { "metrics", required_argument, NULL, 'M' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -607,6 +716,7 @@ main (int argc, char **argv)
                 fasgd_log_set_level ((fasgd_log_level_t) level);
                 break;
             }
+            case 'M': o.metrics = optarg; break;
             case 'q': o.quiet = 1; break;
             case 'h': s_usage (stdout); return S_EXIT_OK;
             case 'V': printf ("fasgd-client %s\n", PACKAGE_VERSION); return S_EXIT_OK;
@@ -663,6 +773,16 @@ main (int argc, char **argv)
         s_run_free (&r);
         return S_EXIT_USAGE;
     }
+    if (o.metrics) {
+        char why [512];
+        r.mtext = fasgd_metrics_text_new (NULL);
+        if (!r.mtext || !(r.metrics = fasgd_metrics_pub_new (o.metrics, why, sizeof why))) {
+            fprintf (stderr, "fasgd-client: --metrics: %s\n", r.mtext ? why : "out of memory");
+            s_run_free (&r);
+            return S_EXIT_USAGE;
+        }
+        fasgd_log_notice ("metrics at %s", fasgd_metrics_pub_endpoint (r.metrics));
+    }
     fasgd_client_set_timeout (r.client, (int) o.timeout_ms);
     if (o.seed_set)
         fasgd_client_set_seed (r.client, o.seed);
@@ -715,6 +835,7 @@ main (int argc, char **argv)
     r.progress = !o.quiet && isatty (2);
     clock_gettime (CLOCK_MONOTONIC, &r.t0);
     r.last_progress = r.t0;
+    s_metrics_publish (&r, 1);
     status = S_EXIT_OK;
     int rc = fasgd_client_fetch_gated (r.client, r.theta, &r.ts);
     int action = rc < 0 ? s_on_failure (&r, "fetch", rc) : 0;

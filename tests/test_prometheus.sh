@@ -3,7 +3,8 @@
 # an ephemeral loopback port and two fasgd-clients; Debian's real
 # prometheus (temporary storage, a scrape a second) scrapes it, and its
 # own query API (/api/v1/query) gives back T, pushes_total and the
-# staleness histogram's buckets. A bad metrics.endpoint is a
+# staleness histogram's buckets, and a client's steps and round trips
+# (fasgd-client --metrics). A bad metrics.endpoint is a
 # configuration error naming the key. SKIP when prometheus is missing or
 # cannot start here. TAP output.
 tap_name=prometheus
@@ -16,7 +17,7 @@ fi
 if [ ! -x "$python" ]; then
     echo "1..0 # SKIP no $python to read Prometheus's JSON"; exit 0
 fi
-plan_mnist 9
+plan_mnist 12
 
 cat > "$tmp/server.yaml" <<YAML
 push_endpoint: tcp://127.0.0.1:*
@@ -46,10 +47,16 @@ push=$(sed -n 's/^push=//p' "$tmp/ports")
 fetch=$(sed -n 's/^fetch=//p' "$tmp/ports")
 metrics=$(sed -n 's/^metrics=//p' "$tmp/ports")
 target=$(echo "$metrics" | sed 's|^http://||; s|/.*||')
+# The first client serves its own metrics (--metrics), on a port it logs.
 for s in 1 2; do
-    "$client" -s "$push" -f "$fetch" --data "$data" --name "c$s" --seed "$s" --quiet > /dev/null 2> "$tmp/c$s.log" &
+    extra=""
+    [ $s = 1 ] && extra="--metrics http://127.0.0.1:0/metrics"
+    "$client" -s "$push" -f "$fetch" --data "$data" --name "c$s" --seed "$s" --quiet $extra \
+        > /dev/null 2> "$tmp/c$s.log" &
     pids="$pids $!"
 done
+check "the client with --metrics logs its endpoint" wait_for "grep -q 'metrics at http://127.0.0.1:[1-9]' '$tmp/c1.log'" 30
+client_target=$(sed -n 's|.*metrics at http://\([^/]*\)/.*|\1|p' "$tmp/c1.log")
 
 # Prometheus on a free loopback port (asked of the kernel, then freed: a
 # race with another process is retried with the next one).
@@ -59,6 +66,9 @@ scrape_configs:
   - job_name: fasgd
     metrics_path: /metrics
     static_configs: [{targets: ["$target"]}]
+  - job_name: fasgd-client
+    metrics_path: /metrics
+    static_configs: [{targets: ["$client_target"]}]
 YAML
 free_port() {
     "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -77,7 +87,7 @@ for attempt in 1 2 3; do
 done
 if [ $started = no ]; then
     n=3
-    while [ $n -lt 9 ]; do
+    while [ $n -lt 12 ]; do
         n=$((n + 1)); echo "ok $n # SKIP prometheus did not start: $(tail -1 "$tmp/prometheus.log")"
     done
     exit $((failed > 0))
@@ -115,4 +125,9 @@ check "the staleness histogram's 12 buckets, 0 to +Inf, cumulative, +Inf = count
     && [ ! -s '$tmp/decreasing' ]"
 "$query" 'rate(fasgd_server_timestamp[10s])' > "$tmp/rate"
 check "a rate over the scrapes: updates a second above 0" awk '{ n++; if ($2 <= 0) bad = 1 } END { exit bad || n != 1 }' "$tmp/rate"
+"$query" fasgd_client_steps_total > "$tmp/steps"
+check "the client's steps_total read back from prometheus is positive" \
+    awk '{ n++; if ($2 <= 0) bad = 1 } END { exit bad || n != 1 }' "$tmp/steps"
+"$query" 'fasgd_client_round_trip_seconds_count - fasgd_client_steps_total' > "$tmp/rtt"
+check "its round-trip histogram counts every step it took" grep -qx -- '- 0' "$tmp/rtt"
 exit $((failed > 0))

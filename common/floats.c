@@ -251,6 +251,34 @@ fasgd_floats_sumsq (const float *v, size_t n)
 }
 
 static inline __attribute__ ((always_inline)) void
+s_sumsq_dot_span (const float *restrict v, const float *restrict r, double *restrict acc,
+                  double *restrict dacc, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        double x = (double) v [k];
+        acc [k] += x * x;
+        dacc [k] += x * (double) r [k];
+    }
+}
+
+FASGD_MULTIVERSION double
+fasgd_floats_sumsq_dot (const float *v, const float *r, size_t n, double *dot)
+{
+    double acc [S_LANES] = { 0 }, dacc [S_LANES] = { 0 };
+    size_t i = 0;
+    for (; i + S_LANES <= n; i += S_LANES)
+        s_sumsq_dot_span (v + i, r + i, acc, dacc, S_LANES);
+    s_sumsq_dot_span (v + i, r + i, acc, dacc, n - i);
+    double sum = 0, d = 0;
+    for (int k = 0; k < S_LANES; k++) {
+        sum += acc [k];
+        d += dacc [k];
+    }
+    *dot = d;
+    return sum;
+}
+
+static inline __attribute__ ((always_inline)) void
 s_max_abs_span (const float *restrict v, float *restrict acc, size_t len)
 {
     for (size_t k = 0; k < len; k++) {

@@ -157,6 +157,12 @@ s_status_clients (fasgd_server_t *self, s_text_t *t, int64_t now)
         if (c->refused || c->clipped)
             s_text_add (t, "client.%u.guard_refused=%llu\nclient.%u.guard_clipped=%llu\n", c->id,
                         (unsigned long long) c->refused, c->id, (unsigned long long) c->clipped);
+        if (c->ignored || c->weighted)
+            s_text_add (t, "client.%u.guard_ignored=%llu\nclient.%u.guard_weighted=%llu\n", c->id,
+                        (unsigned long long) c->ignored, c->id, (unsigned long long) c->weighted);
+        if (fasgd_srv_guard_has_reference (self->guard) && c->has_pushed)
+            s_text_add (t, "client.%u.guard_mean_score=%.4g\n", c->id,
+                        fasgd_srv_guard_client_mean (self->guard, c));
         if (*c->key)
             s_text_add (t, "client.%u.key=%s\nclient.%u.key_name=%s\n", c->id, c->key, c->id, c->key_name);
     }
@@ -200,6 +206,10 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
     s_text_add (t, "guard_refused=%llu\nguard_clipped=%llu\nguard_forgotten=%llu\ngrad_norm_median=%.6g\n",
                 (unsigned long long) a->guarded, (unsigned long long) a->clipped,
                 (unsigned long long) a->forgotten, fasgd_srv_guard_median (self->guard));
+    s_text_add (t, "guard_direction=%s\nguard_reference_norm=%.6g\nguard_references=%llu\nguard_ignored=%llu\n"
+                "guard_weighted=%llu\n", fasgd_srv_guard_has_reference (self->guard) ? "reference" : "unchecked",
+                fasgd_srv_guard_reference_norm (self->guard), (unsigned long long) a->references,
+                (unsigned long long) a->ignored, (unsigned long long) a->weighted);
     s_text_add (t, "security=%s\n", fasgd_srv_security_curve (self->security) ? "curve" : "off");
     if (fasgd_srv_security_curve (self->security)) {
         if (fasgd_srv_security_has_allowlist (self->security))

@@ -67,14 +67,26 @@ s_guard_refused (fasgd_server_t *self, fasgd_srv_client_t *c)
         fasgd_srv_registry_free (self->registry, c);
 }
 
-/*  Runs the guard on *gp from c (guard.c); on a refusal replies 422 with
-    the reason and returns -1, after which c may have been forgotten.  */
+/*  Runs the guard on *gp from c, computed at timestamp j (guard.c); on
+    a refusal replies 422 with the reason and returns -1, after which c
+    may have been forgotten. A push the guard gives weight 0 is
+    acknowledged as taken and not applied (1 is returned).  */
 static int
 s_guard (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, const float **gp, int repeat,
-         double *norm)
+         uint64_t j, double *norm)
 {
     char why [FASGD_PROTO_TEXT_MAX + 1];
-    int status = fasgd_srv_guard_check (self->guard, c, gp, repeat, norm, why, sizeof why);
+    double weight;
+    int status = fasgd_srv_guard_check (self->guard, c, gp, repeat, self->params->T - j, &weight, norm, why,
+                                        sizeof why);
+    if (status == 0 && weight == 0) {
+        c->refused_in_row = 0;
+        if (r->req->flags & FASGD_PROTO_FLAG_THEN_FETCH)
+            s_reply_params (self, r, c, FASGD_STATUS_OK);
+        else
+            fasgd_srv_reply_ack (r, FASGD_STATUS_OK);
+        return 1;
+    }
     if (status == 0)
         return 0;
     self->st.nonfinite++;
@@ -173,7 +185,7 @@ s_on_push (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_
     }
     /*  NaN, Inf, too large a norm: refused before anything is touched.  */
     double norm;
-    if (s_guard (self, r, c, &g, 0, &norm) != 0)
+    if (s_guard (self, r, c, &g, 0, req->timestamp, &norm) != 0)
         return;
     if (self->cache_last && fasgd_srv_registry_cache (self->registry, c) != 0) {
         fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "out of memory");
@@ -204,7 +216,7 @@ s_on_repeat (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_clien
     }
     const float *g = c->last;
     double norm;
-    if (s_guard (self, r, c, &g, 1, &norm) != 0)
+    if (s_guard (self, r, c, &g, 1, c->last_ts, &norm) != 0)
         return;
     c->repeats++;
     self->st.repeats++;

@@ -41,18 +41,37 @@
        fresh buffer that is checked before it becomes θ (params.c).
 
     In practice (3) refuses only gradients of about 1e18 and more; (1)
-    and (2) are the guards a run meets.  */
+    and (2) are the guards a run meets.
+
+    4. Direction, with a reference (fasgd_srv_guard_reference: a built-in
+       model holding all of θ, with a validation set): every guard.every
+       accepted updates the guard computes the model's gradient r at θ
+       on guard.examples drawn at random (from a seed of its own, which
+       no peer knows) among the first guard.pool validation examples,
+       which no client trains on. Then (2)'s bound is limits.grad_norm_
+       factor times an anchor that the clients' median moves only within
+       [‖r‖, guard.span·‖r‖] (‖r‖: the largest of the last four
+       references' norms), so neither tiny nor huge votes, from however
+       many ids, take it out of the reference's reach, and the first push
+       of a run is bounded too; and each push is scored and weighted by
+       common/verdict.c (its header says how): applied in full, in part,
+       not at all (0: acknowledged, not applied), or refused (422).
+       Without a reference the guard logs at start that it judges sizes
+       only.  */
 #include "guard.h"
 
+#include "clock.h"
 #include "codec.h"
 #include "floats.h"
 #include "log.h"
+#include "rng.h"
 
 #include <float.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define S_LIMIT 1e37                    /* largest bound accepted for θ and the state */
 #define S_MAX_NORM 1e18                 /* ‖g‖ beyond this: its square nears FLT_MAX */
@@ -60,6 +79,8 @@
 #define S_MEDIAN_EVERY 64               /* pushes between medians, once more clients or norms than this */
 #define S_VOTE_WEIGHT 0.0625            /* a push's weight in its client's typical norm */
 #define S_NORM_WINDOW 1024              /* accepted gradient norms the history's median is taken over */
+#define S_REFS 4                        /* reference gradients kept: the last ones */
+#define S_REF_STREAM 0x72656667u        /* "refg": the reference batches' rng stream */
 
 /*  The bounds, and the median of the clients' typical norms and the
     history's.  */
@@ -81,6 +102,22 @@ struct fasgd_srv_guard_t {
     size_t nvoters, voters_cap;
     double *votes;                      /* scratch for the median, voters_cap + 1 long */
     fasgd_srv_client_t **by_key;        /* scratch: the CURVE clients by key, voters_cap long */
+    /*  The reference (4.): NULL pool without one.  */
+    const fasgd_model_t *model;
+    fasgd_dataset_t *pool;              /* validation examples it draws from */
+    fasgd_model_ws_t *ws;
+    float *ref [S_REFS];                /* a ring of r, params->n floats each */
+    double ref_norms [S_REFS];          /* their norms; 0: none there yet */
+    uint64_t ref_Ts [S_REFS];           /* the timestamps of θ they were computed at */
+    int ref_next;                       /* the slot of the next */
+    int ref_last;                       /* the slot of the last; -1 before the first */
+    float *ref_x;                       /* a batch: guard.examples rows */
+    uint8_t *ref_y;
+    uint32_t *ref_idx;
+    int ref_due;                        /* compute one before the next judgement */
+    uint64_t since_ref;                 /* accepted updates since */
+    fasgd_rng_t rng;
+    fasgd_verdict_params_t vp;
 };
 
 fasgd_srv_guard_t *
@@ -154,8 +191,143 @@ fasgd_srv_guard_destroy (fasgd_srv_guard_t **self_p)
     free (self->voters);
     free (self->votes);
     free (self->by_key);
+    fasgd_dataset_destroy (&self->pool);
+    fasgd_model_ws_destroy (&self->ws);
+    for (int i = 0; i < S_REFS; i++)
+        free (self->ref [i]);
+    free (self->ref_x);
+    free (self->ref_y);
+    free (self->ref_idx);
     free (self);
     *self_p = NULL;
+}
+
+int
+fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, const fasgd_dataset_t *valid)
+{
+    const fasgd_server_cfg_t *cfg = self->cfg;
+    if (!model || !valid || cfg->guard_examples <= 0 || self->params->n != self->params->total) {
+        fasgd_log_notice ("guard: no reference gradient (%s): pushes are checked for NaN, Inf and size only; "
+                          "their direction is not, so a client pushing a negated or otherwise harmful "
+                          "gradient within the size bound is not stopped",
+                          !model ? "an external model" : self->params->n != self->params->total
+                          ? "a shard holds part of the parameters" : cfg->guard_examples <= 0
+                          ? "guard.examples is 0" : "no validation set: eval.enabled is false");
+        return 0;
+    }
+    uint32_t n = valid->n < (uint32_t) cfg->guard_pool ? valid->n : (uint32_t) cfg->guard_pool;
+    int batch = cfg->guard_examples < (int) n ? cfg->guard_examples : (int) n;
+    self->model = model;
+    self->pool = fasgd_dataset_slice (valid, 0, n);
+    self->ws = fasgd_model_ws_new (model, batch);
+    for (int i = 0; i < S_REFS; i++)
+        if (!(self->ref [i] = malloc (self->params->n * sizeof (float))))
+            return -1;
+    self->ref_last = -1;
+    self->ref_x = malloc ((size_t) batch * valid->dim * sizeof (float));
+    self->ref_y = malloc ((size_t) batch);
+    self->ref_idx = malloc ((size_t) batch * sizeof (uint32_t));
+    if (!self->pool || !self->ws || !self->ref_x || !self->ref_y || !self->ref_idx) {
+        fasgd_dataset_destroy (&self->pool);
+        return -1;
+    }
+    /*  A seed of its own, that no peer can guess: the batches are not
+        known in advance to anyone who would shape a push to them.  */
+    uint64_t seed = (uint64_t) fasgd_srv_now_ms () ^ ((uint64_t) getpid () << 32);
+    FILE *f = fopen ("/dev/urandom", "rb");
+    if (f) {
+        if (fread (&seed, sizeof seed, 1, f) != 1)
+            seed ^= (uint64_t) (uintptr_t) self;
+        fclose (f);
+    }
+    fasgd_rng_seed (&self->rng, seed, S_REF_STREAM);
+    fasgd_verdict_params_default (&self->vp);
+    self->vp.factor = cfg->grad_norm_factor > 0 ? cfg->grad_norm_factor : INFINITY;
+    self->vp.clip = cfg->grad_norm_clip;
+    self->vp.cost = cfg->guard_cost;
+    self->vp.trust = cfg->guard_trust;
+    self->vp.refuse = cfg->guard_refuse;
+    self->vp.stale = cfg->guard_stale;
+    self->vp.span = cfg->guard_span;
+    self->ref_due = 1;
+    fasgd_log_notice ("guard: judging each push's direction against a reference gradient on %d of %u "
+                      "validation examples, every %d updates", batch, n, cfg->guard_every);
+    return 0;
+}
+
+int
+fasgd_srv_guard_has_reference (const fasgd_srv_guard_t *self)
+{
+    return self->pool != NULL;
+}
+
+double
+fasgd_srv_guard_reference_norm (const fasgd_srv_guard_t *self)
+{
+    return self->ref_last >= 0 ? self->ref_norms [self->ref_last] : 0;
+}
+
+double
+fasgd_srv_guard_client_mean (const fasgd_srv_guard_t *self, const fasgd_srv_client_t *c)
+{
+    return fasgd_verdict_mean (&self->vp, &c->verdict);
+}
+
+/*  r at θ now, on a fresh batch, into the ring. A reference that is
+    not finite or zero (θ where the batch's gradient vanishes) is not
+    kept.  */
+static void
+s_reference (fasgd_srv_guard_t *self)
+{
+    int batch = fasgd_model_ws_max_batch (self->ws);
+    for (int i = 0; i < batch; i++)
+        self->ref_idx [i] = fasgd_rng_below (&self->rng, self->pool->n);
+    fasgd_dataset_gather (self->pool, self->ref_idx, (uint32_t) batch, self->ref_x, self->ref_y);
+    int k = self->ref_next;
+    double loss = fasgd_model_gradient (self->model, self->ws, self->params->theta, self->ref_x, self->ref_y,
+                                        batch, self->ref [k], NULL);
+    double norm = sqrt (fasgd_floats_sumsq (self->ref [k], self->params->n));
+    self->ref_due = 0;
+    self->since_ref = 0;
+    self->st->references++;
+    if (!isfinite (loss) || !isfinite (norm) || norm <= 0) {
+        self->ref_due = self->ref_last < 0;     /* none yet: try again at the next push */
+        return;
+    }
+    self->ref_norms [k] = norm;
+    self->ref_Ts [k] = self->params->T;
+    self->ref_last = k;
+    self->ref_next = (k + 1) % S_REFS;
+}
+
+/*  The reference a gradient computed at θ of timestamp j is judged
+    against: the last computed at j or before (so an honest stale
+    gradient meets the reference of its own θ, or nearly), else the
+    oldest kept.  */
+static int
+s_ref_for (const fasgd_srv_guard_t *self, uint64_t j)
+{
+    int best = -1, oldest = self->ref_last;
+    for (int i = 0; i < S_REFS; i++) {
+        if (self->ref_norms [i] <= 0)
+            continue;
+        if (self->ref_Ts [i] <= j && (best < 0 || self->ref_Ts [i] > self->ref_Ts [best]))
+            best = i;
+        if (self->ref_Ts [i] < self->ref_Ts [oldest])
+            oldest = i;
+    }
+    return best >= 0 ? best : oldest;
+}
+
+/*  The largest norm of the references kept: the anchor's floor.  */
+static double
+s_ref_scale (const fasgd_srv_guard_t *self)
+{
+    double m = 0;
+    for (int i = 0; i < S_REFS; i++)
+        if (self->ref_norms [i] > m)
+            m = self->ref_norms [i];
+    return m;
 }
 
 void
@@ -267,16 +439,78 @@ s_vote (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, double boun
     }
 }
 
+/*  Scales *gp by w into the scratch buffer.  */
+static void
+s_scale (fasgd_srv_guard_t *self, const float **gp, double w)
+{
+    const float *g = *gp;
+    float scale = (float) w;
+    for (size_t i = 0; i < self->params->n; i++)
+        self->scratch [i] = g [i] * scale;
+    *gp = self->scratch;
+}
+
+/*  4.: the verdict on *gp, of norm `norm` and dot product dot with r,
+    against the anchor; 0 or the status to refuse it with.  */
+static int
+s_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int repeat, uint64_t tau, int k,
+         double dot, double *weight_p, double *norm_p, char *why, size_t whylen)
+{
+    double anchor = fasgd_verdict_anchor (&self->vp, s_ref_scale (self), self->median);
+    if (self->cfg->grad_norm_factor > 0 && !repeat)
+        s_vote (self, c, *norm_p, self->vp.factor * anchor);
+    /*  How far g's θ and the reference's are apart, in updates.  */
+    uint64_t j = self->params->T - tau, rT = self->ref_Ts [k];
+    fasgd_verdict_t v;
+    fasgd_verdict_judge (&self->vp, &c->verdict, dot, *norm_p, self->ref_norms [k], anchor, j > rT ? j - rT : rT - j,
+                         &v, why, whylen);
+    fasgd_log_debug ("guard: T %llu tau %llu ref %llu client %u: norm %.4g, cosine %.3f, score %.3g: weight %.3g, mean %.3g",
+                     (unsigned long long) self->params->T, (unsigned long long) tau,
+                     (unsigned long long) rT, c->id,
+                     *norm_p, v.cosine, v.score, v.kind == FASGD_VERDICT_REFUSE ? -1 : v.weight, v.mean);
+    if (v.kind == FASGD_VERDICT_REFUSE)
+        return FASGD_STATUS_NONFINITE;
+    if (v.kind == FASGD_VERDICT_IGNORE) {
+        *weight_p = 0;
+        self->st->ignored++;
+        c->ignored++;
+        return 0;
+    }
+    if (v.weight < 1) {
+        s_scale (self, gp, v.weight);
+        *norm_p *= v.weight;
+        *weight_p = v.weight;
+        if (*norm_p < v.bound * (1 - 1e-9)) {
+            self->st->weighted++;
+            c->weighted++;
+        }
+        else {
+            self->st->clipped++;
+            c->clipped++;
+        }
+    }
+    return 0;
+}
+
 int
-fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int repeat,
-                       double *norm_p, char *why, size_t whylen)
+fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int repeat, uint64_t tau,
+                       double *weight_p, double *norm_p, char *why, size_t whylen)
 {
     const fasgd_server_cfg_t *cfg = self->cfg;
     const float *g = *gp;
-    /*  A repeat was judged when it came: only what it may add is.  */
-    double norm = repeat ? c->last_norm : sqrt (fasgd_floats_sumsq (g, self->params->n));
+    *weight_p = 1;
+    int judge = self->pool != NULL;
+    if (judge && (self->ref_due || self->since_ref >= (uint64_t) cfg->guard_every))
+        s_reference (self);
+    judge = judge && self->ref_last >= 0;
+    int k = judge ? s_ref_for (self, self->params->T - tau) : -1;
+    /*  A repeat's size was judged when it came: only what it may add
+        is, and its direction against today's reference.  */
+    double dot = 0;
+    double norm = judge ? sqrt (fasgd_floats_sumsq_dot (g, self->ref [k], self->params->n, &dot))
+                : repeat ? c->last_norm : sqrt (fasgd_floats_sumsq (g, self->params->n));
     *norm_p = norm;
-    if (repeat)
+    if (repeat && !judge)
         goto overflow;
     if (!isfinite (norm)) {
         snprintf (why, whylen, "the gradient holds NaN or Inf");
@@ -286,11 +520,11 @@ fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const flo
     double bound = cfg->grad_norm > 0 ? cfg->grad_norm : INFINITY;
     const char *which = "limits.grad_norm";
     /*  A median of 0 (clients pushing zeros) bounds nothing.  */
-    if (cfg->grad_norm_factor > 0 && self->median > 0 && cfg->grad_norm_factor * self->median < bound) {
+    if (!judge && cfg->grad_norm_factor > 0 && self->median > 0 && cfg->grad_norm_factor * self->median < bound) {
         bound = cfg->grad_norm_factor * self->median;
         which = "limits.grad_norm_factor times the median of the clients' typical norms";
     }
-    if (cfg->grad_norm_factor > 0)
+    if (!judge && cfg->grad_norm_factor > 0)
         s_vote (self, c, norm, bound);
     if (norm > bound) {
         if (!cfg->grad_norm_clip) {
@@ -298,14 +532,18 @@ fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const flo
             return FASGD_STATUS_NONFINITE;
         }
         /*  Clipped into the server's own buffer: the rule sees g·bound/‖g‖.  */
-        float scale = (float) (bound / norm);
-        for (size_t i = 0; i < self->params->n; i++)
-            self->scratch [i] = g [i] * scale;
-        *gp = self->scratch;
+        s_scale (self, gp, bound / norm);
+        dot *= bound / norm;
         norm = bound;
         *norm_p = norm;
         self->st->clipped++;
         c->clipped++;
+    }
+    if (judge) {
+        int status = s_judge (self, c, gp, repeat, tau, k, dot, weight_p, norm_p, why, whylen);
+        if (status != 0 || *weight_p == 0)
+            return status;
+        norm = *norm_p;
     }
 overflow:;
     double state;
@@ -330,6 +568,7 @@ fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double
         self->since_measure = 0;
     }
     c->refused_in_row = 0;
+    self->since_ref++;
     if (repeat || self->cfg->grad_norm_factor <= 0)
         return;
     self->norms [self->norm_next] = norm;

@@ -5,6 +5,8 @@
 #ifndef FASGD_SERVER_GUARD_H_INCLUDED
 #define FASGD_SERVER_GUARD_H_INCLUDED
 
+#include "data.h"
+#include "model.h"
 #include "params.h"
 #include "registry.h"
 #include "server.h"
@@ -23,14 +25,30 @@ typedef enum {
     are borrowed. NULL out of memory.  */
 fasgd_srv_guard_t *fasgd_srv_guard_new (const fasgd_server_cfg_t *cfg, const fasgd_srv_params_t *params,
                                         float *scratch, fasgd_srv_stats_t *st);
+/*  Gives the guard a reference: model's gradient at θ, on guard.examples
+    drawn at random from the first guard.pool examples of valid (copied;
+    data no client trains on), every guard.every accepted updates; the
+    guard then judges direction (common/verdict.h). Without one (an
+    external model, a shard, no validation set) it judges sizes only,
+    and logs so. model and valid are borrowed; valid may be NULL. -1
+    out of memory.  */
+int fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, const fasgd_dataset_t *valid);
+/*  1 when it judges direction against a reference.  */
+int fasgd_srv_guard_has_reference (const fasgd_srv_guard_t *self);
+/*  The last reference gradient's norm (0 without one).  */
+double fasgd_srv_guard_reference_norm (const fasgd_srv_guard_t *self);
+/*  c's mean score with the guard (common/verdict.h).  */
+double fasgd_srv_guard_client_mean (const fasgd_srv_guard_t *self, const fasgd_srv_client_t *c);
 /*  The clients that still vote stop voting.  */
 void fasgd_srv_guard_destroy (fasgd_srv_guard_t **self_p);
-/*  Judges the gradient *gp from client c (repeat: its cached last one,
-    judged already): 0 to apply it (*gp then points at the clipped copy
-    when it was clipped), else the status to refuse it with (422) and the
-    reason in why. *norm_p: its norm, as applied.  */
+/*  Judges the gradient *gp from client c computed tau updates ago
+    (repeat: its cached last one, whose size was judged already): 0 to
+    apply it, else the status to refuse it with (422) and the reason in
+    why. *weight_p: 1, or the weight it is applied with ((0, 1): *gp
+    then points at the scaled copy; 0: it is not applied, but not
+    refused either). *norm_p: its norm, as applied.  */
 int fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int repeat,
-                           double *norm_p, char *why, size_t whylen);
+                           uint64_t tau, double *weight_p, double *norm_p, char *why, size_t whylen);
 /*  After the rule applied (or buffered) a gradient of this norm; a
     repeat does not count in the history.  */
 void fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, int repeat);

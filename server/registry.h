@@ -15,6 +15,7 @@
 #include "server.h"
 #include "snapshot.h"
 #include "stats.h"
+#include "verdict.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,8 @@ typedef struct {
     double last_norm;                   /* its norm */
     uint64_t refused, clipped;          /* gradients the guard refused, clipped */
     uint64_t refused_in_row;
+    uint64_t ignored, weighted;         /* pushes the guard applied with weight 0, with less than 1 */
+    fasgd_verdict_record_t verdict;     /* its record with the guard (common/verdict.h) */
     double norm_typical;                /* its vote in the guard's median (guard.c) */
     int has_typical;                    /* it votes: the guard's voters [vote_slot] is it */
     size_t vote_slot;

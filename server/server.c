@@ -385,6 +385,12 @@ s_service (fasgd_server_t *self)
     fasgd_dataset_t *valid, *test;
     if (s_validation (self, &valid, &test) != 0)
         return -1;
+    /*  The guard's reference gradients come from a part of it.  */
+    if (fasgd_srv_guard_reference (self->guard, self->model, valid) != 0) {
+        fasgd_dataset_destroy (&valid);
+        fasgd_log_error ("out of memory");
+        return -1;
+    }
     if (s_build_desc (self) != 0) {
         fasgd_dataset_destroy (&valid);
         fasgd_dataset_destroy (&test);

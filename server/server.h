@@ -43,6 +43,10 @@ typedef struct {
     int grad_norm_clip;             /* clip instead of refusing */
     int wire_push, wire_params;     /* fasgd_wire_t: how gradients and parameters travel */
     int max_refusals;               /* refusals in a row that make the server forget a client; 0 never */
+    int guard_examples;             /* the reference gradient's examples; 0: no reference */
+    int guard_every;                /* accepted updates between reference gradients */
+    int guard_pool;                 /* validation examples the reference draws from */
+    double guard_cost, guard_trust, guard_refuse, guard_stale, guard_span;   /* common/verdict.h */
     int max_clients;                /* clients joined at once; JOIN beyond: 503 */
     int status_clients;             /* clients STATUS lists, the busiest first */
     int max_connections;            /* TCP connections open at once; 0: from the clients and descriptors */

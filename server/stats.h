@@ -13,6 +13,8 @@ typedef struct {
     uint64_t malformed, unknown, conflict, nonfinite, version, refused;
     uint64_t forbidden;                 /* requests from a key other than the client's, or revoked */
     uint64_t guarded, clipped, forgotten;   /* the guard: refused, clipped, clients forgotten */
+    uint64_t ignored, weighted;         /* the guard: pushes applied with weight 0, with less than 1 */
+    uint64_t references;                /* reference gradients computed */
     uint64_t auth_refused, handshake_failed, revoked;   /* CURVE: connections refused, keys revoked */
     uint64_t conn_shed, accept_failed;  /* connections turned away at limits.connections; accept () failed */
     uint64_t bytes_in, bytes_out;

@@ -109,8 +109,11 @@ def setUpModule():
     servers["resend"] = Server(tmpdir, "resend",
                                "gates:\n  fetch: {gate: bfasgd, c: 0.01}\n"
                                "  push: {gate: bfasgd, c: 0.01, skip: resend-last}\n")
+    # Its pushes of ones are a gate's test, not gradients: no guard
+    # judges their direction, and every push moves T.
     servers["accumulate"] = Server(tmpdir, "accumulate",
-                                   "gates:\n  push: {gate: bfasgd, c: 0.01, skip: accumulate}\n")
+                                   "gates:\n  push: {gate: bfasgd, c: 0.01, skip: accumulate}\n"
+                                   "guard: {examples: 0}\n")
 
 
 def tearDownModule():

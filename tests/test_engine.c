@@ -64,9 +64,9 @@ s_push (fasgd_srv_guard_t *guard, fasgd_srv_client_t *c, double norm, fasgd_srv_
     float g [N];
     s_grad (g, norm);
     const float *gp = g;
-    double applied;
+    double applied, weight;
     char why [256];
-    int status = fasgd_srv_guard_check (guard, c, &gp, 0, &applied, why, sizeof why);
+    int status = fasgd_srv_guard_check (guard, c, &gp, 0, 0, &weight, &applied, why, sizeof why);
     *verdict = FASGD_SRV_GUARD_KEEP;
     if (status == 0)
         fasgd_srv_guard_accepted (guard, c, applied, 0);
@@ -130,9 +130,9 @@ START_TEST (test_guard_nonfinite_bound_and_forgetting)
     s_grad (g, 1);
     g [5] = NAN;
     const float *gp = g;
-    double norm;
+    double norm, weight;
     char why [256];
-    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, &norm, why, sizeof why), FASGD_STATUS_NONFINITE);
+    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, 0, &weight, &norm, why, sizeof why), FASGD_STATUS_NONFINITE);
     ck_assert_ptr_nonnull (strstr (why, "NaN or Inf"));
     fasgd_srv_guard_verdict_t v;
     /*  Just under the bound passes, just over it does not.  */
@@ -170,9 +170,9 @@ START_TEST (test_guard_clip_and_overflow)
     float g [N];
     s_grad (g, 4);
     const float *gp = g;
-    double norm;
+    double norm, weight;
     char why [256];
-    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, &norm, why, sizeof why), 0);
+    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, 0, &weight, &norm, why, sizeof why), 0);
     /*  The rule sees a copy scaled to the bound; the sender's buffer is
         untouched.  */
     ck_assert_ptr_eq (gp, e.scratch);
@@ -189,11 +189,11 @@ START_TEST (test_guard_clip_and_overflow)
     c = s_join (&e, "c");
     s_grad (g, 1e19);
     gp = g;
-    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, &norm, why, sizeof why), FASGD_STATUS_NONFINITE);
+    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, 0, &weight, &norm, why, sizeof why), FASGD_STATUS_NONFINITE);
     ck_assert_ptr_nonnull (strstr (why, "could take the parameters"));
     s_grad (g, 1e3);
     gp = g;
-    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, &norm, why, sizeof why), 0);
+    ck_assert_int_eq (fasgd_srv_guard_check (e.guard, c, &gp, 0, 0, &weight, &norm, why, sizeof why), 0);
     s_engine_end (&e);
 }
 END_TEST

@@ -1,0 +1,92 @@
+/*  verdict: what one pushed gradient g is worth, judged against a
+    reference gradient r that the judge computed itself on data no client
+    trains on (docs/ALGORITHMS.md, "The guard"). No sockets, no state but
+    the caller's: the server's guard and the simulator call the same
+    function.
+
+    A push's score is the descent it predicts against its size, in units
+    of the anchor a (the norm an honest push has: the reference's, or
+    what honest clients push, within bounds the reference sets):
+
+        s = ⟨r, g⟩ / (‖r‖·a) − κ·(‖g‖/a)²
+
+    the first term is g's length along r's direction, the second makes
+    size without direction cost something (Zeno++'s magnitude term). One
+    push of a minibatch says little: late in training nearly half of
+    honest pushes point away from r, and half of a sign flipper's point
+    towards it. What a client pushes on average says much (on MNIST,
+    honest clients' mean score stays above 0.01, a sign flipper's below
+    −0.07). So each client has a record, the mean of its scores over
+    about its last 1/(1 − keep) pushes, counted from `prior` pushes of
+    score −trust; every push, its own score counted in first, is applied
+    with the weight w = 0.5 + mean/(2·trust) held to [0, 1]: in full
+    while the client's pushes predict descent on average (mean ≥ trust),
+    not at all (0: acknowledged, not applied) once they predict ascent
+    (mean ≤ −trust), half when they predict nothing (late in training,
+    when minibatches fit the training set rather than the held-out
+    data). A push that predicts much ascent thus takes its own weight
+    away, a client has to earn its weight with pushes that predict
+    descent, and a new client (a new id: Sybil ids) starts with none. A
+    push whose score alone is below
+    −refuse·(1 + τ/stale) is refused outright (422): no honest minibatch
+    is that far off, and a stale one is allowed further.  */
+#ifndef FASGD_VERDICT_H_INCLUDED
+#define FASGD_VERDICT_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    double factor;          /* ‖g‖ above factor·a is refused (or clipped) */
+    int clip;               /* clip to factor·a instead of refusing */
+    double cost;            /* κ */
+    double trust;           /* a client's pushes count in full at a mean score of trust, not at all at −trust */
+    double keep;            /* what a client's record keeps of its past at each push */
+    double prior;           /* pushes of score 0 a record starts with */
+    double refuse;          /* a score below −refuse·(1 + τ/stale) is refused */
+    double stale;           /* τ at which that threshold doubles */
+    double span;            /* the anchor stays within [‖r‖, span·‖r‖] */
+} fasgd_verdict_params_t;
+
+/*  A client's record: zeroed, a client with no pushes.  */
+typedef struct {
+    double sum, count;      /* its scores and pushes, each decayed by keep */
+} fasgd_verdict_record_t;
+
+typedef enum {
+    FASGD_VERDICT_APPLY,            /* apply weight·g (weight in (0, 1]) */
+    FASGD_VERDICT_IGNORE,           /* weight 0: acknowledged, not applied */
+    FASGD_VERDICT_REFUSE            /* refused (422): why says why */
+} fasgd_verdict_kind_t;
+
+typedef struct {
+    fasgd_verdict_kind_t kind;
+    double weight;                  /* applied: weight·g; clipping included */
+    double score;                   /* s, after clipping */
+    double mean;                    /* the client's mean score, s counted in */
+    double cosine;                  /* ⟨r, g⟩ / (‖r‖·‖g‖) */
+    double bound;                   /* factor·a */
+} fasgd_verdict_t;
+
+/*  factor 10, refuse, κ 0.01, trust 0.01, keep 1 − 1/64, prior 8,
+    refuse 4, stale 16, span 4.  */
+void fasgd_verdict_params_default (fasgd_verdict_params_t *p);
+
+/*  The anchor: what honest clients push (median, their typical norm; 0
+    when unknown) held within [ref_norm, span·ref_norm]. Peers, however
+    many ids they hold, move the bound by span at most, and never below
+    what the reference itself is.  */
+double fasgd_verdict_anchor (const fasgd_verdict_params_t *p, double ref_norm, double median);
+
+/*  rec's mean score (its prior counted).  */
+double fasgd_verdict_mean (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec);
+
+/*  Judges g of norm `norm` (finite) whose dot product with r is dot,
+    against r's norm ref_norm (> 0) and the anchor; tau: g's staleness
+    (from the reference's θ). Counts s in rec unless refused; the
+    reason of a refusal in why (whylen bytes, may be 0).  */
+void fasgd_verdict_judge (const fasgd_verdict_params_t *p, fasgd_verdict_record_t *rec, double dot,
+                          double norm, double ref_norm, double anchor, uint64_t tau, fasgd_verdict_t *v,
+                          char *why, size_t whylen);
+
+#endif

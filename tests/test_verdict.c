@@ -1,0 +1,413 @@
+/*  common/verdict.c against attackers that know it, in a synthetic
+    world: the loss's true gradient is s·t (t a unit vector), an honest
+    push is s·t plus a minibatch's noise of norm 1, the server's
+    reference s·t plus the noise of a larger batch (norm 0.35), drawn
+    afresh every 32 pushes. Early in training s = 1 (an honest push's
+    cosine with the reference is about 0.7), late s = 0.1 (about 0.03,
+    and nearly half of honest pushes point away from the reference, as
+    measured on MNIST). What a client achieves is its progress: the sum
+    of weight·⟨g, t⟩ over what was applied (descent is positive).
+
+    Checked: honest pushes are never refused and count (nearly) in full,
+    stale ones are never refused; a sign flip, a negation scaled to just
+    under the bound, a random direction at the bound, a slow drift from
+    honest to negated, Sybil ids that start afresh: none takes back more
+    than 5% of what an honest client achieves, nor adds more noise; tiny
+    norms do not lower the bound; a first push of 1e16 is refused.  */
+#include "testutil.h"
+
+#include "rng.h"
+#include "verdict.h"
+
+#include <math.h>
+#include <string.h>
+
+#define N 2048                          /* parameters */
+#define PUSHES 3000
+#define EVERY 32                        /* pushes between references */
+
+typedef struct {
+    fasgd_rng_t rng;
+    double s;                           /* the true gradient's norm */
+    float t [N];                        /* its direction */
+    float r [N];                        /* the reference */
+    double ref_norm;
+    fasgd_verdict_params_t p;
+} world_t;
+
+static double
+s_dot (const float *a, const float *b)
+{
+    double d = 0;
+    for (int i = 0; i < N; i++)
+        d += (double) a [i] * b [i];
+    return d;
+}
+
+/*  x = a·t + noise of norm about sigma.  */
+static void
+s_draw (world_t *w, float *x, double a, double sigma)
+{
+    for (int i = 0; i < N; i++)
+        x [i] = (float) (a * w->t [i] + sigma * fasgd_rng_normal (&w->rng) / sqrt (N));
+}
+
+static void
+s_world (world_t *w, double s, uint64_t seed)
+{
+    memset (w, 0, sizeof *w);
+    fasgd_rng_seed (&w->rng, seed, 7);
+    w->s = s;
+    double n = 0;
+    for (int i = 0; i < N; i++) {
+        w->t [i] = (float) fasgd_rng_normal (&w->rng);
+        n += (double) w->t [i] * w->t [i];
+    }
+    for (int i = 0; i < N; i++)
+        w->t [i] /= (float) sqrt (n);
+    fasgd_verdict_params_default (&w->p);
+}
+
+static void
+s_reference (world_t *w)
+{
+    s_draw (w, w->r, w->s, 0.35);
+    w->ref_norm = sqrt (s_dot (w->r, w->r));
+}
+
+/*  An honest push: the true gradient plus a minibatch's noise.  */
+static void
+s_honest (world_t *w, float *g)
+{
+    s_draw (w, g, w->s, 1.0);
+}
+
+typedef struct {
+    fasgd_verdict_record_t rec;
+    uint64_t refused, ignored, applied;
+    double progress;                    /* Σ weight·⟨g, t⟩ */
+    double energy;                      /* Σ weight²·‖g‖² */
+    double weight;                      /* Σ weight */
+} client_t;
+
+/*  Judges g from c (anchor: an honest push's norm, 1, as the clients'
+    median says) and counts what was applied.  */
+static void
+s_judge (world_t *w, client_t *c, const float *g, uint64_t tau)
+{
+    double norm = sqrt (s_dot (g, g));
+    double anchor = fasgd_verdict_anchor (&w->p, w->ref_norm, 1.0);
+    fasgd_verdict_t v;
+    char why [256];
+    fasgd_verdict_judge (&w->p, &c->rec, s_dot (w->r, g), norm, w->ref_norm, anchor, tau, &v, why, sizeof why);
+    switch (v.kind) {
+        case FASGD_VERDICT_REFUSE:
+            c->refused++;
+            break;
+        case FASGD_VERDICT_IGNORE:
+            c->ignored++;
+            break;
+        case FASGD_VERDICT_APPLY:
+            ck_assert (v.weight > 0 && v.weight <= 1);
+            c->applied++;
+            c->progress += v.weight * s_dot (g, w->t);
+            c->energy += v.weight * v.weight * norm * norm;
+            c->weight += v.weight;
+            break;
+    }
+}
+
+typedef void (*attack_fn) (world_t *w, const float *h, float *g, int k);
+
+/*  PUSHES rounds: an honest client and, when attack is not NULL, an
+    attacker that sees the same honest gradient h and pushes attack's
+    g (fresh_id: as a new id every push, each with no record).  */
+static void
+s_run (world_t *w, attack_fn attack, int fresh_id, client_t *honest, client_t *evil)
+{
+    memset (honest, 0, sizeof *honest);
+    memset (evil, 0, sizeof *evil);
+    float h [N], g [N];
+    for (int k = 0; k < PUSHES; k++) {
+        if (k % EVERY == 0)
+            s_reference (w);
+        s_honest (w, h);
+        s_judge (w, honest, h, 0);
+        if (!attack)
+            continue;
+        s_honest (w, h);
+        attack (w, h, g, k);
+        if (fresh_id)
+            memset (&evil->rec, 0, sizeof evil->rec);
+        s_judge (w, evil, g, 0);
+    }
+}
+
+static void
+s_flip (world_t *w, const float *h, float *g, int k)
+{
+    (void) w, (void) k;
+    for (int i = 0; i < N; i++)
+        g [i] = -h [i];
+}
+
+/*  The negation scaled to just under the bound (10 times the anchor).  */
+static void
+s_flip_at_bound (world_t *w, const float *h, float *g, int k)
+{
+    (void) k;
+    double scale = 0.99 * w->p.factor * fasgd_verdict_anchor (&w->p, w->ref_norm, 1.0) / sqrt (s_dot (h, h));
+    for (int i = 0; i < N; i++)
+        g [i] = (float) (-scale * h [i]);
+}
+
+static void
+s_random_at_bound (world_t *w, const float *h, float *g, int k)
+{
+    (void) h, (void) k;
+    double n = 0;
+    for (int i = 0; i < N; i++) {
+        g [i] = (float) fasgd_rng_normal (&w->rng);
+        n += (double) g [i] * g [i];
+    }
+    double scale = 0.99 * w->p.factor * fasgd_verdict_anchor (&w->p, w->ref_norm, 1.0) / sqrt (n);
+    for (int i = 0; i < N; i++)
+        g [i] *= (float) scale;
+}
+
+/*  Boiling frog: honest at first, the sign turning slowly (over the
+    first half) to a negation, the norm growing 0.1% a push to 5 times.  */
+static void
+s_drift (world_t *w, const float *h, float *g, int k)
+{
+    (void) w;
+    double turn = k < PUSHES / 2 ? 1 - 4.0 * k / PUSHES : -1;
+    double grow = fmin (5, pow (1.001, k));
+    for (int i = 0; i < N; i++)
+        g [i] = (float) (turn * grow * h [i]);
+}
+
+/*  What an attacker may take: its progress is never below −5% of the
+    honest client's, and it adds no more noise.  */
+static void
+s_check_contained (const world_t *w, const client_t *honest, const client_t *evil, const char *what)
+{
+    if (getenv ("VERDICT_DEBUG"))
+        fprintf (stderr, "%s: honest %g (w %g, e %g, ignored %lu) evil %g (w %g, e %g, refused %lu ignored %lu)\n", what,
+                 honest->progress, honest->weight, honest->energy, (unsigned long) honest->ignored, evil->progress, evil->weight, evil->energy,
+                 (unsigned long) evil->refused, (unsigned long) evil->ignored);
+    ck_assert_uint_eq (honest->refused, 0);
+    ck_assert_msg (honest->progress > 0, "%s: honest progress %g", what, honest->progress);
+    ck_assert_msg (evil->progress > -0.05 * honest->progress,
+                   "%s: the attacker's progress %g against the honest %g", what, evil->progress,
+                   honest->progress);
+    ck_assert_msg (evil->energy < honest->energy, "%s: the attacker's noise %g against the honest %g", what,
+                   evil->energy, honest->energy);
+    (void) w;
+}
+
+static const double s_phases [] = { 1.0, 0.1 };    /* early, late */
+
+START_TEST (test_honest_counts_in_full)
+{
+    world_t w;
+    s_world (&w, s_phases [_i], 1);
+    client_t honest, none;
+    s_run (&w, NULL, 0, &honest, &none);
+    ck_assert_uint_eq (honest.refused, 0);
+    /*  Early every push counts in full; late, nearly half point away from
+        the reference and the client's mean still says descent.  */
+    double mean = honest.weight / PUSHES;
+    ck_assert_msg (mean > (_i == 0 ? 0.999 : 0.9), "mean weight %g", mean);
+}
+END_TEST
+
+START_TEST (test_sign_flip)
+{
+    world_t w;
+    s_world (&w, s_phases [_i], 2);
+    client_t honest, evil;
+    s_run (&w, s_flip, 0, &honest, &evil);
+    s_check_contained (&w, &honest, &evil, "sign flip");
+}
+END_TEST
+
+START_TEST (test_negation_under_the_bound)
+{
+    world_t w;
+    s_world (&w, s_phases [_i], 3);
+    client_t honest, evil;
+    s_run (&w, s_flip_at_bound, 0, &honest, &evil);
+    s_check_contained (&w, &honest, &evil, "negation at the bound");
+    /*  Early it is refused outright (422), every time.  */
+    if (_i == 0)
+        ck_assert_uint_eq (evil.refused, PUSHES);
+}
+END_TEST
+
+START_TEST (test_random_at_the_bound)
+{
+    world_t w;
+    s_world (&w, s_phases [_i], 4);
+    client_t honest, evil;
+    s_run (&w, s_random_at_bound, 0, &honest, &evil);
+    s_check_contained (&w, &honest, &evil, "random direction at the bound");
+    /*  It predicts no descent and costs: nothing of it is applied.  */
+    ck_assert_uint_eq (evil.applied, 0);
+}
+END_TEST
+
+START_TEST (test_boiling_frog)
+{
+    world_t w;
+    s_world (&w, s_phases [_i], 5);
+    client_t honest, evil;
+    s_run (&w, s_drift, 0, &honest, &evil);
+    ck_assert_uint_eq (honest.refused, 0);
+    /*  Honest at first, it counts; once its mean turns, it does not.  */
+    s_check_contained (&w, &honest, &evil, "boiling frog");
+}
+END_TEST
+
+START_TEST (test_sybil_ids)
+{
+    world_t w;
+    s_world (&w, s_phases [_i], 6);
+    client_t honest, evil;
+    /*  A new id every push: each starts with no weight to spend.  */
+    s_run (&w, s_flip, 1, &honest, &evil);
+    s_check_contained (&w, &honest, &evil, "sybil sign flip");
+    s_run (&w, s_flip_at_bound, 1, &honest, &evil);
+    s_check_contained (&w, &honest, &evil, "sybil negation at the bound");
+}
+END_TEST
+
+START_TEST (test_stale_honest)
+{
+    world_t w;
+    s_world (&w, s_phases [_i], 7);
+    client_t c;
+    memset (&c, 0, sizeof c);
+    /*  Computed at a θ 64 updates old: the gradient then pointed 60°
+        away from today's (its direction is half of t plus a part of
+        norm √3/2 orthogonal to it).  */
+    float h [N], o [N];
+    for (int k = 0; k < PUSHES; k++) {
+        if (k % EVERY == 0)
+            s_reference (&w);
+        s_draw (&w, o, 0, 1);
+        double along = s_dot (o, w.t);
+        double on = 0;
+        for (int i = 0; i < N; i++) {
+            o [i] = (float) (o [i] - along * w.t [i]);
+            on += (double) o [i] * o [i];
+        }
+        for (int i = 0; i < N; i++)
+            o [i] = (float) (o [i] / sqrt (on) * w.s * sqrt (3) / 2);
+        s_draw (&w, h, w.s / 2, 1.0);
+        for (int i = 0; i < N; i++)
+            h [i] += o [i];
+        s_judge (&w, &c, h, 64);
+    }
+    ck_assert_uint_eq (c.refused, 0);
+    ck_assert (c.progress > 0);
+    /*  Late, when half of what it predicts is gone, it counts in part.  */
+    ck_assert_msg (c.weight / PUSHES > (_i == 0 ? 0.99 : 0.3), "mean weight %g", c.weight / PUSHES);
+}
+END_TEST
+
+START_TEST (test_tiny_norms_do_not_lower_the_bound)
+{
+    fasgd_verdict_params_t p;
+    fasgd_verdict_params_default (&p);
+    /*  Peers that push 1e-9 drag their median down: the anchor stays at
+        the reference's norm, and an honest push of that norm passes.  */
+    ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 1e-9), 0.5);
+    ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 0), 0.5);
+    /*  Peers that push huge norms raise it span times at most.  */
+    ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 1e13), 2.0);
+    ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 1.0), 1.0);
+    fasgd_verdict_record_t rec = { 0 };
+    fasgd_verdict_t v;
+    fasgd_verdict_judge (&p, &rec, 0.2, 0.5, 0.5, fasgd_verdict_anchor (&p, 0.5, 1e-9), 0, &v, NULL, 0);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_APPLY);
+    ck_assert_double_eq (v.weight, 1);
+}
+END_TEST
+
+START_TEST (test_first_push_is_bounded)
+{
+    fasgd_verdict_params_t p;
+    fasgd_verdict_params_default (&p);
+    fasgd_verdict_record_t rec = { 0 };
+    fasgd_verdict_t v;
+    char why [256] = "";
+    /*  Aligned with the reference or not, 1e16 is 10 times nothing honest.  */
+    fasgd_verdict_judge (&p, &rec, 1e16 * 0.5, 1e16, 0.5, 0.5, 0, &v, why, sizeof why);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_REFUSE);
+    ck_assert_ptr_nonnull (strstr (why, "above"));
+    ck_assert_double_eq (rec.count, 0);
+    /*  Clipped instead, it is applied at the bound, and judged there.  */
+    p.clip = 1;
+    fasgd_verdict_judge (&p, &rec, 1e16 * 0.5, 1e16, 0.5, 0.5, 0, &v, why, sizeof why);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_APPLY);
+    ck_assert_double_eq_tol (v.weight * 1e16, 5.0, 1e-9);
+}
+END_TEST
+
+START_TEST (test_ascent_is_refused_and_stale_allowed_further)
+{
+    fasgd_verdict_params_t p;
+    fasgd_verdict_params_default (&p);
+    fasgd_verdict_record_t rec = { 0 };
+    fasgd_verdict_t v;
+    char why [256] = "";
+    /*  −r at 9 times its norm: score −9 − 0.81, below −4.  */
+    fasgd_verdict_judge (&p, &rec, -9 * 0.25, 4.5, 0.5, 0.5, 0, &v, why, sizeof why);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_REFUSE);
+    ck_assert_ptr_nonnull (strstr (why, "ascent"));
+    ck_assert_double_eq (rec.count, 0);
+    /*  At τ = 16 the threshold is −8; at 32, −12: a stale push is
+        down-weighted (a new client: ignored), not refused.  */
+    fasgd_verdict_judge (&p, &rec, -9 * 0.25, 4.5, 0.5, 0.5, 16, &v, why, sizeof why);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_REFUSE);
+    fasgd_verdict_judge (&p, &rec, -9 * 0.25, 4.5, 0.5, 0.5, 32, &v, why, sizeof why);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_IGNORE);
+    ck_assert_double_eq (v.weight, 0);
+    /*  A client whose pushes predicted descent: one push pointing away
+        from the reference is applied in full, ...  */
+    memset (&rec, 0, sizeof rec);
+    for (int i = 0; i < 64; i++)
+        fasgd_verdict_judge (&p, &rec, 0.1 * 0.25, 0.5, 0.5, 0.5, 0, &v, why, sizeof why);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_APPLY);
+    ck_assert_double_eq (v.weight, 1);
+    fasgd_verdict_judge (&p, &rec, -0.2 * 0.25, 0.5, 0.5, 0.5, 0, &v, why, sizeof why);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_APPLY);
+    ck_assert_double_eq (v.weight, 1);
+    /*  ... one that predicts much ascent takes its own weight away.  */
+    fasgd_verdict_judge (&p, &rec, -3.9 * 0.25, 0.5, 0.5, 0.5, 0, &v, why, sizeof why);
+    ck_assert_msg (v.weight < 0.75, "weight %g", v.weight);
+}
+END_TEST
+
+static Suite *
+verdict_suite (void)
+{
+    Suite *s = suite_create ("verdict");
+    TCase *tc = tcase_create ("verdict");
+    tcase_set_timeout (tc, 60);
+    tcase_add_loop_test (tc, test_honest_counts_in_full, 0, 2);
+    tcase_add_loop_test (tc, test_sign_flip, 0, 2);
+    tcase_add_loop_test (tc, test_negation_under_the_bound, 0, 2);
+    tcase_add_loop_test (tc, test_random_at_the_bound, 0, 2);
+    tcase_add_loop_test (tc, test_boiling_frog, 0, 2);
+    tcase_add_loop_test (tc, test_sybil_ids, 0, 2);
+    tcase_add_loop_test (tc, test_stale_honest, 0, 2);
+    tcase_add_test (tc, test_tiny_norms_do_not_lower_the_bound);
+    tcase_add_test (tc, test_first_push_is_bounded);
+    tcase_add_test (tc, test_ascent_is_refused_and_stale_allowed_further);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+FASGD_TEST_MAIN (verdict_suite)

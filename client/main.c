@@ -859,10 +859,10 @@ main (int argc, char **argv)
     printf ("fasgd-client: client %" PRIu32 " (%s): %" PRIu64 " steps in %.1f s (%.1f steps/s), "
             "%" PRIu64 " pushes, %" PRIu64 " repeats, %" PRIu64 " accumulated, "
             "%" PRIu64 " fetches, %" PRIu64 " skipped, %" PRIu64 " bytes out, %" PRIu64 " bytes in, "
-            "%" PRIu64 " rejoins",
+            "%" PRIu64 " rejoins, %" PRIu64 " gradients refused (422)",
             r.id, r.name, r.steps, secs, secs > 0 ? (double) r.steps / secs : 0.0,
             t.pushes, t.repeats, t.accumulated, t.fetches, t.fetch_skips, t.bytes_out, t.bytes_in,
-            r.rejoins);
+            r.rejoins, r.failures [0]);
     /*  A step pushes to every shard: the message counts are the
         shards' sum, and say so.  */
     if (fasgd_client_shards (r.client) > 1)

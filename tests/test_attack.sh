@@ -1,0 +1,75 @@
+#!/bin/sh
+# One client flipping the sign of its gradients (fasgd-client
+# --gradient-scale -1) beside two honest ones, against the guard that
+# judges direction (docs/ALGORITHMS.md, "The guard"): the final
+# validation error stays near that of the two honest clients alone, no
+# honest gradient is refused, and the flipper's pushes are not applied.
+# TAP output.
+tap_name=attack
+. "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
+
+plan_mnist 7
+
+cat > "$tmp/server.yaml" <<YAML
+push_endpoint: tcp://127.0.0.1:*
+fetch_endpoint: tcp://127.0.0.1:*
+control_endpoint: tcp://127.0.0.1:*
+rule: {name: fasgd, lr: 0.005}
+data: {dir: "$data"}
+eval: {every: 500}
+log: {level: info, status_seconds: 0}
+YAML
+
+# run NAME [ATTACK]: the server, two honest clients of 1500 steps and,
+# given ATTACK, a third pushing its gradient times ATTACK until they are
+# done; leaves the server's log, STATUS (JSON) and the clients' output in
+# $tmp/NAME.*, and the final validation error in $final.
+run() {
+    name=$1 attack=${2:-}
+    serve "$tmp/$name.ports" "$tmp/$name.log" "$server" -c "$tmp/server.yaml" --set "eval.csv=$tmp/$name.csv" ||
+        return 1
+    spid=$server_pid
+    if [ -n "$attack" ]; then
+        "$client" -s "$push" -f "$fetch" --data "$data" --name attacker --seed 9 --gradient-scale "$attack" \
+            --quiet > "$tmp/$name.attacker.out" 2> "$tmp/$name.attacker.err" &
+        apid=$!
+        pids="$pids $apid"
+    fi
+    hp=""
+    for k in 1 2; do
+        "$client" -s "$push" -f "$fetch" --data "$data" --name "honest-$k" --seed "$k" -n 1500 --quiet \
+            > "$tmp/$name.h$k.out" 2> "$tmp/$name.h$k.err" &
+        hp="$hp $!"
+        pids="$pids $!"
+    done
+    hrc=0
+    for p in $hp; do wait "$p" || hrc=1; done
+    "$ctl" -j -p "$tmp/$name.ports" status > "$tmp/$name.status"
+    [ -n "$attack" ] && { kill -INT "$apid"; wait "$apid"; }
+    kill -TERM "$spid"
+    wait "$spid"
+    final=$(tail -1 "$tmp/$name.csv" | cut -d, -f3)
+    return $hrc
+}
+key() { sed -n "s/^ *\"$2\": \([0-9.]*\),*$/\1/p" "$tmp/$1.status"; }
+
+check "two honest clients train (exit 0)" run alone
+alone=$final
+cp "$tmp/alone.log" "$tmp/server.log"
+check "the server judges direction against its reference" grep -q "guard: judging each push's direction" \
+    "$tmp/alone.log"
+check "two honest clients alone reach a validation error below 0.1 (${alone:-none})" \
+    awk -v e="${alone:-1}" 'BEGIN { exit !(e < 0.1) }'
+
+check "beside a sign flipper, two honest clients train (exit 0)" run flip -1
+flip=$final
+cp "$tmp/flip.log" "$tmp/server.log"
+cat "$tmp/flip.h1.err" "$tmp/flip.h2.err" > "$tmp/err"
+check "... to within 0.03 of their error alone (${flip:-none} against ${alone:-none})" \
+    awk -v a="${alone:-1}" -v f="${flip:-1}" 'BEGIN { exit !(f < a + 0.03) }'
+check "... with no honest gradient refused" sh -c "
+    ! grep -q 422 '$tmp/err' && grep -q ' 0 gradients refused (422)' '$tmp/flip.h1.out' &&
+    grep -q ' 0 gradients refused (422)' '$tmp/flip.h2.out'"
+ignored=$(key flip guard_ignored)
+check "... while most of the flipper's pushes were not applied ($ignored)" \
+    test "${ignored:-0}" -gt 500

@@ -167,7 +167,7 @@ typedef struct {
     char cfg [128], ports [128], log [128];
     char push [256], fetch [256];
     char server_key [FASGD_CURVE_KEY_LEN + 1];  /* CURVE: the server's public key; "" off */
-    int wire;                                   /* 0 float32, else FASGD_HALF_*: both ways */
+    int wire;                                   /* 0 float32, else fasgd_wire_t: both ways */
 } s_server_t;
 
 static void
@@ -380,8 +380,8 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
         compact wire.  */
     char name [64];
     snprintf (name, sizeof name, "%s", rule);
-    for (int w = FASGD_HALF_BF16; w <= FASGD_HALF_F16; w++) {
-        const char *tag = w == FASGD_HALF_BF16 ? "+bf16" : "+f16";
+    for (int w = FASGD_WIRE_BF16; w <= FASGD_WIRE_F16; w++) {
+        const char *tag = w == FASGD_WIRE_BF16 ? "+bf16" : "+f16";
         char *at = strstr (name, tag);
         if (at) {
             memmove (at, at + strlen (tag), strlen (at + strlen (tag)) + 1);
@@ -506,7 +506,7 @@ typedef struct {
     const char *server_key;         /* CURVE: the server's public key; "" off */
     size_t n;
     const float *grad;                  /* shared and read-only: sent without a copy */
-    int wire;                           /* 0 float32, else FASGD_HALF_*: rounded each push, widened each reply */
+    int wire;                           /* 0 float32, else fasgd_wire_t: rounded each push, widened each reply */
     int one_trip;                       /* PUSH with THEN_FETCH, no FETCH */
     int copy;                           /* each reply's θ copied into the client's own buffer */
     s_slot_t *slot;                     /* what main and the client share */

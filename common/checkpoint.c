@@ -11,6 +11,7 @@
 #include "floats.h"
 #include "log.h"
 #include "rules.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,7 +78,7 @@ s_crc (uint32_t crc, const void *data, size_t len)
 
 /*  θ is little-endian float32 in the file: on a little-endian host its
     own bytes, elsewhere swapped on the way in and out.  */
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#if !FASGD_HOST_IS_LE
 static void
 s_floats_le (const float *src, size_t n, void *dst)
 {
@@ -93,7 +94,7 @@ s_floats_le (const float *src, size_t n, void *dst)
 static void
 s_floats_from_le (float *theta, size_t n)
 {
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#if !FASGD_HOST_IS_LE
     for (size_t i = 0; i < n; i++) {
         uint32_t bits = s_get32 ((const unsigned char *) (theta + i));
         memcpy (theta + i, &bits, 4);
@@ -543,7 +544,7 @@ s_write_file (int fd, const unsigned char *header, size_t hlen, const float *the
     uint32_t crc = s_crc (0, header, hlen);
     if (s_write_all (fd, header, hlen) != 0)
         return -1;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if FASGD_HOST_IS_LE
     crc = s_crc (crc, theta, n * sizeof (float));
     if (s_write_all (fd, theta, n * sizeof (float)) != 0)
         return -1;

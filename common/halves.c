@@ -10,12 +10,7 @@
 
 #include <string.h>
 
-#if defined (__BYTE_ORDER__) && defined (__ORDER_LITTLE_ENDIAN__) \
-    && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#   define S_HOST_IS_LE 1
-#else
-#   define S_HOST_IS_LE 0
-#endif
+const char *const fasgd_wire_names [] = { "f32", "bf16", "f16", NULL };
 
 static inline void
 s_put16 (uint8_t *p, uint16_t v)
@@ -28,7 +23,7 @@ s_put16 (uint8_t *p, uint16_t v)
 static inline void
 s_store (uint8_t *out, const uint16_t *h16, size_t len)
 {
-#if S_HOST_IS_LE
+#if FASGD_HOST_IS_LE
     memcpy (out, h16, len * sizeof (uint16_t));
 #else
     for (size_t k = 0; k < len; k++)
@@ -91,13 +86,13 @@ s_f16_to_bits (uint16_t h)
 static inline uint16_t
 s_half_from_bits (int half, uint32_t x)
 {
-    return half == FASGD_HALF_BF16 ? s_bf16_from_bits (x) : s_f16_from_bits (x);
+    return half == FASGD_WIRE_BF16 ? s_bf16_from_bits (x) : s_f16_from_bits (x);
 }
 
 static inline uint32_t
 s_half_to_bits (int half, uint16_t h)
 {
-    return half == FASGD_HALF_BF16 ? (uint32_t) h << 16 : s_f16_to_bits (h);
+    return half == FASGD_WIRE_BF16 ? (uint32_t) h << 16 : s_f16_to_bits (h);
 }
 
 /*  Spans of a fixed length with restrict pointers: what gcc -O2
@@ -138,7 +133,7 @@ s_decode_span (int half, const uint16_t *restrict in, uint32_t *restrict out, si
 /*  The loops take spans of S_SPAN with the format a constant, so that
     each is compiled (and vectorised) for bf16 and for f16 apart.  */
 #define S_BY_HALF(half, call_bf16, call_f16) \
-    do { if ((half) == FASGD_HALF_BF16) { call_bf16; } else { call_f16; } } while (0)
+    do { if ((half) == FASGD_WIRE_BF16) { call_bf16; } else { call_f16; } } while (0)
 
 FASGD_MULTIVERSION void
 fasgd_halves_feedback (int half, const float *g, const float *residual, float *residual_next, size_t n,
@@ -150,8 +145,8 @@ fasgd_halves_feedback (int half, const float *g, const float *residual, float *r
         size_t len = n - i < S_SPAN ? n - i : S_SPAN;
         if (len == S_SPAN)
             S_BY_HALF (half,
-                       s_feedback_span (FASGD_HALF_BF16, g + i, residual + i, residual_next + i, h16, S_SPAN),
-                       s_feedback_span (FASGD_HALF_F16, g + i, residual + i, residual_next + i, h16, S_SPAN));
+                       s_feedback_span (FASGD_WIRE_BF16, g + i, residual + i, residual_next + i, h16, S_SPAN),
+                       s_feedback_span (FASGD_WIRE_F16, g + i, residual + i, residual_next + i, h16, S_SPAN));
         else
             s_feedback_span (half, g + i, residual + i, residual_next + i, h16, len);
         s_store (out + 2 * i, h16, len);
@@ -168,8 +163,8 @@ fasgd_halves_encode (int half, const float *src, size_t n, void *dst)
         size_t len = n - i < S_SPAN ? n - i : S_SPAN;
         memcpy (in, src + i, len * sizeof (float));
         if (len == S_SPAN)
-            S_BY_HALF (half, s_encode_span (FASGD_HALF_BF16, in, h16, S_SPAN),
-                       s_encode_span (FASGD_HALF_F16, in, h16, S_SPAN));
+            S_BY_HALF (half, s_encode_span (FASGD_WIRE_BF16, in, h16, S_SPAN),
+                       s_encode_span (FASGD_WIRE_F16, in, h16, S_SPAN));
         else
             s_encode_span (half, in, h16, len);
         s_store (out + 2 * i, h16, len);
@@ -184,15 +179,15 @@ fasgd_halves_decode (int half, const void *src, size_t n, float *dst)
     uint32_t bits [S_SPAN];
     for (size_t i = 0; i < n; i += S_SPAN) {
         size_t len = n - i < S_SPAN ? n - i : S_SPAN;
-#if S_HOST_IS_LE
+#if FASGD_HOST_IS_LE
         memcpy (h16, in + 2 * i, len * sizeof (uint16_t));
 #else
         for (size_t k = 0; k < len; k++)
             h16 [k] = s_get16 (in + 2 * (i + k));
 #endif
         if (len == S_SPAN)
-            S_BY_HALF (half, s_decode_span (FASGD_HALF_BF16, h16, bits, S_SPAN),
-                       s_decode_span (FASGD_HALF_F16, h16, bits, S_SPAN));
+            S_BY_HALF (half, s_decode_span (FASGD_WIRE_BF16, h16, bits, S_SPAN),
+                       s_decode_span (FASGD_WIRE_F16, h16, bits, S_SPAN));
         else
             s_decode_span (half, h16, bits, len);
         memcpy (dst + i, bits, len * sizeof (float));

@@ -6,11 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/*  The same numbers as fasgd_wire_t's (proto/codec.h).  */
-#define FASGD_HALF_BF16 1
-#define FASGD_HALF_F16  2
+#include "wire.h"
 
-/*  n floats as half (FASGD_HALF_*), 2 bytes each, little-endian, into dst;
+/*  n floats as half (FASGD_WIRE_BF16 or FASGD_WIRE_F16), 2 bytes each, little-endian, into dst;
     and back.  */
 void fasgd_halves_encode (int half, const float *src, size_t n, void *dst);
 void fasgd_halves_decode (int half, const void *src, size_t n, float *dst);

@@ -83,16 +83,6 @@ s_double_finite (double x)
     return s_bits_finite64 (bits);
 }
 
-/*  On a little-endian host the wire order is the memory order, and a
-    memcpy is the whole conversion. Anywhere else (or where the compiler
-    does not say) each value goes through its integer bits, which is right
-    whatever the byte order.  */
-#if defined (__BYTE_ORDER__) && defined (__ORDER_LITTLE_ENDIAN__) \
-    && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#   define S_HOST_IS_LE 1
-#else
-#   define S_HOST_IS_LE 0
-#endif
 
 /*  --------------------------------------------------------------------
     Types and status codes  */
@@ -297,7 +287,7 @@ fasgd_proto_floats_encode (const float *src, size_t n, void *dst)
 {
     if (n == 0)
         return;
-#if S_HOST_IS_LE
+#if FASGD_HOST_IS_LE
     if ((const void *) src != dst)
         memcpy (dst, src, n * sizeof (float));
 #else
@@ -315,7 +305,7 @@ fasgd_proto_floats_decode (const void *src, size_t n, float *dst)
 {
     if (n == 0)
         return;
-#if S_HOST_IS_LE
+#if FASGD_HOST_IS_LE
     if (src != (const void *) dst)
         memcpy (dst, src, n * sizeof (float));
 #else
@@ -346,14 +336,16 @@ fasgd_proto_floats_finite (const void *src, size_t n)
 int
 fasgd_proto_wire_parse (const char *name)
 {
-    return !strcmp (name, "f32") ? FASGD_WIRE_F32 : !strcmp (name, "bf16") ? FASGD_WIRE_BF16
-         : !strcmp (name, "f16") ? FASGD_WIRE_F16 : -1;
+    for (int i = 0; name && fasgd_wire_names [i]; i++)
+        if (strcmp (name, fasgd_wire_names [i]) == 0)
+            return i;
+    return -1;
 }
 
 const char *
 fasgd_proto_wire_name (int wire)
 {
-    return wire == FASGD_WIRE_F32 ? "f32" : wire == FASGD_WIRE_BF16 ? "bf16" : wire == FASGD_WIRE_F16 ? "f16" : "?";
+    return wire >= FASGD_WIRE_F32 && wire <= FASGD_WIRE_F16 ? fasgd_wire_names [wire] : "?";
 }
 
 size_t

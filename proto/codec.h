@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "types.h"   /* status codes, the model description: public */
+#include "types.h"
+#include "wire.h"   /* status codes, the model description: public */
 
 #define FASGD_PROTO_MAGIC        0xFA5Du
 #define FASGD_PROTO_HEADER_SIZE  32u
@@ -68,13 +69,7 @@ int fasgd_proto_header_decode (const void *buf, size_t len, fasgd_header_t *h);
 int fasgd_proto_body_check (const fasgd_header_t *h, size_t body_len, size_t nparams);
 
 /*  How gradients (PUSH) and parameters (PARAMS) travel, as the WELCOME's
-    wire.push and wire.params say: float32, or rounded to bfloat16 or to
-    IEEE half precision, 2 bytes a value (PROTOCOL.md, "Compact wire").  */
-typedef enum {
-    FASGD_WIRE_F32 = 0,
-    FASGD_WIRE_BF16 = 1,                /* FASGD_HALF_BF16 (common/halves.h) */
-    FASGD_WIRE_F16 = 2                  /* FASGD_HALF_F16 */
-} fasgd_wire_t;
+    wire.push and wire.params say: fasgd_wire_t (common/wire.h).  */
 
 /*  "f32", "bf16", "f16" and back; -1 and "?" for anything else.  */
 int fasgd_proto_wire_parse (const char *name);

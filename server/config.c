@@ -5,10 +5,10 @@
 
 #include "affinity.h"
 #include "shardmap.h"
+#include "wire.h"
 
 static const char *const s_log_levels [] = { "error", "warn", "notice", "info", "debug", NULL };
 static const char *const s_norm_actions [] = { "refuse", "clip", NULL };
-static const char *const s_wires [] = { "f32", "bf16", "f16", NULL };       /* fasgd_wire_t's order */
 
 const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_STRING ("push_endpoint", fasgd_server_cfg_t, push_endpoint, 0, "tcp://*:5555",
@@ -37,10 +37,10 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "(empty: zeros)"),
     FASGD_CFG_KEY_INCLUDE ("rule", fasgd_server_cfg_t, rule, fasgd_rule_cfg_keys),
     FASGD_CFG_KEY_INCLUDE ("gates", fasgd_server_cfg_t, gates, fasgd_gates_cfg_keys),
-    FASGD_CFG_KEY_ENUM ("wire.push", fasgd_server_cfg_t, wire_push, s_wires, "f32",
+    FASGD_CFG_KEY_ENUM ("wire.push", fasgd_server_cfg_t, wire_push, fasgd_wire_names, "f32",
         "how clients send gradients: f32, or bf16 or f16 (2 bytes a value; clients keep the rounding "
         "error and add it to their next gradient)"),
-    FASGD_CFG_KEY_ENUM ("wire.params", fasgd_server_cfg_t, wire_params, s_wires, "f32",
+    FASGD_CFG_KEY_ENUM ("wire.params", fasgd_server_cfg_t, wire_params, fasgd_wire_names, "f32",
         "how the server sends the parameters: f32, or rounded to bf16 or f16 (2 bytes a value; the "
         "server keeps float32)"),
     FASGD_CFG_KEY_INCLUDE ("data", fasgd_server_cfg_t, data, fasgd_data_cfg_keys),

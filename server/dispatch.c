@@ -9,6 +9,7 @@
 #include "internal.h"
 
 #include "log.h"
+#include "wire.h"
 
 #include <string.h>
 
@@ -174,7 +175,7 @@ s_on_push (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_
     const void *data = zmq_msg_data (body);
     /*  On a little-endian host an aligned float32 body is used in place.  */
     const float *g;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if FASGD_HOST_IS_LE
     if (self->cfg.wire_push == FASGD_WIRE_F32 && ((uintptr_t) data & (sizeof (float) - 1)) == 0)
         g = data;
     else

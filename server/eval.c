@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "codec.h"
 #include "log.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <math.h>
@@ -117,7 +118,7 @@ s_main (void *arg)
         fasgd_log_warn ("the evaluation thread stays on CPU %d: %s", self->cfg->cpu, strerror (errno));
     fasgd_model_ws_t *ws = fasgd_model_ws_new (self->model, 500);
     float *native = NULL;
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#if !FASGD_HOST_IS_LE
     native = malloc (self->params->n * sizeof (float));
 #endif
     pthread_mutex_lock (&self->lock);

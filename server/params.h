@@ -15,11 +15,12 @@
 
 #include "rules.h"
 #include "snapshot.h"
+#include "wire.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if FASGD_HOST_IS_LE
 #define FASGD_SRV_SHARED_THETA 1
 #else
 #define FASGD_SRV_SHARED_THETA 0

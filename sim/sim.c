@@ -22,7 +22,6 @@ static const char *const s_modes [] = { "iterations", "events", NULL };
 static const char *const s_speeds [] = { "equal", "lognormal", NULL };
 static const char *const s_time_dists [] = { "fixed", "exponential", "lognormal", NULL };
 static const char *const s_progress_modes [] = { "off", "auto", "on", NULL };
-static const char *const s_wires [] = { "f32", "bf16", "f16", NULL };       /* 0, FASGD_HALF_* */
 static const char *const s_shard_maps [] = { "one", "layer", "tensor", "split", NULL };
 
 const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
@@ -59,10 +58,10 @@ const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
     FASGD_CFG_KEY_INCLUDE ("model", fasgd_sim_cfg_t, model, fasgd_model_cfg_keys),
     FASGD_CFG_KEY_INCLUDE ("rule", fasgd_sim_cfg_t, rule, fasgd_rule_cfg_keys),
     FASGD_CFG_KEY_INCLUDE ("gates", fasgd_sim_cfg_t, gates, fasgd_gates_cfg_keys),
-    FASGD_CFG_KEY_ENUM ("wire.push", fasgd_sim_cfg_t, wire_push, s_wires, "f32",
+    FASGD_CFG_KEY_ENUM ("wire.push", fasgd_sim_cfg_t, wire_push, fasgd_wire_names, "f32",
         "gradients as fasgd-server's wire.push sends them: f32, or bf16 or f16 with each client's "
         "rounding error carried into its next push"),
-    FASGD_CFG_KEY_ENUM ("wire.params", fasgd_sim_cfg_t, wire_params, s_wires, "f32",
+    FASGD_CFG_KEY_ENUM ("wire.params", fasgd_sim_cfg_t, wire_params, fasgd_wire_names, "f32",
         "parameters as fasgd-server's wire.params sends them: f32, or rounded to bf16 or f16"),
     FASGD_CFG_KEY_ENUM ("shards", fasgd_sim_cfg_t, shards, s_shard_maps, "one",
         "the model split across servers: one, layer (a shard per weight layer and its bias), tensor, or "

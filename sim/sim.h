@@ -66,7 +66,7 @@ typedef struct {
     fasgd_model_cfg_t model;
     fasgd_rule_cfg_t rule;
     fasgd_gates_cfg_t gates;
-    int wire_push, wire_params;     /* 0 float32, FASGD_HALF_BF16, FASGD_HALF_F16 (common/halves.h) */
+    int wire_push, wire_params;     /* fasgd_wire_t (common/wire.h) */
     int shards;                     /* fasgd_sim_shards_t */
     int shard_count;                /* split: the daemons' shard.count */
     fasgd_data_cfg_t data;

@@ -451,11 +451,11 @@ START_TEST (test_compact_wire_models_the_rounding)
     for (int step = 0; step < 64; step++) {
         size_t off = (size_t) (step % 16) * 5;
         /*  With the wire: computed on θ as bf16, pushed as bf16 + feedback.  */
-        fasgd_halves_encode (FASGD_HALF_BF16, wired, n, bytes);
-        fasgd_halves_decode (FASGD_HALF_BF16, bytes, n, seen);
+        fasgd_halves_encode (FASGD_WIRE_BF16, wired, n, bytes);
+        fasgd_halves_decode (FASGD_WIRE_BF16, bytes, n, seen);
         fasgd_model_gradient (m, ws, seen, train->x + off * 20, train->y + off, 5, g, NULL);
-        fasgd_halves_feedback (FASGD_HALF_BF16, g, res, res_next, n, bytes);
-        fasgd_halves_decode (FASGD_HALF_BF16, bytes, n, sent);
+        fasgd_halves_feedback (FASGD_WIRE_BF16, g, res, res_next, n, bytes);
+        fasgd_halves_decode (FASGD_WIRE_BF16, bytes, n, sent);
         memcpy (res, res_next, n * sizeof (float));
         for (size_t i = 0; i < n; i++)
             wired [i] -= 0.1f * sent [i];

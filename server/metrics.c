@@ -119,6 +119,12 @@ s_requests (fasgd_srv_metrics_t *self)
     }
     fasgd_metrics_text_counter (t, "fasgd_server_clipped_total", "gradients the guard scaled down to its bound",
                                 st->clipped);
+    fasgd_metrics_text_counter (t, "fasgd_server_guard_ignored_total",
+                                "pushes the guard's direction check applied with weight 0", st->ignored);
+    fasgd_metrics_text_counter (t, "fasgd_server_guard_weighted_total",
+                                "pushes the guard's direction check applied with a weight below 1", st->weighted);
+    fasgd_metrics_text_counter (t, "fasgd_server_guard_references_total",
+                                "reference gradients the guard computed on held-out data", st->references);
     fasgd_metrics_text_counter (t, "fasgd_server_received_bytes_total", "bytes received on the data sockets",
                                 st->bytes_in);
     fasgd_metrics_text_counter (t, "fasgd_server_sent_bytes_total", "bytes sent on the data sockets",

@@ -913,26 +913,23 @@ s_run_events (fasgd_sim_t *self)
 /* ------------------------------------------------------------------ */
 /*  Life cycle                                                          */
 
-fasgd_sim_t *
-fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const fasgd_dataset_t *valid)
-{
-    fasgd_sim_t *self = calloc (1, sizeof *self);
-    if (!self)
-        return NULL;
-    self->cfg = *cfg;
-    self->train = train;
-    self->valid = valid;
-    pthread_mutex_init (&self->lock, NULL);
-    pthread_cond_init (&self->wake, NULL);
-    pthread_cond_init (&self->done_cond, NULL);
+/*  fasgd_sim_new's steps, in order (each draws from its own streams, so
+    the order is the runs' order too); each returns 0, or -1 after
+    logging the cause.  */
 
+/*  The model, the server's rule, and the data sets checked against the
+    batch.  */
+static int
+s_new_model_rule (fasgd_sim_t *self)
+{
+    const fasgd_sim_cfg_t *cfg = &self->cfg;
     char err [256];
     fasgd_model_spec_t spec;
     fasgd_model_cfg_to_spec (&cfg->model, &spec);
     self->model = fasgd_model_new (&spec, err, sizeof err);
     if (!self->model) {
         fasgd_log_error ("sim: model: %s", err);
-        goto fail;
+        return -1;
     }
     self->n = fasgd_model_nparams (self->model);
     fasgd_rule_params_t rp;
@@ -940,21 +937,29 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
     self->rule = fasgd_rule_new (&rp, self->n, err, sizeof err);
     if (!self->rule) {
         fasgd_log_error ("sim: rule: %s", err);
-        goto fail;
+        return -1;
     }
     self->needs_used = fasgd_rule_needs_theta_used (self->rule);
     self->sync = cfg->rule.name == FASGD_RULE_SOFTSYNC;
-    if (train->n < (uint32_t) cfg->batch) {
+    if (self->train->n < (uint32_t) cfg->batch) {
         fasgd_log_error ("sim: the batch (%d) is larger than the training set (%u examples)",
-                         cfg->batch, train->n);
-        goto fail;
+                         cfg->batch, self->train->n);
+        return -1;
     }
-    if (valid->n == 0) {
+    if (self->valid->n == 0) {
         fasgd_log_error ("sim: the validation set is empty");
-        goto fail;
+        return -1;
     }
-    self->nbatches = train->n / (uint32_t) cfg->batch;
+    self->nbatches = self->train->n / (uint32_t) cfg->batch;
+    return 0;
+}
 
+/*  One gradient, the accumulate sum, the clients, the compact wire's
+    buffers.  */
+static int
+s_new_buffers (fasgd_sim_t *self)
+{
+    const fasgd_sim_cfg_t *cfg = &self->cfg;
     self->grad = malloc (self->n * sizeof (float));
     self->scratch = malloc (self->n * sizeof (float));
     self->clients = calloc ((size_t) cfg->clients, sizeof *self->clients);
@@ -967,29 +972,41 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
     if (!self->grad || !self->scratch || !self->clients || ((cfg->wire_push || cfg->wire_params) && !self->wire_bytes)
         || (cfg->wire_push && (!self->wire_grad || !self->wire_residual))) {
         fasgd_log_error ("sim: out of memory");
-        goto fail;
+        return -1;
     }
-    /*  The server's θ at T = 0; every client starts on it.  */
-    if (!(self->snaps = fasgd_snapshot_pool_new (self->n))) {
+    return 0;
+}
+
+/*  The server's θ at T = 0 (every client starts on it), and the picks'
+    stream.  */
+static int
+s_new_theta (fasgd_sim_t *self)
+{
+    if (!(self->snaps = fasgd_snapshot_pool_new (self->n))
+        || !(self->current = fasgd_snapshot_new (self->snaps))) {
         fasgd_log_error ("sim: out of memory");
-        goto fail;
-    }
-    if (!(self->current = fasgd_snapshot_new (self->snaps))) {
-        fasgd_log_error ("sim: out of memory");
-        goto fail;
+        return -1;
     }
     self->current->ts = 0;
     fasgd_rng_t init;
-    fasgd_rng_seed (&init, cfg->seed, S_STREAM_INIT);
+    fasgd_rng_seed (&init, self->cfg.seed, S_STREAM_INIT);
     fasgd_model_init_params (self->model, self->current->theta, &init);
-    fasgd_rng_seed (&self->picks, cfg->seed, S_STREAM_PICKS);
+    fasgd_rng_seed (&self->picks, self->cfg.seed, S_STREAM_PICKS);
+    return 0;
+}
 
+/*  Each client: its gates, its compute times' stream, θ at T = 0 as its
+    first fetch gives it, and its speed.  */
+static int
+s_new_clients (fasgd_sim_t *self)
+{
+    const fasgd_sim_cfg_t *cfg = &self->cfg;
     fasgd_rng_t speeds;
     fasgd_rng_seed (&speeds, cfg->seed, S_STREAM_SPEEDS);
     if (cfg->speed == FASGD_SIM_SPEED_LOGNORMAL) {
         self->speed_cum = malloc ((size_t) cfg->clients * sizeof (double));
         if (!self->speed_cum)
-            goto fail;
+            return -1;
     }
     double cum = 0;
     for (int k = 0; k < cfg->clients; k++) {
@@ -1006,12 +1023,26 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
             self->speed_cum [k] = cum;
         }
     }
+    return 0;
+}
 
+static int
+s_new_shards (fasgd_sim_t *self)
+{
+    char err [256];
     if (fasgd_simshards_init (self, err, sizeof err) != 0) {
         fasgd_log_error ("sim: shards: %s", err);
-        goto fail;
+        return -1;
     }
+    return 0;
+}
 
+/*  The workers (threads not started yet), the look-ahead window, the
+    validation chunks' sums.  */
+static int
+s_new_workers (fasgd_sim_t *self)
+{
+    const fasgd_sim_cfg_t *cfg = &self->cfg;
     int nthreads = cfg->threads;
     if (nthreads <= 0) {
         long cores = sysconf (_SC_NPROCESSORS_ONLN);
@@ -1029,53 +1060,89 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         for (int k = 0; self->last_iter && k < cfg->clients; k++)
             self->last_iter [k] = -1;
     }
-    self->nchunks = (int) ((valid->n + S_EVAL_CHUNK - 1) / S_EVAL_CHUNK);
+    self->nchunks = (int) ((self->valid->n + S_EVAL_CHUNK - 1) / S_EVAL_CHUNK);
     self->chunk_nll = calloc ((size_t) self->nchunks, sizeof (double));
     self->chunk_err = calloc ((size_t) self->nchunks, sizeof (double));
     if (!self->workers || (nthreads > 1 && (!self->slot_grads || !self->last_iter))
         || !self->chunk_nll || !self->chunk_err) {
         fasgd_log_error ("sim: out of memory");
-        goto fail;
+        return -1;
     }
-    /*  Minibatch b is number b of the training set, in order; validation
-        chunk k follows them.  */
+    return 0;
+}
+
+/*  Minibatch b is number b of the training set, in order; validation
+    chunk k follows them.  */
+static int
+s_new_batches (fasgd_sim_t *self)
+{
+    const size_t batch = (size_t) self->cfg.batch;
     if (!(self->batches = calloc ((size_t) self->nbatches + (size_t) self->nchunks,
                                   sizeof *self->batches))) {
         fasgd_log_error ("sim: out of memory");
-        goto fail;
+        return -1;
     }
     for (uint64_t b = 0; b < self->nbatches; b++)
-        if (!(self->batches [b] = s_batch_new (self, train, b * (size_t) cfg->batch,
-                                               (size_t) cfg->batch)))
-            goto fail;
+        if (!(self->batches [b] = s_batch_new (self, self->train, b * batch, batch)))
+            return -1;
     for (int k = 0; k < self->nchunks; k++)
         if (!(self->batches [self->nbatches + (uint64_t) k]
-              = s_batch_new (self, valid, (size_t) k * S_EVAL_CHUNK, s_chunk_len (self, k))))
-            goto fail;
-    int max_batch = cfg->batch > S_EVAL_CHUNK ? cfg->batch : S_EVAL_CHUNK;
+              = s_batch_new (self, self->valid, (size_t) k * S_EVAL_CHUNK, s_chunk_len (self, k))))
+            return -1;
+    return 0;
+}
+
+/*  Each worker's workspace (and with shards its parameters), then every
+    thread but the caller's.  */
+static int
+s_start_workers (fasgd_sim_t *self)
+{
+    const int nthreads = self->nthreads;
+    int max_batch = self->cfg.batch > S_EVAL_CHUNK ? self->cfg.batch : S_EVAL_CHUNK;
     for (int i = 0; i < nthreads; i++) {
         self->workers [i].sim = self;
         self->workers [i].id = i;
         self->workers [i].ws = fasgd_model_ws_new (self->model, max_batch);
         if (self->shards && !(self->workers [i].theta = malloc (self->n * sizeof (float)))) {
             fasgd_log_error ("sim: out of memory for a client's parameters");
-            goto fail;
+            return -1;
         }
         if (!self->workers [i].ws) {
             fasgd_log_error ("sim: out of memory for a model workspace");
-            goto fail;
+            return -1;
         }
     }
     for (int i = 1; i < nthreads; i++)
         if (pthread_create (&self->workers [i].thread, NULL, s_worker_main, &self->workers [i]) != 0) {
             fasgd_log_error ("sim: cannot start thread %d", i);
             self->nthreads = i;
-            goto fail;
+            return -1;
         }
+    return 0;
+}
+
+fasgd_sim_t *
+fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const fasgd_dataset_t *valid)
+{
+    fasgd_sim_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->cfg = *cfg;
+    self->train = train;
+    self->valid = valid;
+    pthread_mutex_init (&self->lock, NULL);
+    pthread_cond_init (&self->wake, NULL);
+    pthread_cond_init (&self->done_cond, NULL);
+    if (s_new_model_rule (self) != 0
+        || s_new_buffers (self) != 0
+        || s_new_theta (self) != 0
+        || s_new_clients (self) != 0
+        || s_new_shards (self) != 0
+        || s_new_workers (self) != 0
+        || s_new_batches (self) != 0
+        || s_start_workers (self) != 0)
+        fasgd_sim_destroy (&self);
     return self;
-fail:
-    fasgd_sim_destroy (&self);
-    return NULL;
 }
 
 void

@@ -3,7 +3,8 @@
 # then a tiny run (100 Mbit/s links, a 100,000-value model, 2 clients,
 # fasgd-server with 1 and 2 trips, and ps-lite when its benchmark is built):
 # every system made steps, its link use is a share of the link (above 0,
-# at most the rate), and no namespace fbl-* or process of the run is left.
+# at most the rate, with 10% for the tbf's burst and the timing of the
+# counters' reads), and no namespace fbl-* or process of the run is left.
 # Skipped where network namespaces or tc cannot be used. TAP.
 tap_name=bench-link
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
@@ -35,10 +36,10 @@ if [ $rc -eq 77 ]; then
 fi
 check "a run of $systems ends (exit $rc)" test $rc -eq 0
 # The table's rows: system, steps/s, (min-max), down%, up%, x-pslite.
-check "every system made steps and used between 0 and 100% of the link both ways" awk -v want="$systems" '
+check "every system made steps and used between 0 and 110% of the link both ways" awk -v want="$systems" '
     $1 ~ /^(fasgd[12]|pslite)$/ && NF == 6 {
         down = $4 + 0; up = $5 + 0      # "85.4%" reads as 85.4
-        if ($2 > 0 && down > 0 && down <= 100 && up > 0 && up <= 100) ok[$1] = 1 }
+        if ($2 > 0 && down > 0 && down <= 110 && up > 0 && up <= 110) ok[$1] = 1 }
     END { n = split(want, w, ","); for (i = 1; i <= n; i++) if (!ok[w[i]]) exit 1 }' "$tmp/bl/results.txt"
 check "its namespaces (fbl-*) are gone" sh -c "! ip netns list 2>/dev/null | grep -q '^fbl-'"
 check "no server or client of the run is left" sh -c "! ps -eo args | grep -v grep | grep -q '$tmp/bl/'"

@@ -251,31 +251,33 @@ fasgd_floats_sumsq (const float *v, size_t n)
 }
 
 static inline __attribute__ ((always_inline)) void
-s_sumsq_dot_span (const float *restrict v, const float *restrict r, double *restrict acc,
-                  double *restrict dacc, size_t len)
+s_dot_span (const float *restrict v, const float *restrict r, double *restrict acc, size_t len)
 {
-    for (size_t k = 0; k < len; k++) {
-        double x = (double) v [k];
-        acc [k] += x * x;
-        dacc [k] += x * (double) r [k];
-    }
+    for (size_t k = 0; k < len; k++)
+        acc [k] += (double) v [k] * (double) r [k];
 }
 
-FASGD_MULTIVERSION double
-fasgd_floats_sumsq_dot (const float *v, const float *r, size_t n, double *dot)
+/*  The dot product in a loop of its own, as the sum of squares: one
+    loop with both sums does not vectorise.  */
+FASGD_MULTIVERSION static double
+s_dot (const float *v, const float *r, size_t n)
 {
-    double acc [S_LANES] = { 0 }, dacc [S_LANES] = { 0 };
+    double acc [S_LANES] = { 0 };
     size_t i = 0;
     for (; i + S_LANES <= n; i += S_LANES)
-        s_sumsq_dot_span (v + i, r + i, acc, dacc, S_LANES);
-    s_sumsq_dot_span (v + i, r + i, acc, dacc, n - i);
-    double sum = 0, d = 0;
-    for (int k = 0; k < S_LANES; k++) {
-        sum += acc [k];
-        d += dacc [k];
-    }
-    *dot = d;
-    return sum;
+        s_dot_span (v + i, r + i, acc, S_LANES);
+    s_dot_span (v + i, r + i, acc, n - i);
+    double d = 0;
+    for (int k = 0; k < S_LANES; k++)
+        d += acc [k];
+    return d;
+}
+
+double
+fasgd_floats_sumsq_dot (const float *v, const float *r, size_t n, double *dot)
+{
+    *dot = s_dot (v, r, n);
+    return fasgd_floats_sumsq (v, n);
 }
 
 static inline __attribute__ ((always_inline)) void

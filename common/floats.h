@@ -23,9 +23,9 @@ int fasgd_floats_any_nonfinite (const float *v, size_t n);
     otherwise.  */
 double fasgd_floats_sumsq (const float *v, size_t n);
 
-/*  The sum of squares of v, as fasgd_floats_sumsq, and in the same
-    pass their dot product with r into *dot (double): one read of v for
-    a norm and a direction.  */
+/*  The sum of squares of v, as fasgd_floats_sumsq, and their dot
+    product with r into *dot (double, lanes summed in a fixed order): a
+    norm and a direction.  */
 double fasgd_floats_sumsq_dot (const float *v, const float *r, size_t n, double *dot);
 
 /*  The largest |v[i]| (0 for n = 0); NaN when any is NaN.  */

@@ -16,6 +16,7 @@
     norms do not lower the bound; a first push of 1e16 is refused.  */
 #include "testutil.h"
 
+#include "floats.h"
 #include "rng.h"
 #include "verdict.h"
 
@@ -390,6 +391,29 @@ START_TEST (test_ascent_is_refused_and_stale_allowed_further)
 }
 END_TEST
 
+/*  What the guard reads of a push: its squared norm and its dot product
+    with the reference, in one call, at lengths with and without a tail
+    past the lanes.  */
+START_TEST (test_sumsq_dot)
+{
+    static const size_t lens [] = { 0, 1, 15, 16, 37, 1000 };
+    float v [1000], r [1000];
+    for (int i = 0; i < 1000; i++) {
+        v [i] = (float) (i % 7) - 3.0f;
+        r [i] = 0.5f * (float) (i % 5) - 1.0f;
+    }
+    for (size_t k = 0; k < sizeof lens / sizeof lens [0]; k++) {
+        double dot = -1, want_dot = 0, want_sq = 0;
+        for (size_t i = 0; i < lens [k]; i++) {
+            want_dot += (double) v [i] * r [i];
+            want_sq += (double) v [i] * v [i];
+        }
+        ck_assert_double_eq (fasgd_floats_sumsq_dot (v, r, lens [k], &dot), want_sq);
+        ck_assert_double_eq (dot, want_dot);
+    }
+}
+END_TEST
+
 static Suite *
 verdict_suite (void)
 {
@@ -406,6 +430,7 @@ verdict_suite (void)
     tcase_add_test (tc, test_tiny_norms_do_not_lower_the_bound);
     tcase_add_test (tc, test_first_push_is_bounded);
     tcase_add_test (tc, test_ascent_is_refused_and_stale_allowed_further);
+    tcase_add_test (tc, test_sumsq_dot);
     suite_add_tcase (s, tc);
     return s;
 }

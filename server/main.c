@@ -1,6 +1,7 @@
 /*  fasgd-server: the parameter server daemon. Runs in the foreground.  */
 #include "server.h"
 
+#include "cli.h"
 #include "heap.h"
 #include "log.h"
 
@@ -13,7 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define S_MAX_SETS 256
 
 static fasgd_server_t *s_server;
 static volatile sig_atomic_t s_signal;
@@ -103,29 +103,24 @@ main (int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    const char *config = NULL, *port_file = NULL, *level = NULL;
-    const char *sets [S_MAX_SETS];
-    int nsets = 0, check = 0, resume = 0, use_syslog = 0, dump = 0;
+    static fasgd_cli_t cli = { .prog = "fasgd-server" };
+    const char *port_file = NULL, *level = NULL;
+    int check = 0, resume = 0, use_syslog = 0, dump = 0, status;
     fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
     int opt;
     while ((opt = getopt_long (argc, argv, "c:s:nrp:hV", longopts, NULL)) != -1) {
         switch (opt) {
-            case 'c': config = optarg; break;
+            case 'c': cli.config = optarg; break;
             case 's':
-                if (nsets == S_MAX_SETS) {
-                    fprintf (stderr, "fasgd-server: at most %d --set options\n", S_MAX_SETS);
-                    return 2;
-                }
-                sets [nsets++] = optarg;
+                if ((status = fasgd_cli_add_set (&cli, optarg)) != 0)
+                    return status;
                 break;
             case 'n': check = 1; break;
             case 'r': resume = 1; break;
             case 'p': port_file = optarg; break;
             case 'L':
-                if (fasgd_log_level_parse (optarg) < 0) {
-                    fprintf (stderr, "fasgd-server: unknown log level '%s' (error, warn, notice, info, debug)\n", optarg);
-                    return 2;
-                }
+                if (fasgd_cli_log_level (&cli, optarg) < 0)
+                    return FASGD_CLI_EXIT_USAGE;
                 level = optarg;
                 break;
             case 'S': use_syslog = 1; break;
@@ -134,20 +129,14 @@ main (int argc, char **argv)
             case 'h': s_usage (stdout); return 0;
             case 'V': printf ("fasgd-server %s\n", PACKAGE_VERSION); return 0;
             default:
-                fputs ("Try 'fasgd-server --help'.\n", stderr);
-                return 2;
+                return fasgd_cli_bad_option (&cli);
         }
     }
-    if (optind < argc) {
-        fprintf (stderr, "fasgd-server: unexpected argument '%s'\nTry 'fasgd-server --help'.\n", argv [optind]);
-        return 2;
-    }
-    if (!config) {
-        fputs ("fasgd-server: a configuration file is required (-c FILE)\nTry 'fasgd-server --help'.\n", stderr);
-        return 2;
-    }
+    if ((status = fasgd_cli_finish (&cli, argc, argv, optind)) != 0)
+        return status;
+    const char *config = cli.config;
     fasgd_server_cfg_t cfg;
-    int errors = fasgd_config_load_all (fasgd_server_cfg_keys, &cfg, config, sets, nsets, stderr);
+    int errors = fasgd_config_load_all (fasgd_server_cfg_keys, &cfg, config, cli.sets, cli.nsets, stderr);
     errors += fasgd_server_cfg_validate (&cfg, config, stderr);
     if (level)
         cfg.log_level = fasgd_log_level_parse (level);
@@ -157,10 +146,8 @@ main (int argc, char **argv)
         fprintf (stderr, "fasgd-server: --resume needs checkpoint.file in the configuration\n");
         errors++;
     }
-    if (errors) {
-        fprintf (stderr, "fasgd-server: %d error%s in the configuration\n", errors, errors == 1 ? "" : "s");
-        return 1;
-    }
+    if ((status = fasgd_cli_config_errors (&cli, errors)) != 0)
+        return status;
     if (dump) {
         fasgd_config_dump (fasgd_server_cfg_keys, &cfg, stdout);
         return 0;

@@ -1,6 +1,7 @@
 /*  fasgd-sim: runs a configured simulation and prints its summary.  */
 #include "sim.h"
 
+#include "cli.h"
 #include "log.h"
 
 #include <cblas.h>
@@ -11,8 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-
-#define S_MAX_SETS 256
 
 static fasgd_sim_t *s_running;
 
@@ -67,20 +66,17 @@ main (int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    const char *config = NULL, *output = NULL, *threads = NULL;
-    const char *sets [S_MAX_SETS];
-    int nsets = 0, check = 0, quiet = 0, dump = 0;
+    static fasgd_cli_t cli = { .prog = "fasgd-sim" };
+    const char *output = NULL, *threads = NULL;
+    int check = 0, quiet = 0, dump = 0, rc;
     fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
     int opt;
     while ((opt = getopt_long (argc, argv, "c:s:o:t:nqhV", longopts, NULL)) != -1) {
         switch (opt) {
-            case 'c': config = optarg; break;
+            case 'c': cli.config = optarg; break;
             case 's':
-                if (nsets == S_MAX_SETS) {
-                    fprintf (stderr, "fasgd-sim: at most %d --set options\n", S_MAX_SETS);
-                    return 2;
-                }
-                sets [nsets++] = optarg;
+                if ((rc = fasgd_cli_add_set (&cli, optarg)) != 0)
+                    return rc;
                 break;
             case 'o': output = optarg; break;
             case 't': threads = optarg; break;
@@ -91,32 +87,24 @@ main (int argc, char **argv)
                 fasgd_config_describe (fasgd_sim_cfg_keys, stdout);
                 return 0;
             case 'L': {
-                int level = fasgd_log_level_parse (optarg);
-                if (level < 0) {
-                    fprintf (stderr, "fasgd-sim: unknown log level '%s' (error, warn, notice, info, debug)\n", optarg);
-                    return 2;
-                }
+                int level = fasgd_cli_log_level (&cli, optarg);
+                if (level < 0)
+                    return FASGD_CLI_EXIT_USAGE;
                 fasgd_log_set_level ((fasgd_log_level_t) level);
                 break;
             }
             case 'h': s_usage (stdout); return 0;
             case 'V': printf ("fasgd-sim %s\n", PACKAGE_VERSION); return 0;
             default:
-                fputs ("Try 'fasgd-sim --help'.\n", stderr);
-                return 2;
+                return fasgd_cli_bad_option (&cli);
         }
     }
-    if (optind < argc) {
-        fprintf (stderr, "fasgd-sim: unexpected argument '%s'\nTry 'fasgd-sim --help'.\n", argv [optind]);
-        return 2;
-    }
-    if (!config) {
-        fputs ("fasgd-sim: a configuration file is required (-c FILE)\nTry 'fasgd-sim --help'.\n", stderr);
-        return 2;
-    }
+    if ((rc = fasgd_cli_finish (&cli, argc, argv, optind)) != 0)
+        return rc;
+    const char *config = cli.config;
 
     fasgd_sim_cfg_t cfg;
-    int errors = fasgd_config_load_all (fasgd_sim_cfg_keys, &cfg, config, sets, nsets, stderr);
+    int errors = fasgd_config_load_all (fasgd_sim_cfg_keys, &cfg, config, cli.sets, cli.nsets, stderr);
     if (output) {
         char kv [FASGD_PATH_LEN + 16];
         snprintf (kv, sizeof kv, "output.csv=\"%s\"", output);
@@ -129,10 +117,8 @@ main (int argc, char **argv)
     }
     if (quiet)
         cfg.progress = 0;
-    if (errors) {
-        fprintf (stderr, "fasgd-sim: %d error%s in the configuration\n", errors, errors == 1 ? "" : "s");
-        return 1;
-    }
+    if ((rc = fasgd_cli_config_errors (&cli, errors)) != 0)
+        return rc;
     if (dump) {
         fasgd_config_dump (fasgd_sim_cfg_keys, &cfg, stdout);
         return 0;
@@ -208,7 +194,7 @@ main (int argc, char **argv)
 
     struct timespec t0, t1;
     clock_gettime (CLOCK_MONOTONIC, &t0);
-    int rc = fasgd_sim_run (sim, csv);
+    rc = fasgd_sim_run (sim, csv);
     clock_gettime (CLOCK_MONOTONIC, &t1);
     double wall = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     int status = rc == 0 ? 0 : 130;

@@ -1,0 +1,35 @@
+/*  cli: the opening every fasgd program's main shares: -c FILE, repeated
+    --set KEY=VALUE, --log-level, no stray operands, and the messages and
+    exit statuses for each (2 for bad usage, 1 for a bad configuration).  */
+#ifndef FASGD_CLI_H_INCLUDED
+#define FASGD_CLI_H_INCLUDED
+
+#define FASGD_CLI_MAX_SETS 256
+#define FASGD_CLI_EXIT_CONFIG 1
+#define FASGD_CLI_EXIT_USAGE 2
+
+typedef struct {
+    const char *prog;                       /* "fasgd-sim": every message's prefix */
+    const char *config;                     /* -c FILE, or NULL */
+    const char *sets [FASGD_CLI_MAX_SETS];  /* --set KEY=VALUE, in order */
+    int nsets;
+} fasgd_cli_t;
+
+/*  --set kv: 0, or FASGD_CLI_EXIT_USAGE after saying there are too many.  */
+int fasgd_cli_add_set (fasgd_cli_t *self, const char *kv);
+
+/*  --log-level name: the level, or -1 after naming the levels.  */
+int fasgd_cli_log_level (const fasgd_cli_t *self, const char *name);
+
+/*  An option getopt refused: says where help is; FASGD_CLI_EXIT_USAGE.  */
+int fasgd_cli_bad_option (const fasgd_cli_t *self);
+
+/*  After the options: 0 when no operand is left and -c was given, else
+    FASGD_CLI_EXIT_USAGE after saying which.  */
+int fasgd_cli_finish (const fasgd_cli_t *self, int argc, char **argv, int optind);
+
+/*  The count of errors in the configuration: 0 for none, else
+    FASGD_CLI_EXIT_CONFIG after saying how many.  */
+int fasgd_cli_config_errors (const fasgd_cli_t *self, int errors);
+
+#endif

@@ -107,8 +107,11 @@ int
 fasgd_floats_load (const char *path, float *out, size_t n, char *err, size_t errlen)
 {
     FILE *f = fopen (path, "rb");
-    if (!f)
-        return fasgd_errbuf (err, errlen, "%s: %s", path, strerror (errno));
+    if (!f) {
+        int e = errno;
+        char shown [8192];
+        return fasgd_errbuf (err, errlen, "%s: %s", fasgd_path_shown (path, shown, sizeof shown), strerror (e));
+    }
     int rc = -1;
     char *header = NULL;
     unsigned char start [12];

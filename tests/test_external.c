@@ -92,7 +92,7 @@ END_TEST
 START_TEST (test_floats_refusals)
 {
     float v [24] = { 0 }, out [24];
-    char err [256];
+    char err [4096];
     static const struct { int major; const char *dict; size_t n; const char *why; } npy [] = {
         { 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (24,), }", 24, "little-endian float32" },
         { 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (24,), }", 24, "little-endian float32" },
@@ -112,6 +112,14 @@ START_TEST (test_floats_refusals)
         ck_assert_int_eq (fasgd_floats_load (s_path ("x.npy"), out, npy [i].n, err, sizeof err), -1);
         ck_assert_msg (strstr (err, npy [i].why) && strstr (err, "x.npy"), "case %zu: %s", i, err);
     }
+    /*  A relative file not there: the absolute path tried, and the
+        working directory.  */
+    char cwd [1024], want [2200];
+    ck_assert_ptr_nonnull (getcwd (cwd, sizeof cwd));
+    ck_assert_int_eq (fasgd_floats_load ("no-such-theta0.npy", out, 24, err, sizeof err), -1);
+    snprintf (want, sizeof want, "no-such-theta0.npy (%s%sno-such-theta0.npy: relative to the working directory %s)",
+              cwd, strcmp (cwd, "/") ? "/" : "", cwd);
+    ck_assert_msg (strstr (err, want), "%s", err);
     /*  Data shorter than the header promises.  */
     s_write_npy (s_path ("short.npy"), 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (24,), }", v, 20);
     ck_assert_int_eq (fasgd_floats_load (s_path ("short.npy"), out, 24, err, sizeof err), -1);

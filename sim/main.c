@@ -49,6 +49,76 @@ s_usage (FILE *out)
         "Every configuration key, its default and bounds: fasgd-sim --keys.\n", out);
 }
 
+/*  The CSV at path: stdout for "-"; a file is written under a temporary
+    name (left in tmp) and renamed at the end, so a finished CSV is never
+    half-written; anything else that exists (/dev/null, a FIFO) is
+    written in place, never replaced. NULL after logging the cause.  */
+static FILE *
+s_csv_open (const char *path, char *tmp, size_t tmplen)
+{
+    if (strcmp (path, "-") == 0)
+        return stdout;
+    FILE *csv;
+    struct stat st;
+    if (stat (path, &st) == 0 && !S_ISREG (st.st_mode))
+        csv = fopen (path, "w");
+    else {
+        snprintf (tmp, tmplen, "%s.tmp", path);
+        csv = fopen (tmp, "w");
+    }
+    if (!csv)
+        fasgd_log_error ("cannot write %s: %s", *tmp ? tmp : path, strerror (errno));
+    return csv;
+}
+
+/*  The configuration: the file, the --set options, then -o, -t and -q.
+    Returns the count of errors, each said on stderr.  */
+static int
+s_config_load (const fasgd_cli_t *cli, const char *output, const char *threads, int quiet,
+               fasgd_sim_cfg_t *cfg)
+{
+    int errors = fasgd_config_load_all (fasgd_sim_cfg_keys, cfg, cli->config, cli->sets, cli->nsets, stderr);
+    if (output) {
+        char kv [FASGD_PATH_LEN + 16];
+        snprintf (kv, sizeof kv, "output.csv=\"%s\"", output);
+        errors += fasgd_config_set (fasgd_sim_cfg_keys, cfg, kv, stderr);
+    }
+    if (threads) {
+        char kv [64];
+        snprintf (kv, sizeof kv, "threads=%s", threads);
+        errors += fasgd_config_set (fasgd_sim_cfg_keys, cfg, kv, stderr);
+    }
+    if (quiet)
+        cfg->progress = 0;
+    return errors;
+}
+
+/*  The summary lines of a finished (or interrupted) run.  */
+static void
+s_summary (FILE *out, const fasgd_sim_cfg_t *cfg, const fasgd_sim_stats_t *st, const fasgd_dataset_t *test,
+           double wall)
+{
+    fprintf (out,
+             "fasgd-sim: %s clients=%d batch=%d lr=%g: %llu iterations, T=%llu, "
+             "validation error %.4f (best %.4f), nll %.4f, fetches %llu/%llu, pushes %llu/%llu, "
+             "%.1f MB moved, mean tau %.2f, max tau %llu, %.1f s wall (%.0f it/s), peak %zu copies of theta\n",
+             fasgd_rule_kind_name (cfg->rule.name), cfg->clients, cfg->batch, cfg->rule.lr,
+             (unsigned long long) st->iterations, (unsigned long long) st->timestamp,
+             st->val_error, st->best_error, st->val_nll,
+             (unsigned long long) st->fetches, (unsigned long long) st->potential_fetches,
+             (unsigned long long) st->pushes, (unsigned long long) st->potential_pushes,
+             (double) st->bytes / 1e6, st->tau_mean, (unsigned long long) st->tau_max, wall, wall > 0 ? (double) st->iterations / wall : 0,
+             st->peak_snapshots);
+    if (test)
+        fprintf (out, "fasgd-sim: test error %.4f, nll %.4f (%u examples)\n",
+                 st->test_error, st->test_nll, test->n);
+    if (cfg->mode == FASGD_SIM_EVENTS)
+        fprintf (out, "fasgd-sim: simulated time %.3f s\n", st->sim_time);
+    if (st->rejected)
+        fprintf (out, "fasgd-sim: %llu gradients with NaN or Inf were refused\n",
+                 (unsigned long long) st->rejected);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -104,20 +174,7 @@ main (int argc, char **argv)
     const char *config = cli.config;
 
     fasgd_sim_cfg_t cfg;
-    int errors = fasgd_config_load_all (fasgd_sim_cfg_keys, &cfg, config, cli.sets, cli.nsets, stderr);
-    if (output) {
-        char kv [FASGD_PATH_LEN + 16];
-        snprintf (kv, sizeof kv, "output.csv=\"%s\"", output);
-        errors += fasgd_config_set (fasgd_sim_cfg_keys, &cfg, kv, stderr);
-    }
-    if (threads) {
-        char kv [64];
-        snprintf (kv, sizeof kv, "threads=%s", threads);
-        errors += fasgd_config_set (fasgd_sim_cfg_keys, &cfg, kv, stderr);
-    }
-    if (quiet)
-        cfg.progress = 0;
-    if ((rc = fasgd_cli_config_errors (&cli, errors)) != 0)
+    if ((rc = fasgd_cli_config_errors (&cli, s_config_load (&cli, output, threads, quiet, &cfg))) != 0)
         return rc;
     if (dump) {
         fasgd_config_dump (fasgd_sim_cfg_keys, &cfg, stdout);
@@ -162,22 +219,8 @@ main (int argc, char **argv)
 
     FILE *csv = NULL;
     char tmp [FASGD_PATH_LEN + 16] = "";
-    if (strcmp (cfg.csv, "-") == 0)
-        csv = stdout;
-    else if (*cfg.csv) {
-        /*  A file is written under a temporary name and renamed at the
-            end, so a finished CSV is never half-written; anything else
-            that exists (/dev/null, a FIFO) is written in place, never
-            replaced.  */
-        struct stat st;
-        if (stat (cfg.csv, &st) == 0 && !S_ISREG (st.st_mode))
-            csv = fopen (cfg.csv, "w");
-        else {
-            snprintf (tmp, sizeof tmp, "%s.tmp", cfg.csv);
-            csv = fopen (tmp, "w");
-        }
-        if (!csv) {
-            fasgd_log_error ("cannot write %s: %s", *tmp ? tmp : cfg.csv, strerror (errno));
+    if (*cfg.csv) {
+        if (!(csv = s_csv_open (cfg.csv, tmp, sizeof tmp))) {
             fasgd_sim_destroy (&sim);
             fasgd_dataset_destroy (&train);
             fasgd_dataset_destroy (&valid);
@@ -204,27 +247,7 @@ main (int argc, char **argv)
             status = 3;
         }
     }
-    const fasgd_sim_stats_t *st = fasgd_sim_stats (sim);
-    FILE *out = csv == stdout ? stderr : stdout;
-    fprintf (out,
-             "fasgd-sim: %s clients=%d batch=%d lr=%g: %llu iterations, T=%llu, "
-             "validation error %.4f (best %.4f), nll %.4f, fetches %llu/%llu, pushes %llu/%llu, "
-             "%.1f MB moved, mean tau %.2f, max tau %llu, %.1f s wall (%.0f it/s), peak %zu copies of theta\n",
-             fasgd_rule_kind_name (cfg.rule.name), cfg.clients, cfg.batch, cfg.rule.lr,
-             (unsigned long long) st->iterations, (unsigned long long) st->timestamp,
-             st->val_error, st->best_error, st->val_nll,
-             (unsigned long long) st->fetches, (unsigned long long) st->potential_fetches,
-             (unsigned long long) st->pushes, (unsigned long long) st->potential_pushes,
-             (double) st->bytes / 1e6, st->tau_mean, (unsigned long long) st->tau_max, wall, wall > 0 ? (double) st->iterations / wall : 0,
-             st->peak_snapshots);
-    if (test)
-        fprintf (out, "fasgd-sim: test error %.4f, nll %.4f (%u examples)\n",
-                 st->test_error, st->test_nll, test->n);
-    if (cfg.mode == FASGD_SIM_EVENTS)
-        fprintf (out, "fasgd-sim: simulated time %.3f s\n", st->sim_time);
-    if (st->rejected)
-        fprintf (out, "fasgd-sim: %llu gradients with NaN or Inf were refused\n",
-                 (unsigned long long) st->rejected);
+    s_summary (csv == stdout ? stderr : stdout, &cfg, fasgd_sim_stats (sim), test, wall);
     fasgd_sim_destroy (&sim);
     fasgd_dataset_destroy (&train);
     fasgd_dataset_destroy (&valid);

@@ -25,9 +25,10 @@ fasgd_verdict_params_default (fasgd_verdict_params_t *p)
 double
 fasgd_verdict_anchor (const fasgd_verdict_params_t *p, double ref_norm, double median)
 {
-    if (!(median > ref_norm))
-        return ref_norm;
-    return median < p->span * ref_norm ? median : p->span * ref_norm;
+    double lo = ref_norm / 2, hi = ref_norm * p->span;
+    if (!(median > lo))
+        return lo;
+    return median < hi ? median : hi;
 }
 
 double

@@ -45,7 +45,7 @@ typedef struct {
     double prior;           /* pushes of score 0 a record starts with */
     double refuse;          /* a score below −refuse·(1 + τ/stale) is refused */
     double stale;           /* τ at which that threshold doubles */
-    double span;            /* the anchor stays within [‖r‖, span·‖r‖] */
+    double span;            /* the anchor stays within [‖r‖/2, span·‖r‖] */
 } fasgd_verdict_params_t;
 
 /*  A client's record: zeroed, a client with no pushes.  */
@@ -73,9 +73,10 @@ typedef struct {
 void fasgd_verdict_params_default (fasgd_verdict_params_t *p);
 
 /*  The anchor: what honest clients push (median, their typical norm; 0
-    when unknown) held within [ref_norm, span·ref_norm]. Peers, however
-    many ids they hold, move the bound by span at most, and never below
-    what the reference itself is.  */
+    when unknown) held within [ref_norm/2, span·ref_norm]. Peers,
+    however many ids they hold, move the bound within that; and late in training, when minibatch gradients are a tenth of
+    the held-out one's, the bound follows them down, so that a gradient
+    scaled up a hundredfold does not pass.  */
 double fasgd_verdict_anchor (const fasgd_verdict_params_t *p, double ref_norm, double median);
 
 /*  rec's mean score (its prior counted).  */

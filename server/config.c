@@ -92,7 +92,7 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_DOUBLE ("guard.stale", fasgd_server_cfg_t, guard_stale, 0, 1e30, FASGD_CFG_MIN_OPEN, "16",
         "the staleness at which guard.refuse's threshold is twice as far"),
     FASGD_CFG_KEY_DOUBLE ("guard.span", fasgd_server_cfg_t, guard_span, 1, 1e6, 0, "4",
-        "the norm bound follows the clients' median between the reference's norm and this many times it"),
+        "the norm bound follows the clients' median between half the reference's norm and this many times it"),
     FASGD_CFG_KEY_INT ("limits.clients", fasgd_server_cfg_t, max_clients, 1, 10000000, "10000",
         "clients joined at once; a JOIN beyond is refused with 503"),
     FASGD_CFG_KEY_INT ("limits.connections", fasgd_server_cfg_t, max_connections, 0, 10000000, "0",

@@ -50,7 +50,7 @@
        no peer knows) among the first guard.pool validation examples,
        which no client trains on. Then (2)'s bound is limits.grad_norm_
        factor times an anchor that the clients' median moves only within
-       [‖r‖, guard.span·‖r‖] (‖r‖: the largest of the last four
+       [‖r‖/2, guard.span·‖r‖] (‖r‖: the largest of the last four
        references' norms), so neither tiny nor huge votes, from however
        many ids, take it out of the reference's reach, and the first push
        of a run is bounded too; and each push is scored and weighted by

@@ -322,9 +322,11 @@ START_TEST (test_tiny_norms_do_not_lower_the_bound)
     fasgd_verdict_params_t p;
     fasgd_verdict_params_default (&p);
     /*  Peers that push 1e-9 drag their median down: the anchor stays at
-        the reference's norm, and an honest push of that norm passes.  */
-    ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 1e-9), 0.5);
-    ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 0), 0.5);
+        half the reference's norm, and an honest push of that norm
+        passes.  */
+    ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 1e-9), 0.25);
+    ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 0), 0.25);
+    ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 0.3), 0.3);
     /*  Peers that push huge norms raise it span times at most.  */
     ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 1e13), 2.0);
     ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 1.0), 1.0);

@@ -89,6 +89,7 @@ typedef struct {
     int tau_known;
     struct timespec t0, last_progress;
     int progress, progressed;
+    int progress_tty;               /* redraw one line rather than add lines */
     /*  --metrics: the publisher, its text, and what only it counts.  */
     fasgd_metrics_pub_t *metrics;
     fasgd_metrics_text_t *mtext;
@@ -421,23 +422,29 @@ s_on_failure (s_run_t *r, const char *what, int rc)
 static void
 s_progress (s_run_t *r, int final)
 {
-    if (!r->progress)
+    /*  Off a terminal a run shorter than one interval prints no line.  */
+    if (!r->progress || (final && !r->progress_tty && !r->progressed))
         return;
     struct timespec now;
     clock_gettime (CLOCK_MONOTONIC, &now);
-    if (!final && s_elapsed (&r->last_progress, &now) < 0.5)
+    /*  A terminal gets one line redrawn twice a second; a log file or a
+        pipe a new line every five seconds.  */
+    if (!final && s_elapsed (&r->last_progress, &now) < (r->progress_tty ? 0.5 : 5.0))
         return;
     r->last_progress = now;
     double secs = s_elapsed (&r->t0, &now);
+    double rate = secs > 0 ? (double) r->steps / secs : 0.0;
     fasgd_client_stats_t t = s_stats_total (r);
-    char tau [32] = "";
+    char tau [32] = "", eta [32] = "";
     if (r->tau_known)
         snprintf (tau, sizeof tau, "  tau %" PRIu64, r->tau);
-    fprintf (stderr, "\r%" PRIu64 " steps  %.1f steps/s%s  fetch %.1f/s  push %.1f/s  T %" PRIu64 "  ",
-             r->steps, secs > 0 ? (double) r->steps / secs : 0.0, tau,
+    if (r->o->steps > 0 && rate > 0 && r->steps <= r->o->steps)
+        snprintf (eta, sizeof eta, "  ETA %.0fs", (double) (r->o->steps - r->steps) / rate);
+    fprintf (stderr, "%s%" PRIu64 " steps  %.1f steps/s%s%s  fetch %.1f/s  push %.1f/s  T %" PRIu64 "%s",
+             r->progress_tty ? "\r" : "", r->steps, rate, eta, tau,
              secs > 0 ? (double) t.fetches / secs : 0.0,
              secs > 0 ? (double) t.pushes / secs : 0.0,
-             fasgd_client_server_timestamp (r->client));
+             fasgd_client_server_timestamp (r->client), r->progress_tty ? "  " : "\n");
     fflush (stderr);
     r->progressed = 1;
 }
@@ -832,7 +839,8 @@ main (int argc, char **argv)
         return S_EXIT_CONFIG;
     }
 
-    r.progress = !o.quiet && isatty (2);
+    r.progress = !o.quiet;
+    r.progress_tty = isatty (2);
     clock_gettime (CLOCK_MONOTONIC, &r.t0);
     r.last_progress = r.t0;
     s_metrics_publish (&r, 1);
@@ -846,7 +854,7 @@ main (int argc, char **argv)
     if (action < 0 || s_train (&r) != 0)
         status = S_EXIT_CONFIG;
     s_progress (&r, 1);
-    if (r.progressed)
+    if (r.progressed && r.progress_tty)
         fputc ('\n', stderr);
 
     struct timespec t1;

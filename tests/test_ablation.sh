@@ -9,7 +9,7 @@ kept="$top_src/experiments/data/ablation"
 if [ ! -f "$kept/finals.csv" ]; then
     echo "ok 1 # SKIP no kept ablation data"; echo "ok 2 # SKIP no kept ablation data"; exit 0
 fi
-check "the report regenerates from the kept data" \
-    python3 "$top_src/scripts/ablation" --report --output "$tmp/ablation.md" > "$tmp/out" 2> "$tmp/err"
+regenerate() { python3 "$top_src/scripts/ablation" --report --output "$tmp/ablation.md" > "$tmp/out" 2> "$tmp/err"; }
+check "the report regenerates from the kept data" regenerate
 check "byte-identical to experiments/ablation.md" cmp "$tmp/ablation.md" "$top_src/experiments/ablation.md"
 exit $failed

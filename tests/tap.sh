@@ -28,6 +28,16 @@ plan_mnist() {
     fi
 }
 
+# skip_without_metrics: the whole test skipped (a SKIP plan, exit 0) when
+# this build serves no metrics (configured --without-microhttpd).
+skip_without_metrics() {
+    printf 'eval: {enabled: false}\n' > "$tmp/probe.yaml"
+    if "$server" -c "$tmp/probe.yaml" -n -s metrics.endpoint=http://127.0.0.1:0/metrics 2>&1 \
+            | grep -q 'without libmicrohttpd'; then
+        echo "1..0 # SKIP this build has no libmicrohttpd (configured --without-microhttpd)"; exit 0
+    fi
+}
+
 n=0; failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() {

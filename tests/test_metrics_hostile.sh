@@ -13,11 +13,7 @@ tap_name=metrics-hostile
 if [ ! -x "$python" ]; then
     echo "1..0 # SKIP no $python for the hostile scrapers"; exit 0
 fi
-# A build configured --without-microhttpd serves no metrics.
-printf 'eval: {enabled: false}\n' > "$tmp/probe.yaml"
-if "$server" -c "$tmp/probe.yaml" -n -s metrics.endpoint=http://127.0.0.1:0/metrics 2>&1 | grep -q 'without libmicrohttpd'; then
-    echo "1..0 # SKIP this build has no libmicrohttpd (configured --without-microhttpd)"; exit 0
-fi
+skip_without_metrics
 plan_mnist 7
 
 cat > "$tmp/server.yaml" <<YAML

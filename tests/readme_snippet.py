@@ -14,6 +14,7 @@ made here, batches of random digits, the fifth holding a NaN.
 Usage: readme_snippet.py [--torch] README.md SERVER DATA-DIR
 Exit status 0 when it did all that, 1 otherwise (said why)."""
 
+import ctypes
 import os
 import signal
 import socket
@@ -80,8 +81,14 @@ def main():
     log = open(os.path.join(tmp, "server.log"), "a")
     procs = []
 
+    # The server dies with this interpreter (PR_SET_PDEATHSIG), so that
+    # even a hard crash of the snippet (an abort in the library) leaves no
+    # daemon behind; the finally below stops it in every other case.
+    libc = ctypes.CDLL(None, use_errno=True)
+
     def start():
-        p = subprocess.Popen([server, "-c", cfg], stdout=log, stderr=log)
+        p = subprocess.Popen([server, "-c", cfg], stdout=log, stderr=log,
+                             preexec_fn=lambda: libc.prctl(1, signal.SIGTERM))  # 1: PR_SET_PDEATHSIG
         procs.append(p)
         return p
 

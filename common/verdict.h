@@ -18,13 +18,13 @@
     honest clients' mean score stays above 0.01, a sign flipper's below
     −0.07). So each client has a record, the mean of its scores over
     about its last 1/(1 − keep) pushes, counted from `prior` pushes of
-    score −trust; every push, its own score counted in first, is applied
-    with the weight w = 0.5 + mean/(2·trust) held to [0, 1]: in full
-    while the client's pushes predict descent on average (mean ≥ trust),
-    not at all (0: acknowledged, not applied) once they predict ascent
-    (mean ≤ −trust), half when they predict nothing (late in training,
-    when minibatches fit the training set rather than the held-out
-    data). A push that predicts much ascent thus takes its own weight
+    score −trust/2; every push, its own score counted in first, is
+    applied with the weight w = (mean + trust/2)/(1.5·trust) held to
+    [0, 1]: in full while the client's pushes predict descent on average
+    (mean ≥ trust), not at all (0: acknowledged, not applied) once they
+    predict ascent (mean ≤ −trust/2), a third when they predict nothing
+    (late in training, when minibatches fit the training set rather than
+    the held-out data). A push that predicts much ascent thus takes its own weight
     away, a client has to earn its weight with pushes that predict
     descent, and a new client (a new id: Sybil ids) starts with none. A
     push whose score alone is below
@@ -40,9 +40,9 @@ typedef struct {
     double factor;          /* ‖g‖ above factor·a is refused (or clipped) */
     int clip;               /* clip to factor·a instead of refusing */
     double cost;            /* κ */
-    double trust;           /* a client's pushes count in full at a mean score of trust, not at all at −trust */
+    double trust;           /* a client's pushes count in full at a mean score of trust, not at all at −trust/2 */
     double keep;            /* what a client's record keeps of its past at each push */
-    double prior;           /* pushes of score 0 a record starts with */
+    double prior;           /* pushes of score −trust/2 a record starts with */
     double refuse;          /* a score below −refuse·(1 + τ/stale) is refused */
     double stale;           /* τ at which that threshold doubles */
     double span;            /* the anchor stays within [‖r‖/2, span·‖r‖] */

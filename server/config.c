@@ -8,7 +8,7 @@
 #include "wire.h"
 
 static const char *const s_log_levels [] = { "error", "warn", "notice", "info", "debug", NULL };
-static const char *const s_norm_actions [] = { "refuse", "clip", NULL };
+static const char *const s_norm_actions [] = { "refuse", "clip", "auto", NULL };
 
 const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_STRING ("push_endpoint", fasgd_server_cfg_t, push_endpoint, 0, "tcp://*:5555",
@@ -70,8 +70,9 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_DOUBLE ("limits.grad_norm_factor", fasgd_server_cfg_t, grad_norm_factor, 0, 1e30, 0, "10",
         "... or above this many times the median of the clients' typical gradient norms (one vote each) "
         "and the run's history (one vote); 0: off"),
-    FASGD_CFG_KEY_ENUM ("limits.grad_norm_action", fasgd_server_cfg_t, grad_norm_clip, s_norm_actions, "refuse",
-        "refuse (422) or clip (scale down to the bound) a gradient above either bound"),
+    FASGD_CFG_KEY_ENUM ("limits.grad_norm_action", fasgd_server_cfg_t, grad_norm_action, s_norm_actions, "auto",
+        "refuse (422) or clip (scale down to the bound) a gradient above either bound; auto: clip "
+        "while the guard judges direction (the clipped push is then judged), refuse otherwise"),
     FASGD_CFG_KEY_INT ("limits.refusals", fasgd_server_cfg_t, max_refusals, 0, 1000000000, "10",
         "a client with this many gradients in a row refused is forgotten (its next request gets 401); "
         "0: never"),
@@ -79,7 +80,7 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "examples of the validation set the server computes its reference gradient on, which judges "
         "every push's direction (built-in model with eval.enabled; 0: no reference, sizes only)"),
     FASGD_CFG_KEY_INT ("guard.every", fasgd_server_cfg_t, guard_every, 1, 1000000000, "8",
-        "accepted updates between two reference gradients"),
+        "pushes judged (applied or not) between two reference gradients"),
     FASGD_CFG_KEY_INT ("guard.pool", fasgd_server_cfg_t, guard_pool, 1, 100000000, "2048",
         "validation examples the reference batches are drawn from, at random"),
     FASGD_CFG_KEY_DOUBLE ("guard.cost", fasgd_server_cfg_t, guard_cost, 0, 1e6, 0, "0.01",

@@ -4,7 +4,9 @@
        every value is; its root is the gradient's L2 norm ‖g‖.
     2. Bounded: ‖g‖ above limits.grad_norm, or above limits.grad_norm_factor
        times the guard's median, is refused, or scaled down to that bound
-       when limits.grad_norm_action is clip. The median is the lower one
+       when limits.grad_norm_action is clip (or auto, the default, while
+       direction is judged: 4.; a spike of an honest client is then
+       clipped, not refused, and what is judged is the clipped push). The median is the lower one
        of these votes:
        - one for each client that has pushed: its typical norm, a moving
          average of the norms it pushed, each counted at most at the bound
@@ -81,6 +83,7 @@
 #define S_NORM_WINDOW 1024              /* accepted gradient norms the history's median is taken over */
 #define S_REFS 4                        /* reference gradients kept: the last ones */
 #define S_REF_STREAM 0x72656667u        /* "refg": the reference batches' rng stream */
+#define S_IGNORED_NOTICE 1000           /* pushes ignored in a row that are logged */
 
 /*  The bounds, and the median of the clients' typical norms and the
     history's.  */
@@ -115,7 +118,8 @@ struct fasgd_srv_guard_t {
     uint8_t *ref_y;
     uint32_t *ref_idx;
     int ref_due;                        /* compute one before the next judgement */
-    uint64_t since_ref;                 /* accepted updates since */
+    uint64_t since_ref;                 /* pushes judged since */
+    uint64_t ignored_in_row;            /* pushes ignored (weight 0) in a row, of all clients */
     fasgd_rng_t rng;
     fasgd_verdict_params_t vp;
 };
@@ -243,7 +247,7 @@ fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, 
     fasgd_rng_seed (&self->rng, seed, S_REF_STREAM);
     fasgd_verdict_params_default (&self->vp);
     self->vp.factor = cfg->grad_norm_factor > 0 ? cfg->grad_norm_factor : INFINITY;
-    self->vp.clip = cfg->grad_norm_clip;
+    self->vp.clip = cfg->grad_norm_action != FASGD_SRV_NORM_REFUSE;
     self->vp.cost = cfg->guard_cost;
     self->vp.trust = cfg->guard_trust;
     self->vp.refuse = cfg->guard_refuse;
@@ -474,8 +478,17 @@ s_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int r
         *weight_p = 0;
         self->st->ignored++;
         c->ignored++;
+        if (++self->ignored_in_row % S_IGNORED_NOTICE == 0)
+            fasgd_log_notice ("guard: the last %llu pushes were all ignored (T=%llu; the last one's mean score "
+                              "%.3g, from client %u): no client's pushes predict descent of the held-out loss",
+                              (unsigned long long) self->ignored_in_row, (unsigned long long) self->params->T,
+                              v.mean, c->id);
         return 0;
     }
+    if (self->ignored_in_row >= S_IGNORED_NOTICE)
+        fasgd_log_notice ("guard: pushes are applied again after %llu ignored in a row (T=%llu)",
+                          (unsigned long long) self->ignored_in_row, (unsigned long long) self->params->T);
+    self->ignored_in_row = 0;
     if (v.weight < 1) {
         s_scale (self, gp, v.weight);
         *norm_p *= v.weight;
@@ -504,6 +517,12 @@ fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const flo
         s_reference (self);
     judge = judge && self->ref_last >= 0;
     int k = judge ? s_ref_for (self, self->params->T - tau) : -1;
+    /*  Pushes judged, not updates applied, count towards the next
+        reference: were every push ignored, θ and a reference that an
+        unlucky batch made point away from every client's pushes would
+        otherwise stay as they are for good.  */
+    if (judge)
+        self->since_ref++;
     /*  A repeat's size was judged when it came: only what it may add
         is, and its direction against today's reference.  */
     double dot = 0;
@@ -527,7 +546,7 @@ fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const flo
     if (!judge && cfg->grad_norm_factor > 0)
         s_vote (self, c, norm, bound);
     if (norm > bound) {
-        if (!cfg->grad_norm_clip) {
+        if (cfg->grad_norm_action == FASGD_SRV_NORM_REFUSE || (cfg->grad_norm_action == FASGD_SRV_NORM_AUTO && !judge)) {
             snprintf (why, whylen, "gradient norm %.4g is above %.4g (%s)", norm, bound, which);
             return FASGD_STATUS_NONFINITE;
         }
@@ -568,7 +587,6 @@ fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double
         self->since_measure = 0;
     }
     c->refused_in_row = 0;
-    self->since_ref++;
     if (repeat || self->cfg->grad_norm_factor <= 0)
         return;
     self->norms [self->norm_next] = norm;

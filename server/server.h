@@ -14,6 +14,13 @@
 #include "settings.h"
 #include "types.h"
 
+/*  What becomes of a gradient above a norm bound (limits.grad_norm_action).  */
+typedef enum {
+    FASGD_SRV_NORM_REFUSE,          /* 422 */
+    FASGD_SRV_NORM_CLIP,            /* scaled down to the bound */
+    FASGD_SRV_NORM_AUTO             /* clipped while direction is judged, else refused */
+} fasgd_srv_norm_action_t;
+
 typedef struct {
     char push_endpoint [256];
     char fetch_endpoint [256];
@@ -40,7 +47,7 @@ typedef struct {
     uint64_t max_cache_bytes;       /* resend-last caches, all clients together */
     double grad_norm;               /* refuse (or clip) gradients of a larger L2 norm; 0 off */
     double grad_norm_factor;        /* ... or larger than this times the recent median; 0 off */
-    int grad_norm_clip;             /* clip instead of refusing */
+    int grad_norm_action;           /* fasgd_srv_norm_action_t: above a bound */
     int wire_push, wire_params;     /* fasgd_wire_t: how gradients and parameters travel */
     int max_refusals;               /* refusals in a row that make the server forget a client; 0 never */
     int guard_examples;             /* the reference gradient's examples; 0: no reference */

@@ -4,11 +4,14 @@
 # judges direction (docs/ALGORITHMS.md, "The guard"): the final
 # validation error stays near that of the two honest clients alone, no
 # honest gradient is refused, and the flipper's pushes are not applied.
-# TAP output.
+# A client whose pushes are all ignored does not freeze the reference
+# (the server draws fresh ones while nothing is applied), and a client
+# pushing far above the norm bound in an honest direction is clipped, not
+# refused. TAP output.
 tap_name=attack
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 7
+plan_mnist 11
 
 cat > "$tmp/server.yaml" <<YAML
 push_endpoint: tcp://127.0.0.1:*
@@ -73,3 +76,46 @@ check "... with no honest gradient refused" sh -c "
 ignored=$(key flip guard_ignored)
 check "... while most of the flipper's pushes were not applied ($ignored)" \
     test "${ignored:-0}" -gt 500
+
+# lone NAME STEPS SCALE: the server and one client of STEPS steps pushing
+# its gradient times SCALE; STATUS in $tmp/NAME.status.
+lone() {
+    name=$1
+    serve "$tmp/$name.ports" "$tmp/$name.log" "$server" -c "$tmp/server.yaml" --set "eval.csv=$tmp/$name.csv" ||
+        return 1
+    spid=$server_pid
+    timeout 120 "$client" -s "$push" -f "$fetch" --data "$data" --name "$name" --seed 3 -n "$2" --gradient-scale "$3" \
+        --quiet > "$tmp/$name.out" 2> "$tmp/$name.err"
+    crc=$?
+    "$ctl" -j -p "$tmp/$name.ports" status > "$tmp/$name.status"
+    kill -TERM "$spid"
+    wait "$spid"
+    return $crc
+}
+
+# A lone client pushing its gradient negated (a tenth of it: small enough
+# never to be refused) is ignored throughout, and nothing is applied; the
+# server still draws a reference every guard.every (8) pushes judged, so
+# an unlucky reference that makes every push look like ascent does not
+# stay for good (with references drawn only after applied updates, the
+# count stayed 1 and honest clients could be locked out for good).
+cp /dev/null "$tmp/server.log"
+check "a lone client pushing its gradient negated is served (exit 0)" lone negated 1100 -0.1
+cp "$tmp/negated.log" "$tmp/server.log"
+refs=$(key negated guard_references) ign=$(key negated guard_ignored)
+check "... its pushes ignored ($ign of 1100) while the server draws fresh references ($refs)" \
+    sh -c "test '${ign:-0}' -ge 1000 && test '${refs:-0}' -ge 100"
+check "... and logged once 1000 in a row were ignored" grep -q "the last 1000 pushes were all ignored" \
+    "$tmp/negated.log"
+
+# A client pushing 30 times its gradient (above the bound of 10 times an
+# honest norm) is clipped to the bound and judged as clipped:
+# limits.grad_norm_action auto clips while direction is judged, so a spike
+# is never refused for its size; a clipped push that then predicts much
+# ascent (a score below -guard.refuse) is still refused, for that.
+cp /dev/null "$tmp/server.log"
+lone spike 300 30 > /dev/null
+cp "$tmp/spike.log" "$tmp/server.log"
+clipped=$(key spike guard_clipped)
+check "a client pushing 30 times its gradient is clipped ($clipped times), never refused for its size" \
+    sh -c "test '${clipped:-0}' -ge 20 && ! grep 422 '$tmp/spike.err' | grep -v 'predicts ascent' | grep -q ."

@@ -223,7 +223,8 @@ END_TEST
     do not lower the bound the honest clients meet.  */
 START_TEST (test_one_client_cannot_move_the_bound)
 {
-    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0", NULL };
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0",
+                            "heartbeat.expiry_ms=600000", NULL };
     server_t s;
     s_start_sets (&s, sets);
     zsock_t *push [4];
@@ -259,7 +260,8 @@ END_TEST
     what is refused is still refused.  */
 START_TEST (test_many_voters_come_and_go)
 {
-    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0", NULL };
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0",
+                            "heartbeat.expiry_ms=600000", NULL };
     server_t s;
     s_start_sets (&s, sets);
     enum { K = 150 };

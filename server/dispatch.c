@@ -320,22 +320,21 @@ s_client (fasgd_server_t *self, const fasgd_srv_request_t *r, const char *key)
         fasgd_srv_reply_error (r, FASGD_STATUS_FORBIDDEN, "CURVE key %s is no longer allowed", key ? key : "(none)");
         return NULL;
     }
+    /*  One reason on the wire for the three cases, so that a peer cannot
+        tell a live id from one never given out; the log says which.  */
     fasgd_srv_client_t *c = fasgd_srv_registry_lookup (self->registry, req->client_id);
-    if (!c) {
-        self->st.unknown++;
+    const char *why = !c ? NULL
+                    : req->session != c->session ? "another session"
+                    : fasgd_srv_security_curve (self->security) && (!key || strcmp (key, c->key) != 0)
+                      ? "another CURVE key" : NULL;
+    if (!c || why) {
+        if (why) {
+            self->st.forbidden++;
+            fasgd_log_info ("client %u named with %s than its JOIN's: refused as unknown", req->client_id, why);
+        }
+        else
+            self->st.unknown++;
         fasgd_srv_reply_error (r, FASGD_STATUS_UNKNOWN_CLIENT, "unknown client %u: join first", req->client_id);
-        return NULL;
-    }
-    if (req->session != c->session) {
-        self->st.forbidden++;
-        fasgd_srv_reply_error (r, FASGD_STATUS_UNKNOWN_CLIENT, "unknown client %u for this session: join first",
-                               req->client_id);
-        return NULL;
-    }
-    if (fasgd_srv_security_curve (self->security) && (!key || strcmp (key, c->key) != 0)) {
-        self->st.forbidden++;
-        fasgd_srv_reply_error (r, FASGD_STATUS_UNKNOWN_CLIENT, "unknown client %u for this key: join first",
-                               req->client_id);
         return NULL;
     }
     if (self->stopping) {

@@ -212,8 +212,10 @@ s_join (zsock_t *push)
     return s_join_rule (push, "asgd");
 }
 
+/*  Expects an ERROR of that status for request seq; its reason into
+    reason [size] when given.  */
 static inline void
-s_expect_error (zsock_t *sock, int status, uint32_t seq)
+s_expect_error_reason (zsock_t *sock, int status, uint32_t seq, char *out, size_t size)
 {
     fasgd_header_t r;
     char reason [300] = "";
@@ -223,6 +225,14 @@ s_expect_error (zsock_t *sock, int status, uint32_t seq)
     ck_assert_msg (r.status == status, "status %d, expected %d (%s)", r.status, status, reason);
     ck_assert_uint_eq (r.seq, seq);
     ck_assert_int_gt ((int) strlen (reason), 5);
+    if (out)
+        snprintf (out, size, "%s", reason);
+}
+
+static inline void
+s_expect_error (zsock_t *sock, int status, uint32_t seq)
+{
+    s_expect_error_reason (sock, status, seq, NULL, 0);
 }
 
 /*  Sends a control request of nframes frames (after REQ's delimiter when

@@ -349,6 +349,7 @@ START_TEST (test_identity_bound_to_session)
                            FASGD_MSG_EVAL, FASGD_MSG_LEAVE };
     uint32_t seq = 100;
     int refused = 0;
+    char live [300] = "", gone [300] = "";
     for (size_t w = 0; w < sizeof wrong / sizeof wrong [0]; w++)
         for (size_t t = 0; t < sizeof types / sizeof types [0]; t++) {
             h = s_req (types [t], id, ++seq, 1);
@@ -360,7 +361,11 @@ START_TEST (test_identity_bound_to_session)
                 s_send (sock, &h, "error=0.99\n", 11);
             else
                 s_send (sock, &h, NULL, 0);
-            s_expect_error (sock, FASGD_STATUS_UNKNOWN_CLIENT, seq);
+            char reason [300];
+            s_expect_error_reason (sock, FASGD_STATUS_UNKNOWN_CLIENT, seq, reason, sizeof reason);
+            if (refused > 0)
+                ck_assert_str_eq (reason, live);
+            snprintf (live, sizeof live, "%s", reason);
             refused++;
         }
     /*  The right session on the stranger's connection is the client's own
@@ -388,6 +393,13 @@ START_TEST (test_identity_bound_to_session)
     s_send (push, &h, NULL, 0);
     s_recv (push, &r, NULL, 0);
     ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    /*  The id gone, a stranger's request reads exactly as it did while the
+        id was live: the 401 does not tell live ids from others.  */
+    h = s_req (FASGD_MSG_HEARTBEAT, id, ++seq, 0);
+    h.session = wrong [1];
+    s_send (spush, &h, NULL, 0);
+    s_expect_error_reason (spush, FASGD_STATUS_UNKNOWN_CLIENT, seq, gone, sizeof gone);
+    ck_assert_str_eq (live, gone);
 
     zsock_destroy (&spush);
     zsock_destroy (&sfetch);

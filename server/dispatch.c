@@ -371,11 +371,18 @@ s_route (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
             fasgd_srv_reply_ack (r, FASGD_STATUS_OK);
             fasgd_srv_registry_free (self->registry, c);
             break;
-        case FASGD_MSG_EVAL:
+        case FASGD_MSG_EVAL: {
+            char why [128];
+            if (fasgd_srv_eval_report (self->eval, c, body_len ? zmq_msg_data (body) : "", body_len, why,
+                                       sizeof why)) {
+                self->st.malformed++;
+                fasgd_srv_reply_error (r, FASGD_STATUS_MALFORMED, "EVAL refused: %s", why);
+                break;
+            }
             self->st.evals++;
-            fasgd_srv_eval_report (self->eval, c, body_len ? zmq_msg_data (body) : "", body_len);
             fasgd_srv_reply_ack (r, FASGD_STATUS_OK);
             break;
+        }
         default:
             self->st.malformed++;
             fasgd_srv_reply_error (r, FASGD_STATUS_MALFORMED, "%s is a reply, not a request",

@@ -79,33 +79,50 @@ s_csv_row (fasgd_srv_eval_t *self, uint64_t ts, double err, double nll, double t
 }
 
 /*  The `error=` and `nll=` lines of an EVAL body (PROTOCOL.md); nll is NaN
-    when absent. -1 unless error is there and both are finite numbers.  */
-static int
-s_eval_parse (const char *body, size_t len, double *error, double *nll)
+    when absent. NULL when error is there and both are plausible (error a
+    rate in [0, 1], nll finite and not negative), else the reason, in
+    why [size].  */
+static const char *
+s_eval_parse (const char *body, size_t len, double *error, double *nll, char *why, size_t size)
 {
     char text [FASGD_PROTO_TEXT_MAX + 1];
-    if (len >= sizeof text)
-        return -1;
+    if (len >= sizeof text) {
+        snprintf (why, size, "an EVAL body of %zu bytes (at most %d)", len, FASGD_PROTO_TEXT_MAX);
+        return why;
+    }
     memcpy (text, body, len);
     text [len] = '\0';
     int have_error = 0;
     *nll = NAN;
     char *save = NULL;
     for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save)) {
-        double *slot = strncmp (line, "error=", 6) == 0 ? error
-                     : strncmp (line, "nll=", 4) == 0 ? nll : NULL;
-        if (!slot)
+        int is_error = strncmp (line, "error=", 6) == 0;
+        if (!is_error && strncmp (line, "nll=", 4) != 0)
             continue;
         const char *v = strchr (line, '=') + 1;
         char *end;
         errno = 0;
         double x = strtod (v, &end);
-        if (end == v || *end != '\0' || errno == ERANGE || !isfinite (x))
-            return -1;
-        *slot = x;
-        have_error |= slot == error;
+        if (end == v || *end != '\0' || errno == ERANGE || !isfinite (x)) {
+            snprintf (why, size, "%s is not a finite number", is_error ? "error" : "nll");
+            return why;
+        }
+        if (is_error && (x < 0 || x > 1)) {
+            snprintf (why, size, "error %.9g is not a rate in [0, 1]", x);
+            return why;
+        }
+        if (!is_error && x < 0) {
+            snprintf (why, size, "nll %.9g is negative", x);
+            return why;
+        }
+        *(is_error ? error : nll) = x;
+        have_error |= is_error;
     }
-    return have_error ? 0 : -1;
+    if (!have_error) {
+        snprintf (why, size, "no error= line");
+        return why;
+    }
+    return NULL;
 }
 
 static void *
@@ -326,9 +343,13 @@ fasgd_srv_eval_wait (fasgd_srv_eval_t *self)
     }
 }
 
-void
-fasgd_srv_eval_report (fasgd_srv_eval_t *self, const fasgd_srv_client_t *c, const char *body, size_t len)
+const char *
+fasgd_srv_eval_report (fasgd_srv_eval_t *self, const fasgd_srv_client_t *c, const char *body, size_t len,
+                       char *why, size_t size)
 {
+    double error, nll;
+    if (s_eval_parse (body, len, &error, &nll, why, size))
+        return why;
     char text [FASGD_PROTO_TEXT_MAX + 1];
     size_t k = 0;
     for (size_t i = 0; i < len && k < sizeof text - 1; i++)
@@ -338,8 +359,7 @@ fasgd_srv_eval_report (fasgd_srv_eval_t *self, const fasgd_srv_client_t *c, cons
     /*  Without a validation set of its own (an external model, a shard,
         eval.enabled false) the server's validation comes from its clients:
         it goes where its own would (the CSV, STATUS).  */
-    double error, nll;
-    if (!self->valid && s_eval_parse (body, len, &error, &nll) == 0) {
+    if (!self->valid) {
         pthread_mutex_lock (&self->lock);
         self->last_error = error;
         self->last_nll = nll;
@@ -350,4 +370,5 @@ fasgd_srv_eval_report (fasgd_srv_eval_t *self, const fasgd_srv_client_t *c, cons
         s_csv_row (self, self->params->T, error, nll, NAN, NAN);
         pthread_mutex_unlock (&self->lock);
     }
+    return NULL;
 }

@@ -42,8 +42,11 @@ void fasgd_srv_eval_wait (fasgd_srv_eval_t *self);
 /*  A gradient of staleness tau was applied: the next row's max_tau.  */
 void fasgd_srv_eval_note_tau (fasgd_srv_eval_t *self, uint64_t tau);
 /*  An EVAL request's body from client c: logged, and without a
-    validation set of its own, the validation row.  */
-void fasgd_srv_eval_report (fasgd_srv_eval_t *self, const fasgd_srv_client_t *c, const char *body, size_t len);
+    validation set of its own, the validation row. NULL when taken; else
+    the reason it was refused (an error outside [0, 1], an nll negative,
+    either not a finite number, no error), written in why [size].  */
+const char *fasgd_srv_eval_report (fasgd_srv_eval_t *self, const fasgd_srv_client_t *c, const char *body,
+                                   size_t len, char *why, size_t size);
 /*  The last result: 1 with its error, NLL, timestamp and when (ms); 0
     before the first (*error then NaN).  */
 int fasgd_srv_eval_result (fasgd_srv_eval_t *self, double *error, double *nll, uint64_t *T, int64_t *ms);

@@ -258,6 +258,16 @@ START_TEST (test_server_external_model)
     ck_assert_int_eq (fasgd_client_eval (c, 0.125, 0.5, 2000), 0);
     ck_assert_int_eq (fasgd_client_push (c, grad, 0), 0);
     ck_assert_int_eq (fasgd_client_push (c, grad, 0), 0);
+    /*  Results that cannot be an error rate or a likelihood are refused
+        (400) and make no row: had one made a row, it would have taken the
+        staleness of the two pushes above from the next.  */
+    const double bad [][2] = { { 5, 0.5 }, { -5, 0.5 }, { 1e308, 0.5 }, { NAN, 0.5 }, { 0.25, -1 },
+                               { 0.25, NAN }, { 0.25, INFINITY } };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        ck_assert_msg (fasgd_client_eval (c, bad [i][0], bad [i][1], 2000) == FASGD_CLIENT_EREFUSED,
+                       "error %g nll %g taken", bad [i][0], bad [i][1]);
+        ck_assert_int_eq (fasgd_client_last_status (c), FASGD_STATUS_MALFORMED);
+    }
     ck_assert_int_eq (fasgd_client_eval (c, 0.25, 0.75, 2000), 0);
     ck_assert_int_eq (fasgd_client_eval (c, 0.375, 1.0, 2000), 0);
     ck_assert_int_eq (fasgd_client_leave (c), 0);
@@ -268,6 +278,10 @@ START_TEST (test_server_external_model)
     ck_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0);
     char *csv = s_slurp (s_path ("eval.csv"));
     ck_assert_msg (strstr (csv, "\n1,") && strstr (csv, ",0.125000,0.500000,"), "%s", csv);
+    int lines = 0;
+    for (const char *p = csv; *p; p++)
+        lines += *p == '\n';
+    ck_assert_msg (lines == 4, "a header and 3 rows expected:\n%s", csv);
     /*  mean_tau and max_tau end each row.  */
     const char *want [3][2] = { { ",0.125000,", ",0.0000,0\n" }, { ",0.250000,", ",1.5000,2\n" },
                                 { ",0.375000,", ",0.0000,0\n" } };

@@ -13,13 +13,16 @@
     not the sum of them.
 
     A link that fails in a way that ends its session (timeout, 401,
-    malformed reply, failed handshake) is lost: the calls go on with the
-    other links (the lost part of θ stays as last fetched, its part of
-    each gradient is dropped), and try to join it again at most once a
-    second, waiting S_PROBE_MS; joined again, it fetches its part before
-    it pushes. The other links keep their sessions throughout. Only a
-    call that no link answered fails, and fasgd_client_join then joins
-    the lost links again.  */
+    malformed reply, failed handshake, θ that no server holds) is lost:
+    the calls go on with the other links (the lost part of θ stays as
+    last fetched, its part of each gradient is dropped), and try to join
+    it again at most once a second, waiting S_PROBE_MS; joined again, it
+    fetches its part before it pushes. The other links keep their
+    sessions throughout. A call fails when no link answered it, or when a
+    link lost in it (or sitting it out) has never put its part into the
+    caller's θ since the client joined: there is no last fetched part to
+    go on with, and a gradient on such a θ would be garbage to every
+    shard. fasgd_client_join then joins the lost links again.  */
 #include "link.h"
 #include "codec.h"
 
@@ -67,6 +70,7 @@ typedef struct {
     int64_t tau;                    /* the staleness it reported in the last step */
     int lost;                       /* its session ended or may have: join it again */
     int needs_fetch;                /* joined again: its part of θ comes before its pushes */
+    int have;                       /* its part is in the caller's θ, taken since the client joined */
     int64_t last_try;               /* when it was last tried while lost (s_now_ms) */
     fasgd_client_stats_t base;      /* its counts at the client's last join (0 if it joined then) */
 } s_part_t;
@@ -242,23 +246,40 @@ s_result (fasgd_client_t *self)
 static int
 s_result_sharded (fasgd_client_t *self)
 {
-    int best = 0, answered = 0, err = 0, lost_err = 0;
+    int best = 0, answered = 0, err = 0, lost_err = 0, missing = -1;
     for (int i = 0; i < self->nlinks; i++) {
         int rc = self->parts [i].rc;
-        if (rc == S_SKIPPED)
+        if (fasgd_link_fetched (self->parts [i].link))
+            self->parts [i].have = 1;
+        if (rc == S_SKIPPED) {
+            if (!self->parts [i].have && missing < 0)
+                missing = i;
             continue;
+        }
         if (rc >= 0) {
             answered++;
             best = rc > best ? rc : best;
         }
         else
         if (s_lost_error (rc)) {
+            if (!self->parts [i].have)
+                fasgd_log_warn ("client: the shard at endpoint %d: %s (%s); no part of θ from it since the "
+                                "client joined, so no step", i + 1, fasgd_client_strerror (rc),
+                                fasgd_link_last_reason (self->parts [i].link));
+            else
             if (!self->parts [i].lost)
                 fasgd_log_warn ("client: the shard at endpoint %d: %s (%s); the other shards train on, "
                                 "and it is tried again every %d ms", i + 1, fasgd_client_strerror (rc),
                                 fasgd_link_last_reason (self->parts [i].link), S_RETRY_MS);
             self->parts [i].lost = 1;
             self->parts [i].last_try = s_now_ms ();
+            if (!self->parts [i].have && missing < 0) {
+                missing = i;
+                if (!err) {
+                    err = rc;
+                    self->err_link = i;
+                }
+            }
             if (!lost_err) {
                 lost_err = rc;
                 if (!err)
@@ -273,6 +294,9 @@ s_result_sharded (fasgd_client_t *self)
     }
     if (err)
         return err;
+    if (missing >= 0)
+        return s_fail (self, FASGD_CLIENT_ENOTJOINED, "the shard at endpoint %d has not sent its part of θ "
+                       "since the client joined: no step without the whole θ", missing + 1);
     if (answered)
         return best;
     /*  No shard answered: the caller's way back (fasgd_client_join).  */
@@ -476,6 +500,10 @@ s_shards_check (fasgd_client_t *self)
                          i + 1);
         else {
             seen [d->shard] = 1;
+            /*  Another part at this endpoint: what the caller's θ holds
+                there is not its.  */
+            if (self->parts [i].off != (size_t) d->offset || self->parts [i].len != (size_t) d->length)
+                self->parts [i].have = 0;
             self->parts [i].off = (size_t) d->offset;
             self->parts [i].len = (size_t) d->length;
             covered += d->length;
@@ -527,6 +555,10 @@ fasgd_client_join (fasgd_client_t *self, const char *name)
         return rc;
     }
     snprintf (self->name, sizeof self->name, "%s", name ? name : "");
+    /*  A first join (or one after a leave): the caller's θ holds nothing
+        of the shards yet.  */
+    for (int i = 0; !self->nparams && i < self->nlinks; i++)
+        self->parts [i].have = 0;
     /*  The links still joined keep their sessions: only those that lost
         theirs join again (all of them the first time).  */
     s_all (self, s_join_op, (void *) name);

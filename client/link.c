@@ -34,6 +34,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,16 @@
 #define S_CONTROL_MAXMSG     ((int64_t) FASGD_PROTO_DESC_MAX)
 /*  Bounds D so that 4·D bytes and two float copies stay addressable.  */
 #define S_MAX_PARAMS         ((uint64_t) SIZE_MAX / 16)
+/*  The largest |θ_i| a client takes from a server: beyond about 1.8e19
+    (the square root of FLT_MAX) a float32 square overflows, so no float32
+    training step on such a value stays finite (a norm, weight decay, two
+    layers of a forward pass), and honest θ stays many orders of magnitude
+    below it (MNIST's MLP: |θ_i| < 10; a run poisoned at its first push
+    reached 3.5e11). A relative bound (against the θ last held) would
+    refuse honest θ after a long absence, or at the first fetch.  */
+#define S_THETA_MAX          1e19f
+/*  Values checked per slice of s_params_plausible.  */
+#define S_CHECK_SLICE        256
 
 /*  s_request's verdict on a reply that answers an earlier request.  */
 #define S_STALE 1
@@ -578,8 +589,36 @@ fasgd_link_nparams (const fasgd_link_t *self)
     return self ? self->nparams : 0;
 }
 
+/*  Whether the n values of a PARAMS body (as wire) can be a server's θ:
+    finite, and none beyond ±S_THETA_MAX. Decoded a slice at a time on
+    the stack, so that the caller's θ is written only once the whole body
+    passed. 0, or FASGD_CLIENT_EPROTO naming the first value refused.  */
+static int
+s_params_plausible (fasgd_link_t *self, const uint8_t *src, size_t n)
+{
+    float slice [S_CHECK_SLICE];
+    size_t size = fasgd_proto_wire_size (self->wire_params);
+    for (size_t at = 0; at < n; at += S_CHECK_SLICE) {
+        size_t k = n - at < S_CHECK_SLICE ? n - at : S_CHECK_SLICE;
+        fasgd_proto_wire_decode (self->wire_params, src + at * size, k, slice);
+        for (size_t i = 0; i < k; i++) {
+            /*  Written so that a NaN fails it.  */
+            if (fabsf (slice [i]) <= S_THETA_MAX)
+                continue;
+            char what [FASGD_PROTO_TEXT_MAX + 1];
+            snprintf (what, sizeof what, "parameters from %s that no server holds: value %zu of %zu is %g "
+                      "(θ is finite and within ±%g); refused, none of them used",
+                      self->fetch_endpoint, (size_t) self->desc.offset + at + i, (size_t) self->desc.params,
+                      (double) slice [i], (double) S_THETA_MAX);
+            return s_malformed (self, what);
+        }
+    }
+    return 0;
+}
+
 /*  θ from a PARAMS body (which it destroys) into theta, its timestamp
-    into *ts. 0, or FASGD_CLIENT_EPROTO for a body of the wrong size.  */
+    into *ts. 0, or FASGD_CLIENT_EPROTO for a body of the wrong size or
+    values no server holds (s_params_plausible), theta then untouched.  */
 static int
 s_params_take (fasgd_link_t *self, zframe_t **body_p, const fasgd_header_t *rep,
                float *theta, uint64_t *ts)
@@ -589,6 +628,10 @@ s_params_take (fasgd_link_t *self, zframe_t **body_p, const fasgd_header_t *rep,
     if (!body || zframe_size (body) != self->nparams * fasgd_proto_wire_size (self->wire_params)) {
         zframe_destroy (&body);
         return s_malformed (self, "PARAMS of the wrong size");
+    }
+    if (s_params_plausible (self, zframe_data (body), self->nparams) != 0) {
+        zframe_destroy (&body);
+        return FASGD_CLIENT_EPROTO;
     }
     fasgd_proto_wire_decode (self->wire_params, zframe_data (body), self->nparams, theta);
     zframe_destroy (&body);
@@ -614,14 +657,18 @@ fasgd_link_fetch (fasgd_link_t *self, float *theta, uint64_t *timestamp, int if_
     int rc = s_request (self, &self->fetch, &req, NULL, FASGD_MSG_PARAMS, &rep, &body);
     if (rc != 0)
         return rc;
-    self->stats.fetches++;
     if (rep.status == FASGD_STATUS_NOT_MODIFIED) {
         zframe_destroy (&body);
         if (!if_newer)
             return s_malformed (self, "304 to a FETCH without if-newer");
+        self->stats.fetches++;
         return 1;
     }
-    return s_params_take (self, &body, &rep, theta, timestamp);
+    /*  θ refused is not a fetch.  */
+    if ((rc = s_params_take (self, &body, &rep, theta, timestamp)) != 0)
+        return rc;
+    self->stats.fetches++;
+    return 0;
 }
 
 /*  A PUSH of src, computed on the parameters of timestamp, or with src
@@ -930,4 +977,10 @@ int
 fasgd_link_joined (const fasgd_link_t *self)
 {
     return self && self->joined;
+}
+
+int
+fasgd_link_fetched (const fasgd_link_t *self)
+{
+    return self && self->gates.fetched;
 }

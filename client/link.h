@@ -22,6 +22,8 @@ void fasgd_link_set_seed (fasgd_link_t *self, uint64_t seed);
 int fasgd_link_join (fasgd_link_t *self, const char *name);
 /*  1 while joined: from a JOIN's WELCOME to LEAVE, a 401 or a new JOIN.  */
 int fasgd_link_joined (const fasgd_link_t *self);
+/*  1 once θ was received (and taken) in this session.  */
+int fasgd_link_fetched (const fasgd_link_t *self);
 const fasgd_proto_desc_t *fasgd_link_desc (const fasgd_link_t *self);
 uint32_t fasgd_link_id (const fasgd_link_t *self);
 size_t fasgd_link_nparams (const fasgd_link_t *self);

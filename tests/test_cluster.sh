@@ -7,7 +7,7 @@
 tap_name=cluster
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 16
+plan_mnist 17
 
 # The restarted server must get its ports back, so they come from below the
 # kernel's ephemeral range (32768 and up here): there no other test's
@@ -129,4 +129,5 @@ t0=$(date +%s)
 wait $cpid; rc=$?
 t1=$(date +%s)
 check "a second SIGINT exits at once (exit $rc after $((t1 - t0)) s)" test $rc -eq 130 -a $((t1 - t0)) -le 2
+check "no client refused the server's theta" sh -c "! grep -l 'that no server holds' '$tmp'/*.log"
 [ "$failed" -eq 0 ]

@@ -8,7 +8,7 @@
 tap_name=shards
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 28
+plan_mnist 29
 
 # Ports from below the ephemeral range, as in test_cluster.sh: the resumed
 # shard binds the same ones again.
@@ -127,6 +127,8 @@ cp "$tmp/c3.log" "$tmp/err"; cp "$tmp/c3.out" "$tmp/out"
 check "the client finishes its 8000 steps (exit 0), having joined shard 1 again by itself" sh -c "
     [ $rc = 0 ] && grep -q ' 8000 steps' '$tmp/c3.out' && grep -q 'the other shards train on' '$tmp/c3.log' &&
     grep -q 'joined the shard at endpoint 2 again' '$tmp/c3.log'"
+check "no client refused the honest shards' theta" \
+    sh -c "! grep -l 'that no server holds' '$tmp/c1.log' '$tmp/c2.log' '$tmp/c3.log'"
 check "it joined shard 0 once: its session there outlived shard 1's loss" sh -c "
     [ \$(grep -c '(survivor) joined' '$tmp/s0.log') = 1 ] && [ \$(grep -c '(survivor) joined' '$tmp/s1.log') = 2 ]"
 t_resumed=$(sed -n 's/.*resumed from .* at T=\([0-9]*\).*/\1/p' "$tmp/s1.log")

@@ -605,7 +605,7 @@ s_params_plausible (fasgd_link_t *self, const uint8_t *src, size_t n)
             /*  Written so that a NaN fails it.  */
             if (fabsf (slice [i]) <= S_THETA_MAX)
                 continue;
-            char what [FASGD_PROTO_TEXT_MAX + 1];
+            char what [200];        /* with "malformed reply: ", a last_reason */
             snprintf (what, sizeof what, "parameters from %s that no server holds: value %zu of %zu is %g "
                       "(θ is finite and within ±%g); refused, none of them used",
                       self->fetch_endpoint, (size_t) self->desc.offset + at + i, (size_t) self->desc.params,

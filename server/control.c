@@ -14,7 +14,9 @@
 #include <time.h>
 
 #define S_PER_SECOND 50                 /* control requests answered in full a second */
-#define S_CHECKPOINT_INTERVAL_MS 1000   /* between checkpoints asked for */
+#define S_CHECKPOINT_INTERVAL_MS 1000   /* between checkpoints asked for, at least, */
+#define S_CHECKPOINT_SHARE 10           /* and at least this many times the last one's writing */
+#define S_CHECKPOINT_INTERVAL_MAX_MS 2000   /* but at most (fasgd-ctl waits 3 s by default) */
 
 /*  A growing text buffer for replies. On out of memory it keeps what it
     has and says so in failed.  */
@@ -255,6 +257,8 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
         if (fasgd_srv_checkpoint_last (self->checkpoint, &ckpt_T, &ckpt_ms))
             s_text_add (t, "checkpoint_T=%llu\ncheckpoint_age_s=%.3f\n", (unsigned long long) ckpt_T,
                         (double) (now - ckpt_ms) / 1000.0);
+        s_text_add (t, "checkpoint_requests=%llu\ncheckpoint_request_writes=%llu\n",
+                    (unsigned long long) self->ctl_ckpt_asked, (unsigned long long) self->ctl_ckpt_writes);
     }
     if (self->cfg.bandwidth > 0) {
         double used = in_rate + out_rate;
@@ -287,31 +291,108 @@ s_control_reload (fasgd_server_t *self, s_text_t *t)
     s_text_add (t, "status=200\nallowed_keys=%zu\nrevoked=%zu\n", keys, revoked);
 }
 
+/*  Sends one control reply to the peer whose routing id is id (after an
+    empty delimiter when its request had one); dropped, with a debug
+    line, when the peer is gone or its queue is full.  */
 static void
-s_control_checkpoint (fasgd_server_t *self, s_text_t *t)
+s_send (void *sock, zmq_msg_t *id_src, int delimited, const char *body, size_t body_len)
 {
-    if (!*self->cfg.checkpoint) {
-        s_text_add (t, "status=409\nerror=checkpoint.file is empty: this server writes no checkpoints\n");
-        return;
-    }
-    /*  A checkpoint stops the updates while it is written: a burst of
-        requests must not stop them for long.  */
-    int64_t t0 = fasgd_srv_now_ms ();
-    if (self->ctl_ckpt_ms && t0 - self->ctl_ckpt_ms < S_CHECKPOINT_INTERVAL_MS) {
-        s_text_add (t, "status=429\nerror=a checkpoint was written %.3f s ago on request: at most one a second\n",
-                    (double) (t0 - self->ctl_ckpt_ms) / 1000.0);
-        return;
-    }
+    zmq_msg_t id, delim, reply;
+    zmq_msg_init (&id);
+    zmq_msg_copy (&id, id_src);
+    zmq_msg_init (&delim);
+    zmq_msg_init_size (&reply, body_len);
+    memcpy (zmq_msg_data (&reply), body, body_len);
+    if (zmq_msg_send (&id, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || (delimited && zmq_msg_send (&delim, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+        || zmq_msg_send (&reply, sock, ZMQ_DONTWAIT) < 0)
+        fasgd_log_debug ("control: reply dropped: %s", zmq_strerror (zmq_errno ()));
+    zmq_msg_close (&id);
+    zmq_msg_close (&delim);
+    zmq_msg_close (&reply);
+}
+
+/*  The pause after a checkpoint written on request before the next: a
+    second, or S_CHECKPOINT_SHARE times what the last took when that is
+    longer (so that requests stop the updates for at most a tenth of the
+    time), up to S_CHECKPOINT_INTERVAL_MAX_MS.  */
+static int64_t
+s_checkpoint_gap (const fasgd_server_t *self)
+{
+    int64_t gap = S_CHECKPOINT_SHARE * self->ctl_ckpt_cost_ms;
+    if (gap < S_CHECKPOINT_INTERVAL_MS)
+        gap = S_CHECKPOINT_INTERVAL_MS;
+    return gap < S_CHECKPOINT_INTERVAL_MAX_MS ? gap : S_CHECKPOINT_INTERVAL_MAX_MS;
+}
+
+/*  Writes the checkpoint asked for and puts the reply in t: the requests
+    of count waiting ones, which it answers together.  */
+static void
+s_checkpoint_now (fasgd_server_t *self, s_text_t *t, int count)
+{
     char err [FASGD_PATH_LEN + 128];
+    int64_t t0 = fasgd_srv_now_ms ();
+    self->ctl_ckpt_ms = t0;
     if (fasgd_srv_checkpoint_write (self->checkpoint, err, sizeof err) != 0) {
         s_text_add (t, "status=500\nerror=%s\n", err);
         return;
     }
-    self->ctl_ckpt_ms = t0;
-    fasgd_log_notice ("checkpoint written to %s at T=%llu on request", self->cfg.checkpoint,
-                      (unsigned long long) self->params->T);
-    s_text_add (t, "status=200\nfile=%s\nT=%llu\ntime=%.3f\nseconds=%.3f\n", self->cfg.checkpoint,
-                (unsigned long long) self->params->T, s_wall_seconds (), (double) (fasgd_srv_now_ms () - t0) / 1000.0);
+    self->ctl_ckpt_cost_ms = fasgd_srv_now_ms () - t0;
+    self->ctl_ckpt_writes++;
+    fasgd_log_notice ("checkpoint written to %s at T=%llu on request%s", self->cfg.checkpoint,
+                      (unsigned long long) self->params->T, count > 1 ? "s coalesced" : "");
+    s_text_add (t, "status=200\nfile=%s\nT=%llu\ntime=%.3f\nseconds=%.3f\ncoalesced=%d\n", self->cfg.checkpoint,
+                (unsigned long long) self->params->T, s_wall_seconds (),
+                (double) self->ctl_ckpt_cost_ms / 1000.0, count);
+}
+
+/*  A CHECKPOINT: written at once when the last one asked for is older
+    than the gap; otherwise the request waits (reply 0) and every request
+    that came within the gap is answered by one checkpoint at its end
+    (fasgd_srv_control_tick), written after all of them arrived. A burst
+    of requests costs one write.  */
+static int
+s_control_checkpoint (fasgd_server_t *self, s_text_t *t, zmq_msg_t *id, int delimited)
+{
+    if (!*self->cfg.checkpoint) {
+        s_text_add (t, "status=409\nerror=checkpoint.file is empty: this server writes no checkpoints\n");
+        return 1;
+    }
+    self->ctl_ckpt_asked++;
+    if (!self->ctl_ckpt_ms || fasgd_srv_now_ms () - self->ctl_ckpt_ms >= s_checkpoint_gap (self)) {
+        s_checkpoint_now (self, t, 1);
+        return 1;
+    }
+    if (self->ctl_nwaiting == FASGD_SRV_CKPT_WAITING) {
+        s_text_add (t, "status=429\nerror=%d requests already wait for the next checkpoint: try again\n",
+                    FASGD_SRV_CKPT_WAITING);
+        return 1;
+    }
+    fasgd_srv_ckpt_waiter_t *w = &self->ctl_waiting [self->ctl_nwaiting++];
+    zmq_msg_init (&w->id);
+    zmq_msg_copy (&w->id, id);
+    w->delimited = delimited;
+    return 0;
+}
+
+void
+fasgd_srv_control_tick (fasgd_server_t *self, int64_t now, int stopping)
+{
+    if (!self->ctl_nwaiting || (!stopping && now - self->ctl_ckpt_ms < s_checkpoint_gap (self)))
+        return;
+    s_text_t t = { NULL, 0, 0, 0 };
+    if (stopping)
+        s_text_add (&t, "status=503\nerror=the server is stopping: its final checkpoint follows\n");
+    else
+        s_checkpoint_now (self, &t, self->ctl_nwaiting);
+    const char *body = t.failed || !t.data ? "status=500\nerror=out of memory\n" : t.data;
+    for (int i = 0; i < self->ctl_nwaiting; i++) {
+        fasgd_srv_ckpt_waiter_t *w = &self->ctl_waiting [i];
+        s_send (zsock_resolve (self->control), &w->id, w->delimited, body, strlen (body));
+        zmq_msg_close (&w->id);
+    }
+    self->ctl_nwaiting = 0;
+    free (t.data);
 }
 
 /*  Reads one control request and answers it. Returns 0, or -1 when there
@@ -352,8 +433,10 @@ fasgd_srv_control_handle (fasgd_server_t *self)
             len--;
         if (len == 6 && strncasecmp (cmd, "STATUS", 6) == 0)
             s_control_status (self, &t);
-        else if (len == 10 && strncasecmp (cmd, "CHECKPOINT", 10) == 0)
-            s_control_checkpoint (self, &t);
+        else if (len == 10 && strncasecmp (cmd, "CHECKPOINT", 10) == 0) {
+            if (!s_control_checkpoint (self, &t, &parts [0], delimited))
+                goto done;              /* answered with the next checkpoint */
+        }
         else if (len == 6 && strncasecmp (cmd, "RELOAD", 6) == 0)
             s_control_reload (self, &t);
         else if (len == 0)
@@ -374,19 +457,7 @@ fasgd_srv_control_handle (fasgd_server_t *self)
         body = "status=500\nerror=out of memory\n";
         body_len = strlen (body);
     }
-    zmq_msg_t id, delim, reply;
-    zmq_msg_init (&id);
-    zmq_msg_copy (&id, &parts [0]);
-    zmq_msg_init (&delim);
-    zmq_msg_init_size (&reply, body_len);
-    memcpy (zmq_msg_data (&reply), body, body_len);
-    if (zmq_msg_send (&id, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
-        || (delimited && zmq_msg_send (&delim, sock, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
-        || zmq_msg_send (&reply, sock, ZMQ_DONTWAIT) < 0)
-        fasgd_log_debug ("control: reply dropped: %s", zmq_strerror (zmq_errno ()));
-    zmq_msg_close (&id);
-    zmq_msg_close (&delim);
-    zmq_msg_close (&reply);
+    s_send (sock, &parts [0], delimited, body, body_len);
 done:
     free (t.data);
     for (int i = 0; i < nparts; i++)

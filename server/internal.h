@@ -72,6 +72,14 @@ typedef struct {
     fasgd_srv_stats_t st;
 } fasgd_srv_sample_t;
 
+#define FASGD_SRV_CKPT_WAITING 32       /* CHECKPOINT requests waiting for the next checkpoint */
+
+/*  A CHECKPOINT request waiting for its reply (control.c).  */
+typedef struct {
+    zmq_msg_t id;                       /* the peer's routing id */
+    int delimited;                      /* its request had REQ's empty delimiter */
+} fasgd_srv_ckpt_waiter_t;
+
 struct fasgd_server_t {
     fasgd_server_cfg_t cfg;
     zsock_t *push, *fetch, *control;   /* control: NULL when disabled */
@@ -101,8 +109,12 @@ struct fasgd_server_t {
     fasgd_srv_sample_t window [FASGD_SRV_WINDOW_SAMPLES];   /* a ring, oldest at window_next once full */
     int window_next, window_count;
     int64_t last_sample_ms;
-    int64_t ctl_second_ms, ctl_ckpt_ms;     /* this second's start, the last CHECKPOINT asked */
+    int64_t ctl_second_ms, ctl_ckpt_ms;     /* this second's start, the last CHECKPOINT written on request */
+    int64_t ctl_ckpt_cost_ms;               /* how long that took */
+    uint64_t ctl_ckpt_asked, ctl_ckpt_writes;   /* CHECKPOINT requests, and the writes they made */
     int ctl_in_second;
+    fasgd_srv_ckpt_waiter_t ctl_waiting [FASGD_SRV_CKPT_WAITING];  /* for the next checkpoint */
+    int ctl_nwaiting;
 };
 
 /*  dispatch.c  */
@@ -116,8 +128,13 @@ int fasgd_srv_dispatch (fasgd_server_t *self, void *sock, int is_fetch);
 
 /*  Keeps the counters of now in the window's ring, a sample a second.  */
 void fasgd_srv_control_sample (fasgd_server_t *self, int64_t now);
-/*  Reads one control request and answers it. Returns 0, or -1 when there
-    was nothing to read.  */
+/*  Reads one control request and answers it (a CHECKPOINT may wait for
+    fasgd_srv_control_tick). Returns 0, or -1 when there was nothing to
+    read.  */
 int fasgd_srv_control_handle (fasgd_server_t *self);
+/*  Writes the checkpoint that waiting CHECKPOINT requests asked for once
+    the pause after the last is over, and answers them all; stopping:
+    answers them 503 at once (the final checkpoint follows).  */
+void fasgd_srv_control_tick (fasgd_server_t *self, int64_t now, int stopping);
 
 #endif

@@ -591,6 +591,7 @@ s_serve (fasgd_server_t *self, void *push, void *fetch)
     /*  Control last and few at a time: training traffic comes first.  */
     for (int k = 0; self->control && k < S_CONTROL_PER_WAKE && fasgd_srv_control_handle (self) == 0; k++)
         ;
+    fasgd_srv_control_tick (self, now, 0);
     if (now - self->last_expiry_ms >= 250) {
         fasgd_srv_registry_expire (self->registry, now);
         self->last_expiry_ms = now;
@@ -628,6 +629,7 @@ fasgd_server_run (fasgd_server_t *self)
         s_serve (self, items [0].socket, items [1].socket);
     }
     fasgd_log_notice ("stopping at T=%llu", (unsigned long long) p->T);
+    fasgd_srv_control_tick (self, fasgd_srv_now_ms (), 1);
     /*  A last validation row for the final parameters, unless it has one.  */
     if (validates && p->T % (uint64_t) self->cfg.eval_every != 0) {
         fasgd_srv_eval_wait (self->eval);

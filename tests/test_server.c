@@ -666,6 +666,44 @@ START_TEST (test_control_checkpoint_failure_and_budget)
 }
 END_TEST
 
+/*  A burst of CHECKPOINT requests costs one write: the first is written
+    at once, the others wait for the pause after it and are answered
+    together by one more checkpoint, written after they all came.  */
+START_TEST (test_control_checkpoint_burst_coalesced)
+{
+    char ckpt [128], set [160];
+    snprintf (ckpt, sizeof ckpt, "/tmp/fasgd-test-burst-%d.ckpt", (int) getpid ());
+    snprintf (set, sizeof set, "checkpoint.file=%s", ckpt);
+    server_t s;
+    s_start (&s, set);
+    enum { S_BURST = 12 };
+    zsock_t *ctl = zsock_new_dealer (s.control);
+    ck_assert_ptr_nonnull (ctl);
+    zsock_set_linger (ctl, 0);
+    zsock_set_rcvtimeo (ctl, 5000);
+    for (int i = 0; i < S_BURST; i++)
+        ck_assert_int_eq (zstr_send (ctl, "CHECKPOINT"), 0);
+    int at_once = 0, together = 0;
+    for (int i = 0; i < S_BURST; i++) {
+        char *text = zstr_recv (ctl);
+        ck_assert_msg (text, "reply %d of %d missing", i + 1, S_BURST);
+        ck_assert_msg (!strncmp (text, "status=200\n", 11), "%s", text);
+        at_once += strstr (text, "\ncoalesced=1\n") != NULL;
+        together += strstr (text, "\ncoalesced=11\n") != NULL;
+        free (text);
+    }
+    ck_assert_int_eq (at_once, 1);
+    ck_assert_int_eq (together, S_BURST - 1);
+    zsock_destroy (&ctl);
+    char *text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strstr (text, "\ncheckpoint_requests=12\ncheckpoint_request_writes=2\n"), "%s", text);
+    free (text);
+    ck_assert_int_eq (s_stop (&s), 0);
+    unlink (ckpt);
+}
+END_TEST
+
 START_TEST (test_control_disabled)
 {
     /*  An empty control_endpoint: no socket, and no control= line.  */
@@ -1235,6 +1273,7 @@ server_suite (void)
     tcase_add_test (tc, test_check_refuses_a_huge_model);
     tcase_add_test (tc, test_control_status_and_garbage);
     tcase_add_test (tc, test_control_checkpoint_failure_and_budget);
+    tcase_add_test (tc, test_control_checkpoint_burst_coalesced);
     tcase_add_test (tc, test_control_disabled);
     tcase_add_test (tc, test_ctl_against_a_fake_server);
     tcase_add_test (tc, test_resume_refuses_damaged_checkpoints);

@@ -2,12 +2,15 @@
 # scripts/paper-report's verdicts over seeds, on hand-made Fig. 2 CSVs of
 # three seeds: a point lower than another at every seed is "lower", ranges
 # that overlap are "within noise" (and the claim says so), whatever their
-# means; the band files carry each iteration's mean, smallest and largest
-# running mean over the seeds. Reports TAP.
+# means; a claim's verdict follows the written rule (held in every setting;
+# partly held in some and reversed in none; otherwise did not hold) and
+# opens the report in a table with its paired-by-seed count; the band files
+# carry each iteration's mean, smallest and largest running mean over the
+# seeds. Reports TAP.
 tap_name=paper-report
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 report="$top_src/scripts/paper-report"
-echo "1..13"
+echo "1..15"
 
 # csv FILE ERROR [N]: a complete run of N iterations (100,000) whose
 # validation error is ERROR at every row.
@@ -40,14 +43,23 @@ fig2 "$tmp/apart" "0.05 0.06 0.07" "0.08 0.09 0.10"
 "$python" "$report" --results "$tmp/apart" --output "$tmp/apart.md" --seeds "1 2 3" > "$tmp/out" 2> "$tmp/err"
 check "a report from three seeds" [ -s "$tmp/apart.md" ]
 check "ranges apart: fasgd beats sasgd at every λ, the gap grows: held" \
-    grep -q "Fig. 2: fasgd (std) beats sasgd at every λ and the gap grows with λ: held\*\* (fasgd (std) lower beyond the seeds' spread at 4 of 4" "$tmp/apart.md"
+    grep -q "Fig. 2: fasgd (std) beats sasgd at every λ and the gap grows with λ: held\*\* (5 of 5 settings held, 0 within noise, 0 reversed, the settings being each λ and the gap's growth; fasgd (std) lower beyond the seeds' spread at 4 of 4" "$tmp/apart.md"
 check "cells give the mean and the seeds' range" grep -q "| 0.0600 (0.0500–0.0700) |" "$tmp/apart.md"
 
 # The same means, but each seed's fasgd above the lowest sasgd of λ = 250.
 fig2 "$tmp/overlap" "0.03 0.06 0.09" "0.06 0.09 0.12"
 "$python" "$report" --results "$tmp/overlap" --output "$tmp/overlap.md" --seeds "1 2 3" > "$tmp/out" 2> "$tmp/err"
 check "ranges that overlap at λ = 250 are within noise there, and the claim is not held" \
-    grep -q "beats sasgd at every λ and the gap grows with λ: partly held\*\* (fasgd (std) lower beyond the seeds' spread at 3 of 4 λ, within noise at 1" "$tmp/overlap.md"
+    grep -q "beats sasgd at every λ and the gap grows with λ: partly held\*\* (4 of 5 settings held, 1 within noise, 0 reversed" "$tmp/overlap.md"
+check "the headline: each claim, its verdict and its paired-by-seed count (overlapping ranges, every seed lower)" \
+    grep -q "^| Fig. 2: fasgd (std) beats sasgd at every λ and the gap grows with λ | \*\*partly held\*\* | 4 / 1 / 0 of 5 | lower: 12 of 12; gap larger at the largest λ: 3 of 3 |\$" "$tmp/overlap.md"
+
+# Reversed at λ = 250 (every sasgd seed below every fasgd seed), held at the
+# other three: by the written rule one reversal is "did not hold".
+fig2 "$tmp/rev" "0.05 0.06 0.07" "0.01 0.02 0.03"
+"$python" "$report" --results "$tmp/rev" --output "$tmp/rev.md" --seeds "1 2 3" > "$tmp/out" 2> "$tmp/err"
+check "held in some settings and reversed in one: did not hold" \
+    grep -q "beats sasgd at every λ and the gap grows with λ: did not hold\*\* (4 of 5 settings held, 0 within noise, 1 reversed" "$tmp/rev.md"
 check "a band file: iteration, mean, smallest, largest" \
     grep -qx "100000 0.060000 0.030000 0.090000" "$tmp/overlap/band-fig2-128x250-fasgd-a0.005.dat"
 # --quick without the sweep: the sweep winners grid.conf records
@@ -106,10 +118,10 @@ for sd in 1 2; do
     g3 "$f3/fig3-std-a$a3-cfetch0.01-s$sd.csv" concave
 done
 "$python" "$report" --results "$f3" --output "$tmp/f3.md" --seeds "1 2" --quick 1 > "$tmp/out" 2> "$tmp/err"
-check "Fig. 3: concave at both seeds, held" grep -q "are concave (fewer transmissions later in training): held\*\* (std: late/early transmit rate 0.11–0.11 over its 1 gated runs and their seeds (1 of 1 runs below 0.95 at every seed)" "$tmp/f3.md"
+check "Fig. 3: concave at both seeds, held" grep -q "are concave (fewer transmissions later in training): held\*\* (1 of 1 settings held, 0 within noise, 0 reversed, a gated run a setting; std: late/early transmit rate 0.11–0.11 over its 1 gated runs and their seeds (1 of 1 runs below 0.95 at every seed)" "$tmp/f3.md"
 g3 "$f3/fig3-std-a$a3-cfetch0.01-s2.csv" straight
 "$python" "$report" --results "$f3" --output "$tmp/f3.md" --seeds "1 2" --quick 1 > "$tmp/out" 2> "$tmp/err"
-check "Fig. 3: straight at one seed, not held (the seeds' mean rate would be 0.43)" grep -q "are concave (fewer transmissions later in training): did not hold\*\* (std: late/early transmit rate 0.11–1.00 over its 1 gated runs and their seeds (0 of 1 runs below 0.95 at every seed)" "$tmp/f3.md"
+check "Fig. 3: straight at one seed, not held (the seeds' mean rate would be 0.43)" grep -q "are concave (fewer transmissions later in training): did not hold\*\* (0 of 1 settings held, 1 within noise, 0 reversed, a gated run a setting; std: late/early transmit rate 0.11–1.00 over its 1 gated runs and their seeds (0 of 1 runs below 0.95 at every seed)" "$tmp/f3.md"
 
 # A complete sweep (every candidate 0.5 but one per rule and setting: the
 # recorded winner, except fasgd on μ=4, λ=32) is said to differ there.

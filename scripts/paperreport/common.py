@@ -56,6 +56,49 @@ def compare(a, b):
     return "within noise"
 
 
+# The one rule every verdict of the report follows; the report states it
+# once, at its top, and verdict_of applies it.
+RULE = ("A claim is judged in each setting it covers (a (μ, λ) pair, a λ, a gate, a statistic). In a "
+        "setting it *holds* when the comparison goes the claimed way beyond the seeds' spread (every seed "
+        "of one side beyond every seed of the other), is *reversed* when it goes the other way beyond the "
+        "spread, and is *within noise* otherwise. The claim **held** when it holds in every setting; "
+        "**partly held** when it holds in some and is reversed in none; **did not hold** otherwise (within "
+        "noise everywhere, or reversed anywhere). Beside each range test stands the paired-by-seed "
+        "difference: each seed of one side minus the same seed of the other (the two share the clients' "
+        "order and the initial weights), as its mean (smallest–largest) and the number of seeds that go "
+        "the claimed way.")
+
+
+def outcome(c, claimed="lower"):
+    """compare()'s answer as the rule's outcome in one setting."""
+    if c == "within noise":
+        return "within noise"
+    return "holds" if c == claimed else "reversed"
+
+
+def verdict_of(outcomes):
+    """The rule: held in every setting; partly (in some, reversed in none);
+    otherwise did not hold."""
+    if outcomes and all(o == "holds" for o in outcomes):
+        return "held"
+    if "holds" in outcomes and "reversed" not in outcomes:
+        return "partly held"
+    return "did not hold"
+
+
+def counts(outcomes):
+    return "%d of %d settings held, %d within noise, %d reversed" % (
+        outcomes.count("holds"), len(outcomes), outcomes.count("within noise"), outcomes.count("reversed"))
+
+
+def paired(a, b, claimed="lower"):
+    """Seed by seed a − b: (differences, text 'mean (smallest–largest), k of
+    n seeds lower')."""
+    d = [x - y for x, y in zip(a, b)]
+    k = sum(1 for x in d if (x < 0 if claimed == "lower" else x > 0))
+    return d, "paired %+.4f%s, %s at %d of %d seeds" % (mean(d), spread(d), claimed, k, len(d))
+
+
 def fmt_err(x):
     return "—" if x is None else "%.4f" % x
 

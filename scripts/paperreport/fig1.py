@@ -1,6 +1,6 @@
 """Fig. 1: the rules on MNIST at the paper's settings."""
 
-from .common import compare, setting_label, with_spread
+from .common import compare, counts, setting_label, with_spread
 
 
 class Fig1:
@@ -17,25 +17,25 @@ class Fig1:
         self.w()
         runs = self.fig_tables("fig1", g["fig1.settings"], g["fig1.rules"], g["lr.settings"][0])
         for key, what in (("fasgd", "fasgd (std)"), ("fasgd-abs", "fasgd (abs, the paper's code)")):
-            held, noise, rev, n, details = self.faster_lower(runs, g["fig1.settings"], key, "sasgd")
-            if not n:
+            outcomes, details, k, total = self.faster_lower(runs, g["fig1.settings"], key, "sasgd")
+            if not outcomes:
                 continue
             unstable = []
             for s in g["fig1.settings"]:
-                for k, pt in runs[s].items():
+                for k2, pt in runs[s].items():
                     if not pt:
                         continue
                     for sd, run in zip(self.seeds, pt.runs):
                         nll = [row["val_nll"] for row in run.rows]
                         if nll[-1] > 3 * min(nll):
                             unstable.append("%s at %s, seed %s (validation NLL %.2f at its lowest, %.2f "
-                                            "at the end)" % (k, setting_label(s), sd, min(nll), nll[-1]))
-            text = ("**Fig. 1: %s converges faster and lower than sasgd in all four settings "
-                    "(α = %s): %s** (%d of %d settings both faster, i.e. lower error at a tenth of "
-                    "the run, and lower at the end beyond the seeds' spread; %d within noise, %d "
-                    "reversed; %s vs sasgd: %s)." % (
-                        what, g["alpha." + key][0], self.verdict(held, noise, rev, n), held, n, noise,
-                        rev, what, "; ".join(details)))
+                                            "at the end)" % (k2, setting_label(s), sd, min(nll), nll[-1]))
+            claim = "Fig. 1: %s converges faster and lower than sasgd in all four settings (α = %s)" % (
+                what, g["alpha." + key][0])
+            v = self.judged(claim, outcomes, "lower at a tenth and at the end: %d of %d" % (k, total))
+            text = ("**%s: %s** (%s, where holds is lower error both at a tenth of the run and at the "
+                    "end beyond the seeds' spread, and reversed is higher at either; %s vs sasgd: %s)." % (
+                        claim, v, counts(outcomes), what, "; ".join(details)))
             if key == "fasgd" and unstable:
                 text += " Unstable runs: " + "; ".join(unstable) + "."
             self.claims.append(text)

@@ -2,7 +2,8 @@
 
 import math
 
-from .common import LITTLE, TAIL, compare, mean, setting_label, spread, table, with_spread
+from .common import (LITTLE, TAIL, compare, counts, mean, outcome, paired, setting_label, spread, table,
+                     verdict_of, with_spread)
 
 
 class Fig3:
@@ -99,9 +100,11 @@ class Fig3:
         g = self.grid
         if not res:
             return
-        # 1. c_fetch: 10x fewer fetches with little loss.
-        parts = []
-        verdicts = []
+        # 1. c_fetch: 10x fewer fetches with little loss. A statistic holds it
+        # when its gate nearest 10x (at least 8x) costs at most LITTLE at
+        # every seed, reverses it when every seed's cost is above LITTLE.
+        parts, outcomes = [], []
+        k = total = 0
         for st in ("std", "abs"):
             fe = [(v[0], v[1], c) for (s, w, lab, c), v in res.items() if s == st and w == "fetch" and lab == "c"
                   and v[1] is not None]
@@ -110,21 +113,34 @@ class Fig3:
             fe.sort(key=lambda x: x[0])
             big = [x for x in fe if x[0] >= 8]
             top = big[0] if big else fe[-1]
-            # little: every seed's cost at most LITTLE
-            ok = top[0] >= 8 and max(top[1]) <= LITTLE
-            verdicts.append("held" if ok else ("partly" if top[0] >= 5 and mean(top[1]) <= 2 * LITTLE else "no"))
-            parts.append("%s: c = %s cuts fetches %.1f× at a cost of %+.4f%s (%s)" % (
-                st, top[2], top[0], mean(top[1]), spread(top[1]), {"held": "held", "partly": "partly",
-                                                                  "no": "did not hold"}[verdicts[-1]]))
-        if verdicts:
-            v = ("held" if all(x == "held" for x in verdicts) else
-                 "did not hold" if all(x == "no" for x in verdicts) else "partly held")
-            self.claims.append("**Fig. 3: sweeping c_fetch cuts fetches 10× with little loss "
-                               "(≤ %.2f validation error at every seed): %s** (%s)." % (LITTLE, v, "; ".join(parts)))
+            if top[0] < 8:
+                o = "within noise"
+            elif max(top[1]) <= LITTLE:
+                o = "holds"
+            elif min(top[1]) > LITTLE:
+                o = "reversed"
+            else:
+                o = "within noise"
+            outcomes.append(o)
+            k += sum(1 for x in top[1] if x <= LITTLE)
+            total += len(top[1])
+            parts.append("%s: c = %s cuts fetches %.1f× at a cost of %+.4f%s, paired by seed against the "
+                         "ungated run, at most %.2f at %d of %d seeds (%s)" % (
+                             st, top[2], top[0], mean(top[1]), spread(top[1]), LITTLE,
+                             sum(1 for x in top[1] if x <= LITTLE), len(top[1]),
+                             {"holds": "holds", "reversed": "reversed: every seed's cost above %.2f" % LITTLE,
+                              "within noise": "within noise"}[o]))
+        if outcomes:
+            claim = ("Fig. 3: sweeping c_fetch cuts fetches 10× with little loss (≤ %.2f validation error "
+                     "at every seed)" % LITTLE)
+            v = self.judged(claim, outcomes, "cost ≤ %.2f: %d of %d" % (LITTLE, k, total))
+            self.claims.append("**%s: %s** (%s, a statistic a setting; %s)." % (
+                claim, v, counts(outcomes), "; ".join(parts)))
         # 2. cutting pushes hurts quickly (compared with cutting fetches by the same gate).
-        parts, verdicts = [], []
+        parts, outcomes = [], []
+        k = total = 0
         for st in ("std", "abs"):
-            worse = same = total = 0
+            mine = []
             pairs = []
             for (s2, w, lab, c), v in sorted(res.items(), key=lambda kv: (kv[0][2], float(kv[0][3]))):
                 if s2 != st or w != "push" or v[1] is None:
@@ -132,62 +148,66 @@ class Fig3:
                 f = res.get((st, "fetch", lab, c))
                 if not f or f[1] is None:
                     continue
-                total += 1
-                c2 = compare(v[1], f[1])
-                worse += c2 == "higher"
-                same += c2 == "within noise"
-                pairs.append("%s=%s: pushes %.1f× %+.4f%s vs fetches %.1f× %+.4f%s" % (
-                    lab, c, v[0], mean(v[1]), spread(v[1]), f[0], mean(f[1]), spread(f[1])))
-            if not total:
+                mine.append(outcome(compare(v[1], f[1]), "higher"))
+                d, ptext = paired(v[1], f[1], "higher")
+                k += sum(1 for x in d if x > 0)
+                total += len(d)
+                pairs.append("%s=%s: pushes %.1f× %+.4f%s vs fetches %.1f× %+.4f%s (%s)" % (
+                    lab, c, v[0], mean(v[1]), spread(v[1]), f[0], mean(f[1]), spread(f[1]), ptext))
+            if not mine:
                 continue
-            vv = "held" if worse == total else ("did not hold" if worse == 0 else
-                                                 "held in %d of %d" % (worse, total))
-            verdicts.append(worse / total)
-            parts.append("%s: %s (push cost above fetch cost beyond the seeds' spread in %d of %d "
-                         "gates, within noise in %d): %s" % (st, vv, worse, total, same, "; ".join(pairs)))
-        if verdicts:
-            v = ("held" if all(x == 1 for x in verdicts) else
-                 "did not hold" if all(x == 0 for x in verdicts) else "partly held")
-            self.claims.append("**Fig. 3: cutting pushes hurts quickly (more than cutting fetches "
-                               "as much): %s** (cost = final error minus the ungated run's. %s)." % (
-                                   v, ". ".join(parts)))
+            outcomes += mine
+            parts.append("%s: %s (%s): %s" % (st, verdict_of(mine), counts(mine), "; ".join(pairs)))
+        if outcomes:
+            claim = "Fig. 3: cutting pushes hurts quickly (more than cutting fetches as much)"
+            v = self.judged(claim, outcomes, "push cost higher: %d of %d" % (k, total))
+            self.claims.append("**%s: %s** (%s, a gate a setting, push cost above fetch cost beyond the "
+                               "seeds' spread; cost = final error minus the ungated run's. %s)." % (
+                                   claim, v, counts(outcomes), ". ".join(parts)))
         # 2b. B-FASGD against DistBelief's every-k at matched reduction.
-        parts, better, total = [], 0, 0
+        parts, outcomes = [], []
+        k = total = 0
         for w in ("fetch", "push"):
-            ks = [(v[0], v[1], k) for (st, ww, lab, k), v in res.items() if st == "std" and ww == w and lab == "k"]
+            ks = [(v[0], v[1], k2) for (st, ww, lab, k2), v in res.items() if st == "std" and ww == w and lab == "k"]
             cs = [(v[0], v[1], c) for (st, ww, lab, c), v in res.items() if st == "std" and ww == w and lab == "c"]
-            for kr, kc, k in sorted(ks, key=lambda x: x[0]):
+            for kr, kc, k2 in sorted(ks, key=lambda x: x[0]):
                 if not cs or kc is None:
                     continue
                 cr, cc, c = min(cs, key=lambda x: abs(math.log(x[0] / kr)))
                 if cc is None:
                     continue
-                total += 1
-                better += compare(cc, kc) == "lower"
-                parts.append("%s: every %s (%.1f×) %+.4f%s vs c=%s (%.1f×) %+.4f%s" % (
-                    w, k, kr, mean(kc), spread(kc), c, cr, mean(cc), spread(cc)))
-        if total:
-            self.claims.append("**Fig. 3, beyond the paper: B-FASGD against DistBelief's fixed "
-                               "every-k gate at about the same reduction (std)**: B-FASGD is "
-                               "cheaper beyond the seeds' spread in %d of %d pairs (%s)." % (
-                                   better, total, "; ".join(parts)))
-        # 3. concave actual-vs-potential curves: late/early below 0.95 at every seed.
-        parts, verdicts = [], []
+                outcomes.append(outcome(compare(cc, kc)))
+                d, ptext = paired(cc, kc)
+                k += sum(1 for x in d if x < 0)
+                total += len(d)
+                parts.append("%s: every %s (%.1f×) %+.4f%s vs c=%s (%.1f×) %+.4f%s (%s)" % (
+                    w, k2, kr, mean(kc), spread(kc), c, cr, mean(cc), spread(cc), ptext))
+        if outcomes:
+            claim = ("Fig. 3, beyond the paper: B-FASGD costs less than DistBelief's fixed every-k gate at "
+                     "about the same reduction (std)")
+            v = self.judged(claim, outcomes, "B-FASGD cheaper: %d of %d" % (k, total))
+            self.claims.append("**%s: %s** (%s, a pair a setting: %s)." % (claim, v, counts(outcomes),
+                                                                           "; ".join(parts)))
+        # 3. concave actual-vs-potential curves: late/early below 0.95 at every
+        # seed holds, at or above 1 at every seed (convex) reverses.
+        parts, outcomes = [], []
+        k = total = 0
         for st in ("std", "abs"):
             ratios = [[x for x in (r.late_early(v[4]) for r in v[3].runs) if x is not None]
                       for (s, _, lab, _), v in res.items() if s == st and lab == "c" and v[2] is not None]
             ratios = [r for r in ratios if r]
             if not ratios:
                 continue
-            conc = [r for r in ratios if max(r) < 0.95]
-            verdicts.append(len(conc) / len(ratios))
+            mine = ["holds" if max(r) < 0.95 else "reversed" if min(r) >= 1 else "within noise" for r in ratios]
+            outcomes += mine
             every = [x for r in ratios for x in r]
+            k += sum(1 for x in every if x < 0.95)
+            total += len(every)
             parts.append("%s: late/early transmit rate %.2f–%.2f over its %d gated runs and their seeds "
                          "(%d of %d runs below 0.95 at every seed)" % (
-                             st, min(every), max(every), len(ratios), len(conc), len(ratios)))
-        if verdicts:
-            v = ("held" if all(x == 1 for x in verdicts) else
-                 "did not hold" if all(x == 0 for x in verdicts) else "partly held")
-            self.claims.append("**Fig. 3: the actual-vs-potential copy curves are concave (fewer "
-                               "transmissions later in training): %s** (%s; an every-k gate is a "
-                               "straight line by construction)." % (v, "; ".join(parts)))
+                             st, min(every), max(every), len(ratios), mine.count("holds"), len(ratios)))
+        if outcomes:
+            claim = "Fig. 3: the actual-vs-potential copy curves are concave (fewer transmissions later in training)"
+            v = self.judged(claim, outcomes, "late/early below 0.95: %d of %d runs" % (k, total))
+            self.claims.append("**%s: %s** (%s, a gated run a setting; %s; an every-k gate is a "
+                               "straight line by construction)." % (claim, v, counts(outcomes), "; ".join(parts)))

@@ -3,8 +3,8 @@ from a module of its own (intro, sweeps, fig1, fig2, fig3, fashion)."""
 
 import os
 
-from .common import (TAIL, compare, fmt_it, pick, read_grid, recorded_pick, setting_label, table,
-                     with_spread)
+from .common import (RULE, TAIL, compare, fmt_it, outcome, paired, pick, read_grid, recorded_pick,
+                     setting_label, table, verdict_of, with_spread)
 from .runs import Results
 from .intro import Intro
 from .sweeps import Sweeps
@@ -30,6 +30,7 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
         self.n_lr = int(self.grid["lr.iterations"][0]) // self.scale
         self.out = []
         self.claims = []
+        self.headline = []
 
     def w(self, s=""):
         self.out.append(s)
@@ -127,41 +128,65 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
         return allruns
 
     def faster_lower(self, runs, settings, a_key, b_key):
-        """Per setting: a against b at the end and at a tenth of the run.
-        Returns (held, within noise, reversed, settings compared, details)."""
-        held = noise = rev = n = 0
-        details = []
+        """Per setting: a against b at the end and at a tenth of the run; it
+        holds where a is lower at both, is reversed where a is higher at
+        either. Returns (outcomes, details, seeds lower at both, seed pairs)."""
+        outcomes, details = [], []
+        k = total = 0
         early = self.n_fig // 10
         for s in settings:
             a, b = runs[s].get(a_key), runs[s].get(b_key)
             if not (a and b) or a.ats(early) is None or b.ats(early) is None:
                 continue
-            n += 1
             end = compare(a.finals, b.finals)
             start = compare(a.ats(early), b.ats(early))
             if end == "lower" and start == "lower":
-                held += 1
+                outcomes.append("holds")
             elif "higher" in (end, start):
-                rev += 1
+                outcomes.append("reversed")
             else:
-                noise += 1
-            details.append("%s: final %s vs %s (%s), at %s iterations %s vs %s (%s)" % (
-                setting_label(s), with_spread(a.finals), with_spread(b.finals), end,
+                outcomes.append("within noise")
+            d_end, p_end = paired(a.finals, b.finals)
+            d_start, _ = paired(a.ats(early), b.ats(early))
+            k += sum(1 for x, y in zip(d_end, d_start) if x < 0 and y < 0)
+            total += len(d_end)
+            details.append("%s: final %s vs %s (%s; %s), at %s iterations %s vs %s (%s)" % (
+                setting_label(s), with_spread(a.finals), with_spread(b.finals), end, p_end,
                 "{:,}".format(early), with_spread(a.ats(early)), with_spread(b.ats(early)), start))
-        return held, noise, rev, n, details
+        return outcomes, details, k, total
 
     @staticmethod
-    def verdict(held, noise, rev, n):
-        if held == n:
-            return "held"
-        if held == 0 and rev == 0:
-            return "within noise"
-        if held == 0 and noise == 0:
-            return "did not hold"
-        return "partly held"
+    def verdict(outcomes):
+        return verdict_of(outcomes)
+
+    def judged(self, claim, outcomes, paired_text):
+        """A claim for the headline table: its verdict by the rule."""
+        v = verdict_of(outcomes)
+        self.headline.append((claim, v, "%d / %d / %d of %d" % (
+            outcomes.count("holds"), outcomes.count("within noise"), outcomes.count("reversed"), len(outcomes)),
+            paired_text))
+        return v
+
+    def headline_lines(self):
+        out = ["## The claims and their verdicts", ""]
+        if self.args.smoke:
+            out += ["(`--smoke` run: these verdicts are only a check of the report.)", ""]
+        out += [RULE, "",
+                "The data: these tables are read from the per-run CSVs of `scripts/paper` under `results/`, "
+                "which git ignores: they are not kept in the repository, so the numbers below can be checked "
+                "only by running `scripts/paper` again (the grid's CPU time is under \"Run times\"). The "
+                "ablation (`experiments/ablation.md`) and the time to accuracy "
+                "(`experiments/time-to-accuracy.md`) are made from data kept in `experiments/data/`.", ""]
+        rows = [[c, "**%s**" % v, n, p] for c, v, n, p in self.headline]
+        out.append(table(["claim", "verdict", "settings held / within noise / reversed",
+                          "paired by seed (seeds the claimed way)"], rows, ["---", "---", "---:", "---"]))
+        out += ["", "The evidence for each verdict is under \"The paper's claims\" below.", ""]
+        return out
+
     def make(self):
         self.fashion_text = None
         self.header()
+        at = len(self.out)
         self.scope()
         self.times()
         self.sweeps()
@@ -182,4 +207,5 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
         if self.fashion_text:
             self.w("- " + self.fashion_text)
         self.w()
+        self.out[at:at] = self.headline_lines()
         return "\n".join(self.out) + "\n"

@@ -183,6 +183,8 @@ class Sweeps:
             parts.append("%s: fasgd %.4f (α=%s) vs sasgd %.4f (α=%s)%s; all six ranked: %s" % (
                 setting_label(st), fin["fasgd"][1], fin["fasgd"][0], fin["sasgd"][1], fin["sasgd"][0],
                 paper, ", ".join("%s %.4f" % (r, fin[r][1]) for r in order)))
+        self.headline.append(("Beyond the paper: every rule at its own best α (the learning-rate sweep)",
+                              "not judged", "one seed", "none: one seed"))
         return ("**Beyond the paper: every rule at its own best α** (the learning-rate sweep, "
                 "%s iterations, seed 1 only: these differences have no spread to weigh them; the paper's sasgd α = %s is far below sasgd's best when λ is large, "
                 "because α/τ with τ ≈ λ makes its steps tiny, so Fig. 2 compares fasgd with an "

@@ -94,7 +94,7 @@ typedef struct {
     fasgd_metrics_pub_t *metrics;
     fasgd_metrics_text_t *mtext;
     struct timespec last_metrics;
-    uint64_t failures [S_CAUSES];
+    uint64_t failures [S_CAUSES];   /* failed steps by cause, --metrics or not */
     uint64_t rtt_hist [S_RTT_BUCKETS];
     double rtt_sum;
 } s_run_t;
@@ -449,13 +449,15 @@ s_progress (s_run_t *r, int final)
     r->progressed = 1;
 }
 
-/*  --metrics: a step's round trip of rtt seconds and its result rc.  */
+/*  A step's round trip of rtt seconds (for --metrics) and its result rc:
+    a failed step is counted by cause whether or not --metrics is given,
+    since the summary line says how many gradients were refused.  */
 static void
 s_metrics_count (s_run_t *r, double rtt, int rc)
 {
-    if (!r->metrics)
-        return;
     if (rc >= 0) {
+        if (!r->metrics)
+            return;
         int k = 0;
         while (k < S_RTT_BUCKETS - 1 && rtt > s_rtt_upper [k])
             k++;

@@ -1,0 +1,82 @@
+#!/bin/sh
+# Refused gradients (422) are handled by going on, and counted apart from
+# the steps: by the C example of fasgd_client(3), extracted from the page,
+# built against this tree's library and run against a server that refuses
+# every third gradient it computes (NaN); and by fasgd-client, whose
+# summary line counts them apart from its pushes. TAP output.
+tap_name=refusals
+. "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
+
+plan_mnist 6
+
+key() { "$ctl" -j -p "$1" status | sed -n "s/^ *\"$2\": \([0-9]*\),*$/\1/p"; }
+
+# The page's example, as written: the first literal display of EXAMPLES,
+# with roff's escapes undone and the server's endpoints filled in below.
+awk '/^\.Sh EXAMPLES/ { on = 1; next } on && /^\.Bd -literal/ { lit = 1; next }
+     lit && /^\.Ed/ { exit } lit' "$top_src/man/fasgd_client.3.in" \
+    | sed 's/\\e/\\/g; s/\\-/-/g' > "$tmp/worker.c"
+cat > "$tmp/model.c" <<'C'
+#include <math.h>
+#include <stddef.h>
+/* A gradient toward theta = 1; every third one holds a NaN.  */
+void
+compute_gradient (const float *theta, float *grad, size_t n)
+{
+    static unsigned long calls;
+    for (size_t i = 0; i < n; i++)
+        grad [i] = 0.1f * (theta [i] - 1.0f);
+    if (++calls % 3 == 0)
+        grad [n / 2] = NAN;
+}
+C
+cat > "$tmp/ext.yaml" <<YAML
+push_endpoint: tcp://127.0.0.1:*
+fetch_endpoint: tcp://127.0.0.1:*
+control_endpoint: tcp://127.0.0.1:*
+external: {tensors: "w:10x100"}
+rule: {name: asgd, lr: 0.01}
+YAML
+serve "$tmp/pe" "$tmp/server.log" "$server" -c "$tmp/ext.yaml"
+lib="$top_build/client/.libs"
+san=""
+ldd "$lib/libfasgdclient.so.0" 2> /dev/null | grep -q libasan && san=-fsanitize=address
+sed "s|tcp://server.example:5555|$push|; s|tcp://server.example:5556|$fetch|" "$tmp/worker.c" > "$tmp/w.c"
+check "the example of fasgd_client(3) builds against libfasgdclient" \
+    ${CC:-cc} $san -o "$tmp/worker" "$tmp/w.c" "$tmp/model.c" -I"$top_src/include" -L"$lib" -lfasgdclient \
+    -Wl,-rpath,"$lib" -lm
+"$tmp/worker" > "$tmp/out" 2> "$tmp/err" &
+wpid=$!
+pids="$pids $wpid"
+wait_for "[ \"\$(\"$ctl\" -j -p '$tmp/pe' status | sed -n 's/^ *\"T\": \([0-9]*\),*$/\1/p')\" -ge 200 ]" 30
+kill -TERM "$wpid"
+wait "$wpid"; rc=$?
+steps=$(sed -n 's/^worker: \([0-9]*\) steps, .*/\1/p' "$tmp/out")
+refused=$(sed -n 's/^worker: .* steps, \([0-9]*\) gradients refused$/\1/p' "$tmp/out")
+check "it goes on past refused gradients until signalled (exit $rc; ${steps:-?} steps, ${refused:-?} refused)" \
+    sh -c "[ $rc = 0 ] && [ '${steps:-0}' -ge 200 ] && [ '${refused:-0}' -ge 66 ]"
+check "... counting them apart: the server applied its steps ($(key "$tmp/pe" T)) and refused the rest ($(key "$tmp/pe" guard_refused))" \
+    test "$(key "$tmp/pe" T) $(key "$tmp/pe" guard_refused)" = "${steps:-x} ${refused:-x}"
+
+# fasgd-client against a server whose bound refuses every gradient.
+cat > "$tmp/mlp.yaml" <<YAML
+push_endpoint: tcp://127.0.0.1:*
+fetch_endpoint: tcp://127.0.0.1:*
+control_endpoint: tcp://127.0.0.1:*
+eval: {enabled: false}
+limits: {grad_norm: 1e-9, grad_norm_action: refuse, refusals: 0}
+YAML
+serve "$tmp/pm" "$tmp/server.log" "$server" -c "$tmp/mlp.yaml"
+"$client" -s "$push" -f "$fetch" --data "$data" --quiet > "$tmp/out" 2> "$tmp/err" &
+cpid=$!
+pids="$pids $cpid"
+wait_for "[ \"\$(\"$ctl\" -j -p '$tmp/pm' status | sed -n 's/^ *\"guard_refused\": \([0-9]*\),*$/\1/p')\" -ge 20 ]" 30
+kill -INT "$cpid"
+wait "$cpid"; rc=$?
+g=$(sed -n 's/.* \([0-9]*\) gradients refused (422).*/\1/p' "$tmp/out")
+check "fasgd-client goes on past refused gradients until signalled (exit $rc)" \
+    sh -c "[ $rc = 0 ] && grep -q ': 0 steps in .* 0 pushes,' '$tmp/out'"
+check "... and its summary counts them apart (${g:-none} refused; the server refused $(key "$tmp/pm" guard_refused))" \
+    sh -c "[ '${g:-0}' -ge 20 ] && [ '$g' = '$(key "$tmp/pm" guard_refused)' ]"
+check "... logging each refusal" sh -c "[ \$(grep -c '422' '$tmp/err') -ge 20 ]"
+[ "$failed" -eq 0 ]

@@ -20,6 +20,7 @@ fasgd_verdict_params_default (fasgd_verdict_params_t *p)
     p->refuse = 4;
     p->stale = 16;
     p->span = 4;
+    p->probation = 16;
 }
 
 double
@@ -72,11 +73,12 @@ fasgd_verdict_judge (const fasgd_verdict_params_t *p, fasgd_verdict_record_t *re
     }
     rec->sum = rec->sum * p->keep + v->score;
     rec->count = rec->count * p->keep + 1;
+    rec->pushes++;
     v->mean = fasgd_verdict_mean (p, rec);
     double w = (v->mean + p->trust / 2) / (1.5 * p->trust);
     if (w > 1)
         w = 1;
-    if (!(w >= S_MIN_WEIGHT)) {
+    if (!(w >= S_MIN_WEIGHT) || rec->pushes <= p->probation) {
         v->kind = FASGD_VERDICT_IGNORE;
         v->weight = 0;
         return;

@@ -94,6 +94,8 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "the staleness at which guard.refuse's threshold is twice as far"),
     FASGD_CFG_KEY_DOUBLE ("guard.span", fasgd_server_cfg_t, guard_span, 1, 1e6, 0, "4",
         "the norm bound follows the clients' median between half the reference's norm and this many times it"),
+    FASGD_CFG_KEY_DOUBLE ("guard.probation", fasgd_server_cfg_t, guard_probation, 0, 1e9, 0, "16",
+        "a client's first pushes that are judged and counted but not applied (acknowledged with 200)"),
     FASGD_CFG_KEY_INT ("limits.clients", fasgd_server_cfg_t, max_clients, 1, 10000000, "10000",
         "clients joined at once; a JOIN beyond is refused with 503"),
     FASGD_CFG_KEY_INT ("limits.connections", fasgd_server_cfg_t, max_connections, 0, 10000000, "0",

@@ -253,6 +253,7 @@ fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, 
     self->vp.refuse = cfg->guard_refuse;
     self->vp.stale = cfg->guard_stale;
     self->vp.span = cfg->guard_span;
+    self->vp.probation = cfg->guard_probation;
     self->ref_due = 1;
     fasgd_log_notice ("guard: judging each push's direction against a reference gradient on %d of %u "
                       "validation examples, every %d updates", batch, n, cfg->guard_every);

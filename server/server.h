@@ -53,7 +53,7 @@ typedef struct {
     int guard_examples;             /* the reference gradient's examples; 0: no reference */
     int guard_every;                /* accepted updates between reference gradients */
     int guard_pool;                 /* validation examples the reference draws from */
-    double guard_cost, guard_trust, guard_refuse, guard_stale, guard_span;   /* common/verdict.h */
+    double guard_cost, guard_trust, guard_refuse, guard_stale, guard_span, guard_probation;   /* common/verdict.h */
     int max_clients;                /* clients joined at once; JOIN beyond: 503 */
     int status_clients;             /* clients STATUS lists, the busiest first */
     int max_connections;            /* TCP connections open at once; 0: from the clients and descriptors */

@@ -122,9 +122,9 @@ typedef void (*attack_fn) (world_t *w, const float *h, float *g, int k);
 
 /*  PUSHES rounds: an honest client and, when attack is not NULL, an
     attacker that sees the same honest gradient h and pushes attack's
-    g (fresh_id: as a new id every push, each with no record).  */
+    g (rotate > 0: as a new id, with no record, every rotate pushes).  */
 static void
-s_run (world_t *w, attack_fn attack, int fresh_id, client_t *honest, client_t *evil)
+s_run (world_t *w, attack_fn attack, int rotate, client_t *honest, client_t *evil)
 {
     memset (honest, 0, sizeof *honest);
     memset (evil, 0, sizeof *evil);
@@ -138,7 +138,7 @@ s_run (world_t *w, attack_fn attack, int fresh_id, client_t *honest, client_t *e
             continue;
         s_honest (w, h);
         attack (w, h, g, k);
-        if (fresh_id)
+        if (rotate > 0 && k % rotate == 0)
             memset (&evil->rec, 0, sizeof evil->rec);
         s_judge (w, evil, g, 0);
     }
@@ -217,8 +217,10 @@ START_TEST (test_honest_counts_in_full)
     s_run (&w, NULL, 0, &honest, &none);
     ck_assert_uint_eq (honest.refused, 0);
     /*  Early every push counts in full; late, nearly half point away from
-        the reference and the client's mean still says descent.  */
-    double mean = honest.weight / PUSHES;
+        the reference and the client's mean still says descent (after
+        its first pushes, on probation).  */
+    double mean = honest.weight / (PUSHES - w.p.probation);
+    ck_assert_uint_eq (honest.ignored, (uint64_t) w.p.probation);
     ck_assert_msg (mean > (_i == 0 ? 0.999 : 0.9), "mean weight %g", mean);
 }
 END_TEST
@@ -280,6 +282,12 @@ START_TEST (test_sybil_ids)
     s_check_contained (&w, &honest, &evil, "sybil sign flip");
     s_run (&w, s_flip_at_bound, 1, &honest, &evil);
     s_check_contained (&w, &honest, &evil, "sybil negation at the bound");
+    ck_assert_uint_eq (evil.applied, 0);
+    /*  A new id every 17 pushes, one past its probation: it spends
+        whatever weight its probation's scores earned it, never more
+        than a lucky one push's.  */
+    s_run (&w, s_flip_at_bound, (int) w.p.probation + 1, &honest, &evil);
+    s_check_contained (&w, &honest, &evil, "sybil negation at the bound, new ids every 17 pushes");
 }
 END_TEST
 
@@ -332,7 +340,33 @@ START_TEST (test_tiny_norms_do_not_lower_the_bound)
     ck_assert_double_eq (fasgd_verdict_anchor (&p, 0.5, 1.0), 1.0);
     fasgd_verdict_record_t rec = { 0 };
     fasgd_verdict_t v;
+    p.probation = 0;
     fasgd_verdict_judge (&p, &rec, 0.2, 0.5, 0.5, fasgd_verdict_anchor (&p, 0.5, 1e-9), 0, &v, NULL, 0);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_APPLY);
+    ck_assert_double_eq (v.weight, 1);
+}
+END_TEST
+
+/*  A new record's first `probation` pushes are counted but never
+    applied, however well they score (one lucky score of a push at ten
+    times an honest norm once gave a fresh id full weight); the next
+    one is, on the mean they earned.  */
+START_TEST (test_probation)
+{
+    fasgd_verdict_params_t p;
+    fasgd_verdict_params_default (&p);
+    fasgd_verdict_record_t rec = { 0 };
+    fasgd_verdict_t v;
+    ck_assert_double_eq (p.probation, 16);
+    for (int k = 0; k < (int) p.probation; k++) {
+        /*  Along r at 9 times the anchor: score 9·0.9 − 0.81 = 7.29.  */
+        fasgd_verdict_judge (&p, &rec, 9 * 0.9 * 0.25, 4.5, 0.5, 0.5, 0, &v, NULL, 0);
+        ck_assert_int_eq (v.kind, FASGD_VERDICT_IGNORE);
+        ck_assert_double_eq (v.weight, 0);
+        ck_assert (v.mean > 0.5);
+    }
+    ck_assert_double_eq (rec.pushes, p.probation);
+    fasgd_verdict_judge (&p, &rec, 9 * 0.9 * 0.25, 4.5, 0.5, 0.5, 0, &v, NULL, 0);
     ck_assert_int_eq (v.kind, FASGD_VERDICT_APPLY);
     ck_assert_double_eq (v.weight, 1);
 }
@@ -350,8 +384,10 @@ START_TEST (test_first_push_is_bounded)
     ck_assert_int_eq (v.kind, FASGD_VERDICT_REFUSE);
     ck_assert_ptr_nonnull (strstr (why, "above"));
     ck_assert_double_eq (rec.count, 0);
-    /*  Clipped instead, it is applied at the bound, and judged there.  */
+    /*  Clipped instead, it is applied at the bound, and judged there
+        (a client past its probation).  */
     p.clip = 1;
+    p.probation = 0;
     fasgd_verdict_judge (&p, &rec, 1e16 * 0.5, 1e16, 0.5, 0.5, 0, &v, why, sizeof why);
     ck_assert_int_eq (v.kind, FASGD_VERDICT_APPLY);
     ck_assert_double_eq_tol (v.weight * 1e16, 5.0, 1e-9);
@@ -429,6 +465,7 @@ verdict_suite (void)
     tcase_add_loop_test (tc, test_boiling_frog, 0, 2);
     tcase_add_loop_test (tc, test_sybil_ids, 0, 2);
     tcase_add_loop_test (tc, test_stale_honest, 0, 2);
+    tcase_add_test (tc, test_probation);
     tcase_add_test (tc, test_tiny_norms_do_not_lower_the_bound);
     tcase_add_test (tc, test_first_push_is_bounded);
     tcase_add_test (tc, test_ascent_is_refused_and_stale_allowed_further);

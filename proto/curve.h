@@ -13,6 +13,21 @@
 
 #define FASGD_CURVE_KEY_LEN 40          /* a public key in Z85 */
 
+/*  A certificate file's keys (binary) and its metadata name (printable,
+    bounded).  */
+typedef struct {
+    uint8_t public_key [32], secret_key [32];   /* secret_key all 0 without one */
+    int has_secret;
+    char name [64];
+} fasgd_curve_cert_t;
+
+/*  Reads the certificate at path (its secret half path_secret instead,
+    when that is beside it and sound), checking it as text before using
+    any of it: a file of at most 64 KiB of printable ASCII, a curve
+    public-key of 40 Z85 characters. 0, or -1 with a bounded reason in err
+    that never quotes the file's content.  */
+int fasgd_curve_cert_read (const char *path, fasgd_curve_cert_t *out, char *err, size_t errlen);
+
 /*  A public key from a certificate file (either half), or given as its 40
     Z85 characters. 0, or -1 with the reason in err.  */
 int fasgd_curve_public_key_load (const char *arg, char out [FASGD_CURVE_KEY_LEN + 1], char *err, size_t errlen);

@@ -1,6 +1,8 @@
 /*  cli: the opening every fasgd program's main shares: -c FILE, repeated
-    --set KEY=VALUE, --log-level, no stray operands, and the messages and
-    exit statuses for each (2 for bad usage, 1 for a bad configuration).  */
+    --set KEY=VALUE, --log-level, --version, no stray operands, and the
+    messages and exit statuses for each (2 for bad usage, 1 for a bad
+    configuration). fasgd-sim and fasgd-server use all of it, fasgd-client
+    the parts it has (it takes no configuration file).  */
 #ifndef FASGD_CLI_H_INCLUDED
 #define FASGD_CLI_H_INCLUDED
 
@@ -21,8 +23,19 @@ int fasgd_cli_add_set (fasgd_cli_t *self, const char *kv);
 /*  --log-level name: the level, or -1 after naming the levels.  */
 int fasgd_cli_log_level (const fasgd_cli_t *self, const char *name);
 
+/*  --log-level name: sets the log's level; 0, or FASGD_CLI_EXIT_USAGE
+    after naming the levels.  */
+int fasgd_cli_log_level_set (const fasgd_cli_t *self, const char *name);
+
 /*  An option getopt refused: says where help is; FASGD_CLI_EXIT_USAGE.  */
 int fasgd_cli_bad_option (const fasgd_cli_t *self);
+
+/*  --version: prints "PROG VERSION" on stdout; 0, the exit status.  */
+int fasgd_cli_version (const fasgd_cli_t *self);
+
+/*  After the options: 0 when no operand is left, else
+    FASGD_CLI_EXIT_USAGE after naming the first.  */
+int fasgd_cli_operands (const fasgd_cli_t *self, int argc, char **argv, int optind);
 
 /*  After the options: 0 when no operand is left and -c was given, else
     FASGD_CLI_EXIT_USAGE after saying which.  */

@@ -127,7 +127,7 @@ main (int argc, char **argv)
             case 'K': fasgd_config_describe (fasgd_server_cfg_keys, stdout); return 0;
             case 'D': dump = 1; break;
             case 'h': s_usage (stdout); return 0;
-            case 'V': printf ("fasgd-server %s\n", PACKAGE_VERSION); return 0;
+            case 'V': return fasgd_cli_version (&cli);
             default:
                 return fasgd_cli_bad_option (&cli);
         }

@@ -59,7 +59,8 @@ fasgd_srv_reply (const fasgd_srv_request_t *r, const fasgd_header_t *h, const vo
         zmq_msg_close (&id);
         zmq_msg_close (&hm);
         fasgd_snapshot_release (body_snap);
-        return;                         /* the peer is gone or too slow: drop */
+        r->st->replies_dropped++;       /* the peer is gone, or has a full queue unread: drop */
+        return;
     }
     r->st->bytes_out += sizeof head;
     if (!more)

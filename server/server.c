@@ -219,6 +219,10 @@ s_bind (fasgd_server_t *self, const char *what, const char *endpoint, size_t max
     hwm = hwm < 8 ? 8 : hwm > 1000 ? 1000 : hwm;
     zsock_set_sndhwm (sock, hwm);
     zsock_set_rcvhwm (sock, hwm);
+    /*  A reply that cannot be queued fails its send (rather than ZeroMQ
+        dropping it unseen), so that the server counts it: STATUS's
+        replies_dropped.  */
+    zsock_set_router_mandatory (sock, 1);
     if (zsock_bind (sock, "%s", endpoint) < 0) {
         fasgd_log_error ("cannot bind %s: %s", endpoint, zmq_strerror (zmq_errno ()));
         zsock_destroy (&sock);

@@ -1482,7 +1482,11 @@ s_print_row (const s_args_t *a, const s_server_t *srv, s_row_t *row, size_t n, i
     int rounds = (int) a->rounds, one = a->trips [t] == 1;
     int is_asgd = strcmp (a->rules [u], "asgd") == 0, is_bare = strcmp (a->rules [u], "bare") == 0;
     double peer = row->paired ? s_print_peer (row, n, a->counts [k], rounds) : 0;
-    double lo, hi, tlo, thi, x, xlo, xhi;
+    double lo, hi, tlo, thi, x = 0, xlo = 0, xhi = 0;
+    /*  The ratios pair each round with the ps-lite round beside it: taken
+        before s_stats sorts the rounds' rates in place.  */
+    if (peer > 0)
+        x = s_paired_ratio (row, rounds, &xlo, &xhi);
     double rate = s_stats (row->rate, rounds, &lo, &hi);
     double srv_ms = 1e3 * fasgd_bench_median (row->scpu, rounds);
     double cli_ms = 1e3 * fasgd_bench_median (row->ccpu, rounds);
@@ -1500,10 +1504,8 @@ s_print_row (const s_args_t *a, const s_server_t *srv, s_row_t *row, size_t n, i
     if (cli_ms >= 0)
         snprintf (cbuf, sizeof cbuf, "%.3f", cli_ms);
     const char *goal = "-";
-    if (peer > 0) {
-        x = s_paired_ratio (row, rounds, &xlo, &xhi);
+    if (peer > 0)
         snprintf (xbuf, sizeof xbuf, "%.2fx(%.2f-%.2f)", x, xlo, xhi);
-    }
     /*  Two trips, as ps-lite's push then pull; and at D >= 1M also 80% of
         what one loopback TCP connection carries.  */
     if (is_asgd && !one && peer > 0)

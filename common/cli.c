@@ -78,3 +78,18 @@ fasgd_cli_config_errors (const fasgd_cli_t *self, int errors)
     fprintf (stderr, "%s: %d error%s in the configuration\n", self->prog, errors, errors == 1 ? "" : "s");
     return FASGD_CLI_EXIT_CONFIG;
 }
+
+int
+fasgd_cli_config_load (const fasgd_cli_t *self, const fasgd_cfg_key_t *table, void *cfg)
+{
+    return fasgd_config_load_all (table, cfg, self->config, self->sets, self->nsets, stderr);
+}
+
+int
+fasgd_cli_dump (const fasgd_cli_t *self, const fasgd_cfg_key_t *table, const void *cfg)
+{
+    if (!self->dump)
+        return 0;
+    fasgd_config_dump (table, cfg, stdout);
+    return 1;
+}

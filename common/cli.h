@@ -6,6 +6,8 @@
 #ifndef FASGD_CLI_H_INCLUDED
 #define FASGD_CLI_H_INCLUDED
 
+#include "config.h"
+
 #define FASGD_CLI_MAX_SETS 256
 #define FASGD_CLI_EXIT_CONFIG 1
 #define FASGD_CLI_EXIT_USAGE 2
@@ -15,6 +17,7 @@ typedef struct {
     const char *config;                     /* -c FILE, or NULL */
     const char *sets [FASGD_CLI_MAX_SETS];  /* --set KEY=VALUE, in order */
     int nsets;
+    int dump;                               /* --dump-config */
 } fasgd_cli_t;
 
 /*  --set kv: 0, or FASGD_CLI_EXIT_USAGE after saying there are too many.  */
@@ -44,5 +47,13 @@ int fasgd_cli_finish (const fasgd_cli_t *self, int argc, char **argv, int optind
 /*  The count of errors in the configuration: 0 for none, else
     FASGD_CLI_EXIT_CONFIG after saying how many.  */
 int fasgd_cli_config_errors (const fasgd_cli_t *self, int errors);
+
+/*  The configuration into cfg: the table's defaults, the -c file, then
+    the --set options in order. The count of errors, each said on stderr.  */
+int fasgd_cli_config_load (const fasgd_cli_t *self, const fasgd_cfg_key_t *table, void *cfg);
+
+/*  --dump-config: when asked, prints the effective configuration as YAML
+    on stdout and returns 1 (the program then exits 0); else 0.  */
+int fasgd_cli_dump (const fasgd_cli_t *self, const fasgd_cfg_key_t *table, const void *cfg);
 
 #endif

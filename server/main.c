@@ -105,7 +105,7 @@ main (int argc, char **argv)
     };
     static fasgd_cli_t cli = { .prog = "fasgd-server" };
     const char *port_file = NULL, *level = NULL;
-    int check = 0, resume = 0, use_syslog = 0, dump = 0, status;
+    int check = 0, resume = 0, use_syslog = 0, status;
     fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
     int opt;
     while ((opt = getopt_long (argc, argv, "c:s:nrp:hV", longopts, NULL)) != -1) {
@@ -125,7 +125,7 @@ main (int argc, char **argv)
                 break;
             case 'S': use_syslog = 1; break;
             case 'K': fasgd_config_describe (fasgd_server_cfg_keys, stdout); return 0;
-            case 'D': dump = 1; break;
+            case 'D': cli.dump = 1; break;
             case 'h': s_usage (stdout); return 0;
             case 'V': return fasgd_cli_version (&cli);
             default:
@@ -136,7 +136,7 @@ main (int argc, char **argv)
         return status;
     const char *config = cli.config;
     fasgd_server_cfg_t cfg;
-    int errors = fasgd_config_load_all (fasgd_server_cfg_keys, &cfg, config, cli.sets, cli.nsets, stderr);
+    int errors = fasgd_cli_config_load (&cli, fasgd_server_cfg_keys, &cfg);
     errors += fasgd_server_cfg_validate (&cfg, config, stderr);
     if (level)
         cfg.log_level = fasgd_log_level_parse (level);
@@ -148,10 +148,8 @@ main (int argc, char **argv)
     }
     if ((status = fasgd_cli_config_errors (&cli, errors)) != 0)
         return status;
-    if (dump) {
-        fasgd_config_dump (fasgd_server_cfg_keys, &cfg, stdout);
+    if (fasgd_cli_dump (&cli, fasgd_server_cfg_keys, &cfg))
         return 0;
-    }
     fasgd_log_open (argv [0], cfg.log_syslog, (fasgd_log_level_t) cfg.log_level);
     fasgd_heap_keep_large_blocks ();     /* every push is a ZeroMQ malloc */
     /*  Signals are ours: czmq must not install its own handler.  */

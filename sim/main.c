@@ -77,7 +77,7 @@ static int
 s_config_load (const fasgd_cli_t *cli, const char *output, const char *threads, int quiet,
                fasgd_sim_cfg_t *cfg)
 {
-    int errors = fasgd_config_load_all (fasgd_sim_cfg_keys, cfg, cli->config, cli->sets, cli->nsets, stderr);
+    int errors = fasgd_cli_config_load (cli, fasgd_sim_cfg_keys, cfg);
     if (output) {
         char kv [FASGD_PATH_LEN + 16];
         snprintf (kv, sizeof kv, "output.csv=\"%s\"", output);
@@ -122,7 +122,7 @@ s_summary (FILE *out, const fasgd_sim_cfg_t *cfg, const fasgd_sim_stats_t *st, c
 /*  What the command line asks beyond fasgd_cli's part.  */
 typedef struct {
     const char *output, *threads;   /* -o, -t: NULL when not given */
-    int check, quiet, dump;
+    int check, quiet;
 } s_opts_t;
 
 /*  The command line into cli and o: -1 to go on, else the exit status
@@ -156,7 +156,7 @@ s_options (fasgd_cli_t *cli, s_opts_t *o, int argc, char **argv)
             case 't': o->threads = optarg; break;
             case 'n': o->check = 1; break;
             case 'q': o->quiet = 1; break;
-            case 'D': o->dump = 1; break;
+            case 'D': cli->dump = 1; break;
             case 'K':
                 fasgd_config_describe (fasgd_sim_cfg_keys, stdout);
                 return 0;
@@ -269,10 +269,8 @@ main (int argc, char **argv)
     status = fasgd_cli_config_errors (&cli, s_config_load (&cli, o.output, o.threads, o.quiet, &cfg));
     if (status != 0)
         return status;
-    if (o.dump) {
-        fasgd_config_dump (fasgd_sim_cfg_keys, &cfg, stdout);
+    if (fasgd_cli_dump (&cli, fasgd_sim_cfg_keys, &cfg))
         return 0;
-    }
     s_run_t r = { 0 };
     if (s_run_open (&r, &cfg) != 0)
         status = 1;

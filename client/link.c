@@ -269,8 +269,13 @@ s_request (fasgd_link_t *self, fasgd_channel_t *ch, fasgd_header_t *req, zframe_
         for the answer to the next request.  */
     fasgd_channel_close (ch);
     self->last_status = 0;
-    snprintf (self->last_reason, sizeof self->last_reason, "no reply to %s from %s within %d ms",
-              fasgd_proto_type_name (req->type), ch->endpoint, self->timeout_ms);
+    if (ch->turned_away > 0)
+        snprintf (self->last_reason, sizeof self->last_reason, "no reply to %s from %s within %d ms: it turned "
+                  "the connection away %d times (it is full: limits.connections, or flooded with connections)",
+                  fasgd_proto_type_name (req->type), ch->endpoint, self->timeout_ms, ch->turned_away);
+    else
+        snprintf (self->last_reason, sizeof self->last_reason, "no reply to %s from %s within %d ms",
+                  fasgd_proto_type_name (req->type), ch->endpoint, self->timeout_ms);
     fasgd_log_debug ("client: %s", self->last_reason);
     return FASGD_CLIENT_ETIMEOUT;
 }

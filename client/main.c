@@ -627,8 +627,13 @@ s_join_first (s_run_t *r)
         }
         clock_gettime (CLOCK_MONOTONIC, &now);
         if (s_elapsed (&t0, &now) >= limit) {
-            fasgd_log_error ("%s: no WELCOME within %.1f s: is fasgd-server running there?",
-                             r->o->push_ep, limit);
+            const char *why = fasgd_client_last_reason (r->client);
+            if (strstr (why, "turned the connection away"))
+                /*  It is running, and has no room for this client now.  */
+                fasgd_log_error ("%s: no WELCOME within %.1f s: %s", r->o->push_ep, limit, why);
+            else
+                fasgd_log_error ("%s: no WELCOME within %.1f s: is fasgd-server running there?",
+                                 r->o->push_ep, limit);
             return S_EXIT_UNREACHABLE;
         }
         fasgd_log_info ("%s: %s; trying again", r->o->push_ep, fasgd_client_strerror (rc));

@@ -369,6 +369,12 @@ fasgd_curve_why (int event, uint32_t value, int is_client, int curve)
     return "malformed handshake";
 }
 
+int
+fasgd_curve_turned_away (int event, uint32_t value)
+{
+    return event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && value == ECONNRESET;
+}
+
 const char *
 fasgd_curve_judge (int event, uint32_t value, int curve, int *drops)
 {
@@ -376,6 +382,12 @@ fasgd_curve_judge (int event, uint32_t value, int curve, int *drops)
         *drops = 0;
         return NULL;
     }
+    /*  A connection reset is a server turning it away (it is full, or
+        under a flood of connections: fasgd-server resets those it will
+        not serve), worth retrying and no sign of a wrong key, which
+        ends in an orderly close.  */
+    if (fasgd_curve_turned_away (event, value))
+        return NULL;
     const char *why = fasgd_curve_why (event, value, 1, curve);
     if (why || event != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL || ++*drops < FASGD_CURVE_DROPS)
         return why;

@@ -62,13 +62,21 @@ int fasgd_curve_event_recv (zsock_t *monitor, int *event, uint32_t *value);
     or a success).  */
 const char *fasgd_curve_why (int event, uint32_t value, int is_client, int curve);
 
+/*  Whether a handshake failed because the server reset the connection:
+    libzmq reports the errno of a connection closed mid-handshake, and
+    fasgd-server resets (it does not close) those it turns away when it
+    is full.  */
+int fasgd_curve_turned_away (int event, uint32_t value);
+
 /*  Follows a client's handshakes, one event at a time: why its
     connection cannot succeed by retrying, or NULL. Besides what
     fasgd_curve_why says, a server closes a handshake it cannot go on
     with (it cannot decrypt ours: the wrong server key; or it requires
     CURVE and we speak none) often before we read why: *drops counts
     such closes in a row (a success resets it, start it at 0), and
-    FASGD_CURVE_DROPS of them are a verdict too.  */
+    FASGD_CURVE_DROPS of them are a verdict too. A reset
+    (fasgd_curve_turned_away) is neither counted nor a verdict: the
+    caller retries.  */
 const char *fasgd_curve_judge (int event, uint32_t value, int curve, int *drops);
 
 #define FASGD_CURVE_DROPS 3

@@ -34,6 +34,12 @@ fasgd_srv_recv_parts (void *sock, zmq_msg_t parts [3], int *nparts, int *extra, 
     return 0;
 }
 
+int
+fasgd_srv_recv_fd (zmq_msg_t *part)
+{
+    return zmq_msg_get (part, ZMQ_SRCFD);
+}
+
 static void
 s_snap_zmq_free (void *data, void *hint)
 {

@@ -206,13 +206,49 @@ s_bench_free (bench_t *b)
     memset (b, 0, sizeof *b);
 }
 
-int
-main (int argc, char **argv)
-{
-    int fixed_reps = 0, threads = 1, mu = 128, rounds = 5;
+/*  What the command line asks.  */
+typedef struct {
+    int fixed_reps, threads, mu, rounds;
     fasgd_model_spec_t spec;
-    fasgd_model_spec_default (&spec);
+} s_args_t;
 
+/*  One option into a: -1 to go on, else the exit status.  */
+static int
+s_option (s_args_t *a, int c)
+{
+    char err [256];
+    switch (c) {
+        case 'r': return s_parse_int ("--reps", optarg, 1, INT_MAX, &a->fixed_reps) ? 2 : -1;
+        case 't': return s_parse_int ("--threads", optarg, 1, 1024, &a->threads) ? 2 : -1;
+        case 'b': return s_parse_int ("--batch", optarg, 1, 1 << 20, &a->mu) ? 2 : -1;
+        case 'R': return s_parse_int ("--rounds", optarg, 1, S_MAX_ROUNDS, &a->rounds) ? 2 : -1;
+        case 's':
+            if (fasgd_model_spec_parse_sizes (&a->spec, optarg, err, sizeof err)) {
+                fprintf (stderr, "bench-model: %s\n", err);
+                return 2;
+            }
+            return -1;
+        case 'a':
+            a->spec.activation = fasgd_model_activation_parse (optarg);
+            if (a->spec.activation < 0) {
+                fprintf (stderr, "bench-model: --activation must be relu or tanh (got \"%s\")\n", optarg);
+                return 2;
+            }
+            a->spec.init = a->spec.activation == FASGD_ACT_TANH ? FASGD_INIT_GLOROT : FASGD_INIT_HE;
+            return -1;
+        case 'h':
+            s_usage (stdout);
+            return 0;
+        default:
+            s_usage (stderr);
+            return 2;
+    }
+}
+
+/*  The command line into a: -1 to go on, else the exit status.  */
+static int
+s_options (s_args_t *a, int argc, char **argv)
+{
     static const struct option options [] = {
         { "reps", required_argument, NULL, 'r' },
         { "threads", required_argument, NULL, 't' },
@@ -223,108 +259,95 @@ main (int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
-    int c;
-    while ((c = getopt_long (argc, argv, "r:t:b:s:R:a:h", options, NULL)) != -1) {
-        char err [256];
-        switch (c) {
-            case 'r':
-                if (s_parse_int ("--reps", optarg, 1, INT_MAX, &fixed_reps))
-                    return 2;
-                break;
-            case 't':
-                if (s_parse_int ("--threads", optarg, 1, 1024, &threads))
-                    return 2;
-                break;
-            case 'b':
-                if (s_parse_int ("--batch", optarg, 1, 1 << 20, &mu))
-                    return 2;
-                break;
-            case 'R':
-                if (s_parse_int ("--rounds", optarg, 1, S_MAX_ROUNDS, &rounds))
-                    return 2;
-                break;
-            case 's':
-                if (fasgd_model_spec_parse_sizes (&spec, optarg, err, sizeof err)) {
-                    fprintf (stderr, "bench-model: %s\n", err);
-                    return 2;
-                }
-                break;
-            case 'a':
-                spec.activation = fasgd_model_activation_parse (optarg);
-                if (spec.activation < 0) {
-                    fprintf (stderr, "bench-model: --activation must be relu or tanh (got \"%s\")\n",
-                             optarg);
-                    return 2;
-                }
-                spec.init = spec.activation == FASGD_ACT_TANH ? FASGD_INIT_GLOROT : FASGD_INIT_HE;
-                break;
-            case 'h':
-                s_usage (stdout);
-                return 0;
-            default:
-                s_usage (stderr);
-                return 2;
-        }
-    }
+    int c, status;
+    while ((c = getopt_long (argc, argv, "r:t:b:s:R:a:h", options, NULL)) != -1)
+        if ((status = s_option (a, c)) >= 0)
+            return status;
     if (optind != argc) {
         s_usage (stderr);
         return 2;
     }
+    return -1;
+}
 
+/*  The model, its buffers and a synthetic batch into b: -1 to go on,
+    else the exit status after saying why.  */
+static int
+s_bench_new (bench_t *b, const s_args_t *a)
+{
     char err [256];
-    fasgd_model_t *model = fasgd_model_new (&spec, err, sizeof err);
+    fasgd_model_t *model = fasgd_model_new (&a->spec, err, sizeof err);
     if (!model) {
         fprintf (stderr, "bench-model: %s\n", err);
         return 2;
     }
-    bench_t b = { .model = model, .mu = mu };
-    b.ws = fasgd_model_ws_new (model, mu);
+    int mu = a->mu;
+    *b = (bench_t) { .model = model, .mu = mu };
+    b->ws = fasgd_model_ws_new (model, mu);
     const size_t np = fasgd_model_nparams (model);
     const int dim = fasgd_model_input_dim (model), k = fasgd_model_nclasses (model);
-    b.theta = malloc (np * sizeof (float));
-    b.grad = malloc (np * sizeof (float));
-    b.x = malloc ((size_t) mu * dim * sizeof (float));
-    b.y = malloc ((size_t) mu);
-    if (b.theta && b.grad && b.x)
-        b.replica = fasgd_sgemm_replica_new (model, mu, dim, b.x, b.theta, b.grad);
-    if (!b.ws || !b.theta || !b.grad || !b.x || !b.y || !b.replica) {
+    b->theta = malloc (np * sizeof (float));
+    b->grad = malloc (np * sizeof (float));
+    b->x = malloc ((size_t) mu * dim * sizeof (float));
+    b->y = malloc ((size_t) mu);
+    if (b->theta && b->grad && b->x)
+        b->replica = fasgd_sgemm_replica_new (model, mu, dim, b->x, b->theta, b->grad);
+    if (!b->ws || !b->theta || !b->grad || !b->x || !b->y || !b->replica) {
         fprintf (stderr, "bench-model: out of memory\n");
-        s_bench_free (&b);
+        s_bench_free (b);
         return 1;
     }
-
     /*  Synthetic data: inputs like MNIST's scaled pixels in [0, 1), he
         initialisation so the relu units are about half active.  */
     fasgd_rng_t rng;
     fasgd_rng_seed (&rng, 1, 0);
-    fasgd_model_init_params (model, b.theta, &rng);
+    fasgd_model_init_params (model, b->theta, &rng);
     for (size_t i = 0; i < (size_t) mu * dim; i++)
-        b.x [i] = (float) fasgd_rng_uniform (&rng);
+        b->x [i] = (float) fasgd_rng_uniform (&rng);
     for (int i = 0; i < mu; i++)
-        b.y [i] = (uint8_t) fasgd_rng_below (&rng, (uint32_t) (k < 256 ? k : 256));
+        b->y [i] = (uint8_t) fasgd_rng_below (&rng, (uint32_t) (k < 256 ? k : 256));
+    return -1;
+}
 
+/*  The machine, the library and the model, then the columns' names.  */
+static void
+s_print_header (const s_args_t *a, const bench_t *b, long ncores, double flops)
+{
     char cpu [256];
     s_cpu_model (cpu, sizeof cpu);
-    long ncores = sysconf (_SC_NPROCESSORS_ONLN);
-    if (ncores < 1)
-        ncores = 1;
-    const double flops = fasgd_model_gradient_flops (model, mu);
     printf ("# cpu: %s; nproc %ld\n", cpu, ncores);
     printf ("# openblas: %s; core %s\n", openblas_get_config (), openblas_get_corename ());
     printf ("# model:");
-    for (int l = 0; l < spec.nsizes; l++)
-        printf ("%s%d", l ? "-" : " ", spec.sizes [l]);
+    for (int l = 0; l < a->spec.nsizes; l++)
+        printf ("%s%d", l ? "-" : " ", a->spec.sizes [l]);
     printf (" %s, %zu parameters; batch %d; %.2f MFLOP of sgemm per gradient;"
             " medians of %d rounds\n",
-            fasgd_model_activation_name (spec.activation), np, mu, flops * 1e-6, rounds);
+            fasgd_model_activation_name (a->spec.activation), fasgd_model_nparams (b->model), a->mu,
+            flops * 1e-6, a->rounds);
     printf ("%7s  %11s  %11s  %9s  %13s  %6s  %9s %9s\n", "threads", "examples/s",
             "ms/gradient", "GFLOP/s", "sgemm GFLOP/s", "ratio", "reps", "sgemm reps");
     fflush (stdout);
+}
 
-    s_run (&b, threads, rounds, fixed_reps, flops);
-    if (ncores != threads)
-        s_run (&b, (int) ncores, rounds, fixed_reps, flops);
-
+int
+main (int argc, char **argv)
+{
+    s_args_t a = { .threads = 1, .mu = 128, .rounds = 5 };
+    fasgd_model_spec_default (&a.spec);
+    int status = s_options (&a, argc, argv);
+    if (status >= 0)
+        return status;
+    bench_t b;
+    if ((status = s_bench_new (&b, &a)) >= 0)
+        return status;
+    long ncores = sysconf (_SC_NPROCESSORS_ONLN);
+    if (ncores < 1)
+        ncores = 1;
+    const double flops = fasgd_model_gradient_flops (b.model, a.mu);
+    s_print_header (&a, &b, ncores, flops);
+    s_run (&b, a.threads, a.rounds, a.fixed_reps, flops);
+    if (ncores != a.threads)
+        s_run (&b, (int) ncores, a.rounds, a.fixed_reps, flops);
     s_bench_free (&b);
     return 0;
 }

@@ -1223,13 +1223,65 @@ s_usage (FILE *out)
            out);
 }
 
-int
-main (int argc, char **argv)
+/*  What the command line asks.  */
+typedef struct {
+    char exe [1024];                            /* the daemon */
+    s_size_t sizes [S_MAX_SIZES];
+    char rules [S_MAX_RULES][64];
+    int counts [S_MAX_COUNTS];
+    int nsizes, nrules, ncounts;
+    int trips [2], ntrips;
+    double seconds, warmup;
+    long rounds;
+    int fresh_pages, client_cpu;
+    const char *pslite;                         /* ps-lite's harness, or NULL */
+} s_args_t;
+
+/*  One option into a: -1 to go on, else the exit status (the list
+    arguments, checked as they are split, exit by themselves).  */
+static int
+s_option (s_args_t *a, int opt, const char **size_list)
 {
-    if (argc == 5 && strcmp (argv [1], "--bare-server") == 0)
-        return s_bare_server (argv [2], (size_t) strtoull (argv [3], NULL, 10), atoi (argv [4]));
-    if (argc == 12 && strcmp (argv [1], "--client-proc") == 0)
-        return s_client_proc (argv);
+    switch (opt) {
+        case 'S': snprintf (a->exe, sizeof a->exe, "%s", optarg); break;
+        case 'z': *size_list = optarg; break;
+        case 'u': a->nrules = s_split ("--rules", optarg, a->rules, S_MAX_RULES); break;
+        case 'l': {
+            char c [S_MAX_COUNTS][64];
+            a->ncounts = s_split ("--clients", optarg, c, S_MAX_COUNTS);
+            for (int i = 0; i < a->ncounts; i++)
+                a->counts [i] = (int) fasgd_bench_int_arg ("bench-net", "--clients", c [i], 1, S_MAX_CLIENTS);
+            break;
+        }
+        case 't': {
+            char t [2][64];
+            a->ntrips = s_split ("--trips", optarg, t, 2);
+            for (int i = 0; i < a->ntrips; i++)
+                a->trips [i] = (int) fasgd_bench_int_arg ("bench-net", "--trips", t [i], 1, 2);
+            break;
+        }
+        case 's': a->seconds = s_seconds_arg ("--seconds", optarg, 0.1, 3600); break;
+        case 'w': a->warmup = s_seconds_arg ("--warmup", optarg, 0, 3600); break;
+        case 'r': a->rounds = fasgd_bench_int_arg ("bench-net", "--rounds", optarg, 1, S_MAX_ROUNDS); break;
+        case 'F': a->fresh_pages = 1; break;
+        case 'P': s_server_cpu = (int) fasgd_bench_int_arg ("bench-net", "--server-cpu", optarg, 0, FASGD_CPU_MAX); break;
+        case 'C': a->client_cpu = (int) fasgd_bench_int_arg ("bench-net", "--client-cpu", optarg, 0, FASGD_CPU_MAX); break;
+        case 'L': a->pslite = optarg; break;
+        case 'N': s_copy = 0; break;
+        case 'p': s_procs = 1; break;
+        case 'T': s_procs = 0; break;
+        case 'h': s_usage (stdout); return 0;
+        default: s_usage (stderr); return 2;
+    }
+    return -1;
+}
+
+/*  The command line into a: -1 to go on, else the exit status. The
+    opening is not fasgd_cli's: a benchmark has no configuration file and
+    no --version, and a bad option prints the whole usage on stderr.  */
+static int
+s_options (s_args_t *a, int argc, char **argv)
+{
     static const struct option longopts [] = {
         { "server", required_argument, NULL, 'S' },
         { "sizes", required_argument, NULL, 'z' },
@@ -1249,103 +1301,78 @@ main (int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
-    char exe [1024] = "";
-    char items [S_MAX_SIZES][64];
-    s_size_t sizes [S_MAX_SIZES];
-    char rules [S_MAX_RULES][64] = { "bare", "asgd", "fasgd" };
-    int counts [S_MAX_COUNTS] = { 1, 4, 16 };
-    int nsizes = 0, nrules = 3, ncounts = 3;
-    int trips [2] = { 2, 1 }, ntrips = 2;
-    double seconds = 3, warmup = 1;
-    long rounds = 3;
-    int fresh_pages = 0, client_cpu = -1;
     const char *size_list = "80k,1m,10m";
-    const char *pslite = getenv ("FASGD_PSLITE");
-    int opt;
-    while ((opt = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
-        switch (opt) {
-            case 'S': snprintf (exe, sizeof exe, "%s", optarg); break;
-            case 'z': size_list = optarg; break;
-            case 'u': nrules = s_split ("--rules", optarg, rules, S_MAX_RULES); break;
-            case 'l': {
-                char c [S_MAX_COUNTS][64];
-                ncounts = s_split ("--clients", optarg, c, S_MAX_COUNTS);
-                for (int i = 0; i < ncounts; i++)
-                    counts [i] = (int) fasgd_bench_int_arg ("bench-net", "--clients", c [i], 1, S_MAX_CLIENTS);
-                break;
-            }
-            case 't': {
-                char t [2][64];
-                ntrips = s_split ("--trips", optarg, t, 2);
-                for (int i = 0; i < ntrips; i++)
-                    trips [i] = (int) fasgd_bench_int_arg ("bench-net", "--trips", t [i], 1, 2);
-                break;
-            }
-            case 's': seconds = s_seconds_arg ("--seconds", optarg, 0.1, 3600); break;
-            case 'w': warmup = s_seconds_arg ("--warmup", optarg, 0, 3600); break;
-            case 'r': rounds = fasgd_bench_int_arg ("bench-net", "--rounds", optarg, 1, S_MAX_ROUNDS); break;
-            case 'F': fresh_pages = 1; break;
-            case 'P': s_server_cpu = (int) fasgd_bench_int_arg ("bench-net", "--server-cpu", optarg, 0, FASGD_CPU_MAX); break;
-            case 'C': client_cpu = (int) fasgd_bench_int_arg ("bench-net", "--client-cpu", optarg, 0, FASGD_CPU_MAX); break;
-            case 'L': pslite = optarg; break;
-            case 'N': s_copy = 0; break;
-            case 'p': s_procs = 1; break;
-            case 'T': s_procs = 0; break;
-            case 'h': s_usage (stdout); return 0;
-            default: s_usage (stderr); return 2;
-        }
-    }
+    int opt, status;
+    while ((opt = getopt_long (argc, argv, "h", longopts, NULL)) != -1)
+        if ((status = s_option (a, opt, &size_list)) >= 0)
+            return status;
     if (optind < argc) {
         fprintf (stderr, "bench-net: unexpected argument '%s'\n", argv [optind]);
         return 2;
     }
-    for (int u = 0; u < nrules; u++)
-        if (strncmp (rules [u], "bare", 4) == 0 && rules [u][4]) {
-            fprintf (stderr, "bench-net: --rules: '%s': the bare server takes no options\n", rules [u]);
+    for (int u = 0; u < a->nrules; u++)
+        if (strncmp (a->rules [u], "bare", 4) == 0 && a->rules [u][4]) {
+            fprintf (stderr, "bench-net: --rules: '%s': the bare server takes no options\n", a->rules [u]);
             return 2;
         }
-    nsizes = s_split ("--sizes", size_list, items, S_MAX_SIZES);
-    for (int i = 0; i < nsizes; i++)
-        if (s_size_parse (items [i], &sizes [i]) != 0) {
+    char items [S_MAX_SIZES][64];
+    a->nsizes = s_split ("--sizes", size_list, items, S_MAX_SIZES);
+    for (int i = 0; i < a->nsizes; i++)
+        if (s_size_parse (items [i], &a->sizes [i]) != 0) {
             fprintf (stderr, "bench-net: --sizes: '%s' is neither 80k, 1m, 10m nor widths like 784-100-10\n",
                      items [i]);
             return 2;
         }
-    if (!*exe) {
+    return -1;
+}
+
+/*  The daemon to measure and ps-lite's harness, both checked: -1 to go
+    on, else the exit status after saying why.  */
+static int
+s_find_programs (s_args_t *a, const char *argv0)
+{
+    if (!*a->exe) {
         /*  The build tree's daemon: named by the environment (as in the
             tests), else next to this program (BUILDDIR/bench/bench-net),
             else under build/ (scripts/build's default).  */
         const char *top = getenv ("FASGD_TOP_BUILDDIR");
-        const char *slash = strrchr (argv [0], '/');
+        const char *slash = strrchr (argv0, '/');
         if (top)
-            snprintf (exe, sizeof exe, "%s/server/fasgd-server", top);
+            snprintf (a->exe, sizeof a->exe, "%s/server/fasgd-server", top);
         else if (slash)
-            snprintf (exe, sizeof exe, "%.*s/../server/fasgd-server", (int) (slash - argv [0]), argv [0]);
-        if (!*exe || access (exe, X_OK) != 0)
-            snprintf (exe, sizeof exe, "build/server/fasgd-server");
+            snprintf (a->exe, sizeof a->exe, "%.*s/../server/fasgd-server", (int) (slash - argv0), argv0);
+        if (!*a->exe || access (a->exe, X_OK) != 0)
+            snprintf (a->exe, sizeof a->exe, "build/server/fasgd-server");
     }
-    if (access (exe, X_OK) != 0) {
-        fprintf (stderr, "bench-net: %s: %s (build it, or give --server PATH)\n", exe, strerror (errno));
+    if (access (a->exe, X_OK) != 0) {
+        fprintf (stderr, "bench-net: %s: %s (build it, or give --server PATH)\n", a->exe, strerror (errno));
         return 1;
     }
-    if (pslite && !*pslite)
-        pslite = NULL;
-    if (pslite) {
+    if (a->pslite && !*a->pslite)
+        a->pslite = NULL;
+    if (a->pslite) {
         char err [512];
-        if (fasgd_pslite_check (pslite, err, sizeof err) != 0) {
+        if (fasgd_pslite_check (a->pslite, err, sizeof err) != 0) {
             fprintf (stderr, "bench-net: --pslite: %s\n", err);
             return 2;
         }
     }
+    return -1;
+}
 
+/*  The process around the benchmark: the heap, the clients' kind, the
+    signals, czmq.  */
+static void
+s_process_setup (const s_args_t *a)
+{
     /*  Replies arrive in buffers ZeroMQ mallocs. fasgd-client keeps large
         blocks in the heap so that a 40 MB reply reuses the pages of the
         last one; the clients here do the same unless told otherwise.  */
-    if (!fresh_pages)
+    if (!a->fresh_pages)
         fasgd_heap_keep_large_blocks ();
-    s_keep_heap = !fresh_pages;
+    s_keep_heap = !a->fresh_pages;
     if (s_procs < 0)
-        s_procs = pslite != NULL;
+        s_procs = a->pslite != NULL;
 
     /*  Ours, not czmq's: a stopped benchmark takes its server with it.  */
     zsys_handler_set (NULL);
@@ -1357,50 +1384,68 @@ main (int argc, char **argv)
     sigaction (SIGHUP, &sa, NULL);
     sigaction (SIGPIPE, &sa, NULL);         /* stdout piped into head */
     zsys_init ();
+}
 
+/*  The header's first lines: the run, the machine, and the figures of
+    loopback TCP and memcpy it is measured against.  */
+static void
+s_print_machine (const s_args_t *a)
+{
     double load [3] = { 0, 0, 0 };
     if (getloadavg (load, 3) < 0)
         load [0] = load [1] = load [2] = -1;
     int major, minor, patch;
     zmq_version (&major, &minor, &patch);
     printf ("# bench-net: %s on 127.0.0.1 TCP; %g s intervals after %g s of warm-up, %ld rounds (medians)\n",
-            exe, seconds, warmup, rounds);
-    printf ("# clients' large buffers: %s\n", fresh_pages ? "fresh mappings (--fresh-pages)"
-                                                         : "kept in the heap, as fasgd-client does");
+            a->exe, a->seconds, a->warmup, a->rounds);
+    printf ("# clients' large buffers: %s\n", a->fresh_pages ? "fresh mappings (--fresh-pages)"
+                                                            : "kept in the heap, as fasgd-client does");
     printf ("# machine: %ld cores, load average %.2f %.2f %.2f at the start; libzmq %d.%d.%d\n",
             sysconf (_SC_NPROCESSORS_ONLN), load [0], load [1], load [2], major, minor, patch);
 
     printf ("# loopback TCP, one connection, %u MiB writes: sampled for %g s before every round\n",
             S_TCP_CHUNK >> 20, 1.25 * S_TCP_SAMPLE_S);
-    double mem_bps [S_MAX_SIZES];
-    for (int i = 0; i < nsizes; i++) {
+    for (int i = 0; i < a->nsizes; i++) {
         double m [S_MAX_ROUNDS];
-        for (int r = 0; r < rounds; r++)
-            m [r] = s_memcpy_rate (sizes [i].d * sizeof (float), 0.3);
-        mem_bps [i] = fasgd_bench_median (m, (int) rounds);
-        printf ("# memcpy of 4*D = %zu bytes, warm: %.2f GB/s\n", sizes [i].d * sizeof (float),
-                mem_bps [i] / 1e9);
+        for (int r = 0; r < a->rounds; r++)
+            m [r] = s_memcpy_rate (a->sizes [i].d * sizeof (float), 0.3);
+        printf ("# memcpy of 4*D = %zu bytes, warm: %.2f GB/s\n", a->sizes [i].d * sizeof (float),
+                fasgd_bench_median (m, (int) a->rounds) / 1e9);
     }
-    /*  After the TCP and memcpy figures, before the first ZeroMQ socket
-        starts the context's I/O thread, which inherits the pin.  */
-    if (client_cpu >= 0) {
-        char err [256];
-        if (fasgd_affinity_pin (client_cpu, &s_all_cpus, err, sizeof err) != 0) {
-            fprintf (stderr, "bench-net: --client-cpu: %s\n", err);
-            return 1;
-        }
-        zsys_thread_affinity_cpu_add (client_cpu);
-        s_clients_pinned = 1;
+}
+
+/*  --client-cpu: after the TCP and memcpy figures, before the first
+    ZeroMQ socket starts the context's I/O thread, which inherits the pin.
+    0, or -1 after saying why.  */
+static int
+s_pin_clients (int cpu)
+{
+    if (cpu < 0)
+        return 0;
+    char err [256];
+    if (fasgd_affinity_pin (cpu, &s_all_cpus, err, sizeof err) != 0) {
+        fprintf (stderr, "bench-net: --client-cpu: %s\n", err);
+        return -1;
     }
+    zsys_thread_affinity_cpu_add (cpu);
+    s_clients_pinned = 1;
+    return 0;
+}
+
+/*  The header's last lines: where things run, what is measured, what
+    each column means, and the columns' names.  */
+static void
+s_print_legend (const s_args_t *a)
+{
     char pin_s [32] = "not pinned", pin_c [32] = "not pinned";
     if (s_server_cpu >= 0)
         snprintf (pin_s, sizeof pin_s, "CPU %d", s_server_cpu);
-    if (client_cpu >= 0)
-        snprintf (pin_c, sizeof pin_c, "CPU %d", client_cpu);
+    if (a->client_cpu >= 0)
+        snprintf (pin_c, sizeof pin_c, "CPU %d", a->client_cpu);
     printf ("# server %s, clients %s\n", pin_s, pin_c);
-    if (pslite)
-        printf ("# ps-lite: %s/run.sh, a round beside each round of the asgd rows of 2 trips%s\n", pslite,
-                fresh_pages ? "" : "; large blocks kept in the heap (PSLITE_MALLOC_KEEP=1)");
+    if (a->pslite)
+        printf ("# ps-lite: %s/run.sh, a round beside each round of the asgd rows of 2 trips%s\n", a->pslite,
+                a->fresh_pages ? "" : "; large blocks kept in the heap (PSLITE_MALLOC_KEEP=1)");
     else
         printf ("# ps-lite: not measured (--pslite DIR)\n");
     printf ("# clients: %s\n", s_procs ? "processes of their own, as ps-lite's workers (--client-threads: not)"
@@ -1419,82 +1464,143 @@ main (int argc, char **argv)
             "steps/s", "spread", "GB/s", "srv-ms", "cli-ms", "tcp-bound", "ps-lite", "x-pslite", "vs-bare", "vs-asgd",
             "goal");
     fflush (stdout);
+}
 
+/*  One size's rates so far, by trips (one trip: 1) and client count:
+    the asgd and bare rows that the later rows are compared with.  */
+typedef struct {
+    double asgd [2][S_MAX_COUNTS], bare [2][S_MAX_COUNTS];
+} s_refs_t;
+
+/*  One measured row of the table: rule u, trips t, client count k, with
+    its ratios to the ps-lite rounds, the bare and the asgd rows, and
+    whether it meets its goal.  */
+static void
+s_print_row (const s_args_t *a, const s_server_t *srv, s_row_t *row, size_t n, int u, int t, int k,
+             s_refs_t *refs)
+{
+    int rounds = (int) a->rounds, one = a->trips [t] == 1;
+    int is_asgd = strcmp (a->rules [u], "asgd") == 0, is_bare = strcmp (a->rules [u], "bare") == 0;
+    double peer = row->paired ? s_print_peer (row, n, a->counts [k], rounds) : 0;
+    double lo, hi, tlo, thi, x = 0, xlo = 0, xhi = 0;
+    /*  The ratios pair each round with the ps-lite round beside it: taken
+        before s_stats sorts the rounds' rates in place.  */
+    if (peer > 0)
+        x = s_paired_ratio (row, rounds, &xlo, &xhi);
+    double rate = s_stats (row->rate, rounds, &lo, &hi);
+    double srv_ms = 1e3 * fasgd_bench_median (row->scpu, rounds);
+    double cli_ms = 1e3 * fasgd_bench_median (row->ccpu, rounds);
+    double tcp_bps = s_stats (row->tcp, rounds, &tlo, &thi);
+    if (is_asgd)
+        refs->asgd [one][k] = rate;
+    if (is_bare)
+        refs->bare [one][k] = rate;
+    char tbuf [32], xbuf [40] = "-", vbuf [16] = "-", sbuf [16] = "-", cbuf [16] = "-", bbuf [16] = "-";
+    snprintf (tbuf, sizeof tbuf, "%.1f-%.1f", tlo / (8.0 * (double) n), thi / (8.0 * (double) n));
+    if (!is_bare && refs->bare [one][k] > 0)
+        snprintf (bbuf, sizeof bbuf, "%.2fx", rate / refs->bare [one][k]);
+    if (srv_ms >= 0)
+        snprintf (sbuf, sizeof sbuf, "%.3f", srv_ms);
+    if (cli_ms >= 0)
+        snprintf (cbuf, sizeof cbuf, "%.3f", cli_ms);
+    const char *goal = "-";
+    if (peer > 0)
+        snprintf (xbuf, sizeof xbuf, "%.2fx(%.2f-%.2f)", x, xlo, xhi);
+    /*  Two trips, as ps-lite's push then pull; and at D >= 1M also 80% of
+        what one loopback TCP connection carries.  */
+    if (is_asgd && !one && peer > 0)
+        goal = x >= S_GOAL_VS_PEER && (n < S_GOAL_TCP_FROM_D || rate >= S_GOAL_VS_TCP * tcp_bps / (8.0 * (double) n))
+                   ? "met" : "MISS";
+    if (!is_asgd && !is_bare && refs->asgd [one][k] > 0) {
+        snprintf (vbuf, sizeof vbuf, "%.2fx", rate / refs->asgd [one][k]);
+        /*  A +curve or +bf16 row's ratio is the price of that, with no goal.  */
+        if (!strchr (a->rules [u], '+'))
+            goal = rate >= S_GOAL_VS_ASGD * refs->asgd [one][k] ? "met" : "MISS";
+    }
+    printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %13s %8s %16s %8s %8s %5s\n", n, a->rules [u],
+            a->trips [t], a->counts [k], rate, rate > 0 ? 100.0 * (hi - lo) / rate : 0.0,
+            2.0 * (srv->wire ? 2.0 : 4.0) * (double) n * rate / 1e9, sbuf, cbuf, tbuf, "-", xbuf, bbuf, vbuf, goal);
+    fflush (stdout);
+}
+
+/*  Every row of size i, each rule with a server of its own: 0, or 1
+    after saying what failed.  */
+static int
+s_bench_size (const s_args_t *a, int i, const float *grad)
+{
+    size_t n = a->sizes [i].d;
+    s_refs_t refs = { { { 0 } }, { { 0 } } };
+    for (int u = 0; u < a->nrules; u++) {
+        s_server_t srv;
+        if (s_server_start (&srv, a->exe, &a->sizes [i], a->rules [u]) != 0)
+            return 1;
+        int status = 0;
+        for (int m = 0; m < a->ntrips * a->ncounts && status == 0; m++) {
+            int t = m / a->ncounts, k = m % a->ncounts, one = a->trips [t] == 1;
+            int is_asgd = strcmp (a->rules [u], "asgd") == 0;
+            static s_row_t row;
+            if (s_row (&srv, n, grad, one, a->counts [k], a->warmup, a->seconds, (int) a->rounds,
+                       is_asgd && !one ? a->pslite : NULL, !a->fresh_pages, &row) != 0)
+                status = 1;
+            else
+                s_print_row (a, &srv, &row, n, u, t, k, &refs);
+        }
+        if (s_server_stop (&srv) != 0)
+            status = 1;
+        if (status)
+            return status;
+    }
+    return 0;
+}
+
+/*  Every size in turn, then the load at the end: the exit status.  */
+static int
+s_bench (const s_args_t *a)
+{
     int status = 0;
-    for (int i = 0; i < nsizes && status == 0; i++) {
-        size_t n = sizes [i].d;
+    for (int i = 0; i < a->nsizes && status == 0; i++) {
+        size_t n = a->sizes [i].d;
         float *grad = malloc (n * sizeof (float));
         if (!grad) {
             fprintf (stderr, "bench-net: out of memory for %zu parameters\n", n);
             return 1;
         }
         s_grad_fill (grad, n);
-        double asgd_rate [2][S_MAX_COUNTS] = { { 0 } }, bare_rate [2][S_MAX_COUNTS] = { { 0 } };
-        for (int u = 0; u < nrules && status == 0; u++) {
-            s_server_t srv;
-            if (s_server_start (&srv, exe, &sizes [i], rules [u]) != 0) {
-                status = 1;
-                break;
-            }
-            for (int m = 0; m < ntrips * ncounts && status == 0; m++) {
-                int t = m / ncounts, k = m % ncounts, one = trips [t] == 1;
-                int is_asgd = strcmp (rules [u], "asgd") == 0, is_bare = strcmp (rules [u], "bare") == 0;
-                static s_row_t row;
-                if (s_row (&srv, n, grad, one, counts [k], warmup, seconds, (int) rounds,
-                           is_asgd && !one ? pslite : NULL, !fresh_pages, &row) != 0) {
-                    status = 1;
-                    break;
-                }
-                double peer = row.paired ? s_print_peer (&row, n, counts [k], (int) rounds) : 0;
-                double lo, hi, tlo, thi, x, xlo, xhi;
-                double rate = s_stats (row.rate, (int) rounds, &lo, &hi);
-                double srv_ms = 1e3 * fasgd_bench_median (row.scpu, (int) rounds);
-                double cli_ms = 1e3 * fasgd_bench_median (row.ccpu, (int) rounds);
-                double tcp_bps = s_stats (row.tcp, (int) rounds, &tlo, &thi);
-                if (is_asgd)
-                    asgd_rate [one][k] = rate;
-                if (is_bare)
-                    bare_rate [one][k] = rate;
-                char tbuf [32], xbuf [40] = "-", vbuf [16] = "-", sbuf [16] = "-", cbuf [16] = "-",
-                     bbuf [16] = "-";
-                snprintf (tbuf, sizeof tbuf, "%.1f-%.1f", tlo / (8.0 * (double) n), thi / (8.0 * (double) n));
-                if (!is_bare && bare_rate [one][k] > 0)
-                    snprintf (bbuf, sizeof bbuf, "%.2fx", rate / bare_rate [one][k]);
-                if (srv_ms >= 0)
-                    snprintf (sbuf, sizeof sbuf, "%.3f", srv_ms);
-                if (cli_ms >= 0)
-                    snprintf (cbuf, sizeof cbuf, "%.3f", cli_ms);
-                const char *goal = "-";
-                if (peer > 0) {
-                    x = s_paired_ratio (&row, (int) rounds, &xlo, &xhi);
-                    snprintf (xbuf, sizeof xbuf, "%.2fx(%.2f-%.2f)", x, xlo, xhi);
-                }
-                /*  Two trips, as ps-lite's push then pull; and at D >= 1M
-                    also 80% of what one loopback TCP connection carries.  */
-                if (is_asgd && !one && peer > 0)
-                    goal = x >= S_GOAL_VS_PEER
-                                   && (n < S_GOAL_TCP_FROM_D || rate >= S_GOAL_VS_TCP * tcp_bps / (8.0 * (double) n))
-                               ? "met" : "MISS";
-                if (!is_asgd && !is_bare && asgd_rate [one][k] > 0) {
-                    snprintf (vbuf, sizeof vbuf, "%.2fx", rate / asgd_rate [one][k]);
-                    /*  A +curve or +bf16 row's ratio is the price of that,
-                        with no goal.  */
-                    if (!strchr (rules [u], '+'))
-                        goal = rate >= S_GOAL_VS_ASGD * asgd_rate [one][k] ? "met" : "MISS";
-                }
-                printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %13s %8s %16s %8s %8s %5s\n", n, rules [u],
-                        trips [t], counts [k], rate, rate > 0 ? 100.0 * (hi - lo) / rate : 0.0,
-                        2.0 * (srv.wire ? 2.0 : 4.0) * (double) n * rate / 1e9, sbuf, cbuf, tbuf, "-", xbuf,
-                        bbuf, vbuf, goal);
-                fflush (stdout);
-            }
-            if (s_server_stop (&srv) != 0)
-                status = 1;
-        }
+        status = s_bench_size (a, i, grad);
         free (grad);
     }
+    double load [3];
     if (getloadavg (load, 3) >= 0)
         printf ("# load average %.2f %.2f %.2f at the end\n", load [0], load [1], load [2]);
+    return status;
+}
+
+/*  Each step returns -1 to go on, or the exit status it ends with.  */
+int
+main (int argc, char **argv)
+{
+    if (argc == 5 && strcmp (argv [1], "--bare-server") == 0)
+        return s_bare_server (argv [2], (size_t) strtoull (argv [3], NULL, 10), atoi (argv [4]));
+    if (argc == 12 && strcmp (argv [1], "--client-proc") == 0)
+        return s_client_proc (argv);
+    static s_args_t a = {
+        .rules = { "bare", "asgd", "fasgd" }, .nrules = 3,
+        .counts = { 1, 4, 16 }, .ncounts = 3,
+        .trips = { 2, 1 }, .ntrips = 2,
+        .seconds = 3, .warmup = 1, .rounds = 3, .client_cpu = -1,
+    };
+    a.pslite = getenv ("FASGD_PSLITE");
+    int status = s_options (&a, argc, argv);
+    if (status < 0)
+        status = s_find_programs (&a, argv [0]);
+    if (status >= 0)
+        return status;
+    s_process_setup (&a);
+    s_print_machine (&a);
+    if (s_pin_clients (a.client_cpu) != 0)
+        return 1;
+    s_print_legend (&a);
+    status = s_bench (&a);
     zsys_shutdown ();
     return status;
 }

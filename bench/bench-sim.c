@@ -306,8 +306,16 @@ s_numpy_rate (const char *script, const char *data, const char *rule, long itera
     return r;
 }
 
-int
-main (int argc, char **argv)
+/*  What the command line asks.  */
+typedef struct {
+    const char *data, *numpy;
+    long iterations, clients, batch, rounds, threads;
+    long cores;                         /* the machine's */
+} s_args_t;
+
+/*  The command line into a: -1 to go on, else the exit status.  */
+static int
+s_options (s_args_t *a, int argc, char **argv)
 {
     static const struct option longopts [] = {
         { "data", required_argument, NULL, 'd' },
@@ -320,20 +328,16 @@ main (int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
-    const char *data = "data/mnist", *numpy = NULL;
-    long iterations = 5000, clients = 1000, batch = 128, rounds = 3;
-    long cores = sysconf (_SC_NPROCESSORS_ONLN);
-    long threads = cores > 0 ? (cores > S_MAX_THREADS ? S_MAX_THREADS : cores) : 1;
     int opt;
     while ((opt = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
-            case 'd': data = optarg; break;
-            case 'n': numpy = optarg; break;
-            case 'i': iterations = fasgd_bench_int_arg ("bench-sim", "--iterations", optarg, 100, 100000000); break;
-            case 'l': clients = fasgd_bench_int_arg ("bench-sim", "--clients", optarg, 1, 1000000); break;
-            case 'b': batch = fasgd_bench_int_arg ("bench-sim", "--batch", optarg, 1, 100000); break;
-            case 'r': rounds = fasgd_bench_int_arg ("bench-sim", "--rounds", optarg, 1, S_MAX_ROUNDS); break;
-            case 't': threads = fasgd_bench_int_arg ("bench-sim", "--threads", optarg, 1, S_MAX_THREADS); break;
+            case 'd': a->data = optarg; break;
+            case 'n': a->numpy = optarg; break;
+            case 'i': a->iterations = fasgd_bench_int_arg ("bench-sim", "--iterations", optarg, 100, 100000000); break;
+            case 'l': a->clients = fasgd_bench_int_arg ("bench-sim", "--clients", optarg, 1, 1000000); break;
+            case 'b': a->batch = fasgd_bench_int_arg ("bench-sim", "--batch", optarg, 1, 100000); break;
+            case 'r': a->rounds = fasgd_bench_int_arg ("bench-sim", "--rounds", optarg, 1, S_MAX_ROUNDS); break;
+            case 't': a->threads = fasgd_bench_int_arg ("bench-sim", "--threads", optarg, 1, S_MAX_THREADS); break;
             case 'h':
                 puts ("usage: bench-sim [--data DIR] [--iterations N] [--clients L] [--batch MU]\n"
                       "                 [--rounds R] [--threads T] [--numpy SCRIPT]\n"
@@ -345,129 +349,196 @@ main (int argc, char **argv)
                 return 2;
         }
     }
+    return -1;
+}
+
+/*  The simulator's configuration for the command line, and its data: 0,
+    or -1 after saying why.  */
+static int
+s_sim_setup (const s_args_t *a, fasgd_sim_cfg_t *cfg, fasgd_dataset_t **train, fasgd_dataset_t **valid)
+{
+    if (fasgd_config_defaults (fasgd_sim_cfg_keys, cfg, stderr) != 0)
+        return -1;
+    char kv [FASGD_PATH_LEN + 32];
+    snprintf (kv, sizeof kv, "data.dir=\"%s\"", a->data);
+    fasgd_config_set (fasgd_sim_cfg_keys, cfg, kv, stderr);
+    cfg->iterations = (uint64_t) a->iterations;
+    cfg->clients = (int) a->clients;
+    cfg->batch = (int) a->batch;
+    cfg->eval_every = S_EVAL_EVERY;
+    cfg->progress = 0;
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg->model, &spec);
+    if (fasgd_data_cfg_load (&cfg->data, &spec, cfg->seed, train, valid) != 0) {
+        fprintf (stderr, "bench-sim: run scripts/get-mnist, or give --data DIR\n");
+        return -1;
+    }
+    return 0;
+}
+
+/*  The bounds' jobs: the model's products in sgemm over every input
+    column (full) and over the columns the gradient keeps (kept).  */
+typedef struct {
+    fasgd_model_t *model;
+    float *theta;
+    s_replica_job_t full, kept;
+} s_bounds_t;
+
+static void
+s_bounds_setup (const s_args_t *a, const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train,
+                const fasgd_dataset_t *valid, s_bounds_t *b)
+{
+    fasgd_model_spec_t spec;
+    fasgd_model_cfg_to_spec (&cfg->model, &spec);
+    b->model = fasgd_model_new (&spec, NULL, 0);
+    size_t n = fasgd_model_nparams (b->model);
+    b->theta = malloc (n * sizeof (float));
+    fasgd_rng_t rng;
+    fasgd_rng_seed (&rng, 1, 0);
+    fasgd_model_init_params (b->model, b->theta, &rng);
+    long reps = 2000;
+    const int dim = (int) train->dim;
+    b->full = (s_replica_job_t) {
+        .model = b->model, .mu = (int) a->batch, .shape = { dim, dim }, .x = train->x,
+        .valid_x = valid->x, .eval_chunks = (int) (valid->n / FASGD_SIM_EVAL_CHUNK),
+        .eval_rest = (int) (valid->n % FASGD_SIM_EVAL_CHUNK), .theta = b->theta, .reps = reps
+    };
+    b->kept = b->full;
+    b->kept.shape = s_kept_shape (b->model, (int) a->batch, a->iterations, train, valid, b->theta);
+}
+
+static void
+s_print_header (const s_args_t *a, const fasgd_dataset_t *valid, const s_bounds_t *b)
+{
+    printf ("# bench-sim: 784-100-10, batch %ld, %ld clients, %ld iterations per run, validation "
+            "every %d timestamps on %u examples, %ld rounds (medians)\n",
+            a->batch, a->clients, a->iterations, S_EVAL_EVERY, valid->n, a->rounds);
+    printf ("# bounds: an iteration's products in sgemm, full (%d input columns) and kept (mean %d "
+            "columns a batch, %d a validation chunk)\n",
+            b->full.shape.columns, b->kept.shape.columns, b->kept.shape.eval_columns);
+    printf ("# first layer: sparse (nonzero inputs alone) on %d of %d minibatches and %d of %d "
+            "validation chunks\n", b->kept.shape.sparse_batches, b->kept.shape.batches,
+            b->kept.shape.sparse_chunks, b->kept.shape.chunks);
+    printf ("# machine: %ld cores; OpenBLAS %s\n", a->cores, openblas_get_config ());
+    printf ("%-6s %7s %9s %12s %7s %12s %7s %10s %11s %11s %9s\n", "rule", "threads", "iter/s",
+            "full bound/s", "ratio", "kept bound/s", "ratio", "vs 1 thread", "iter/cpu-s",
+            "full/cpu-s", "cpu ratio");
+}
+
+static const char *const s_rules [2] = { "asgd", "fasgd" }, *const s_lrs [2] = { "0.05", "0.005" };
+
+/*  numpy's rounds beside the simulator's: by thread count, rule, round.  */
+typedef struct {
+    double sim [2][2][S_MAX_ROUNDS], rate [2][2][S_MAX_ROUNDS], ratio [2][2][S_MAX_ROUNDS];
+} s_numpy_t;
+
+/*  The rows of c-th thread count t: every round, each rule's simulation
+    between two measures of the bounds (and numpy's run after it), then
+    the medians; rate1 holds the one-thread rates the later rows are
+    compared with.  */
+static void
+s_rows (const s_args_t *a, const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train,
+        const fasgd_dataset_t *valid, const s_bounds_t *b, int c, int t, double rate1 [2], s_numpy_t *np)
+{
+    int nb = 0, rounds = (int) a->rounds;
+    double bound [5 * S_MAX_ROUNDS], bound_cpu [5 * S_MAX_ROUNDS], bound_kept [5 * S_MAX_ROUNDS];
+    double sim [2][S_MAX_ROUNDS], sim_cpu [2][S_MAX_ROUNDS];
+    double ratio [2][S_MAX_ROUNDS], ratio_cpu [2][S_MAX_ROUNDS], ratio_kept [2][S_MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++) {
+        s_rate_t before = s_bound (&b->full, t), before_kept = s_bound (&b->kept, t);
+        bound [nb] = before.wall;
+        bound_cpu [nb] = before.cpu;
+        bound_kept [nb++] = before_kept.wall;
+        for (int k = 0; k < 2; k++) {
+            s_rate_t sr = s_sim_rate (cfg, s_rules [k], s_lrs [k], t, train, valid);
+            s_rate_t after = s_bound (&b->full, t), after_kept = s_bound (&b->kept, t);
+            bound [nb] = after.wall;
+            bound_cpu [nb] = after.cpu;
+            bound_kept [nb++] = after_kept.wall;
+            sim [k][r] = sr.wall;
+            sim_cpu [k][r] = sr.cpu;
+            ratio [k][r] = sr.wall / (0.5 * (before.wall + after.wall));
+            ratio_cpu [k][r] = sr.cpu / (0.5 * (before.cpu + after.cpu));
+            ratio_kept [k][r] = sr.wall / (0.5 * (before_kept.wall + after_kept.wall));
+            before = after;
+            before_kept = after_kept;
+            if (a->numpy) {
+                double nr = s_numpy_rate (a->numpy, a->data, s_rules [k], a->iterations, a->clients, a->batch, t);
+                np->sim [c][k][r] = sr.wall;
+                np->rate [c][k][r] = nr;
+                np->ratio [c][k][r] = sr.wall / nr;
+                /*  The next simulation's bound before it, after numpy's run.  */
+                before = s_bound (&b->full, t);
+                before_kept = s_bound (&b->kept, t);
+                bound [nb] = before.wall;
+                bound_cpu [nb] = before.cpu;
+                bound_kept [nb++] = before_kept.wall;
+            }
+        }
+    }
+    double bf = fasgd_bench_median (bound, nb);
+    double bc = fasgd_bench_median (bound_cpu, nb);
+    double br = fasgd_bench_median (bound_kept, nb);
+    for (int k = 0; k < 2; k++) {
+        double s = fasgd_bench_median (sim [k], rounds);
+        double sc = fasgd_bench_median (sim_cpu [k], rounds);
+        double q = fasgd_bench_median (ratio [k], rounds);
+        double qc = fasgd_bench_median (ratio_cpu [k], rounds);
+        double qr = fasgd_bench_median (ratio_kept [k], rounds);
+        if (c == 0)
+            rate1 [k] = s;
+        printf ("%-6s %7d %9.0f %12.0f %6.1f%% %12.0f %6.1f%% %9.2fx %11.0f %11.0f %8.1f%%\n",
+                s_rules [k], t, s, bf, 100.0 * q, br, 100.0 * qr, s / rate1 [k], sc, bc, 100.0 * qc);
+        fflush (stdout);
+    }
+}
+
+/*  --numpy: the table of the simulator beside numpy.  */
+static void
+s_print_numpy (const s_args_t *a, const long *tcounts, int ncounts, s_numpy_t *np)
+{
+    printf ("# against %s, the same setting in numpy, run after each simulation with OpenBLAS "
+            "on as many threads\n", a->numpy);
+    printf ("%-6s %7s %9s %9s %7s\n", "rule", "threads", "iter/s", "numpy/s", "ratio");
+    for (int c = 0; c < ncounts; c++)
+        for (int k = 0; k < 2; k++)
+            printf ("%-6s %7ld %9.0f %9.0f %6.2fx\n", s_rules [k], tcounts [c],
+                    fasgd_bench_median (np->sim [c][k], (int) a->rounds),
+                    fasgd_bench_median (np->rate [c][k], (int) a->rounds),
+                    fasgd_bench_median (np->ratio [c][k], (int) a->rounds));
+}
+
+int
+main (int argc, char **argv)
+{
+    long cores = sysconf (_SC_NPROCESSORS_ONLN);
+    s_args_t a = {
+        .data = "data/mnist", .iterations = 5000, .clients = 1000, .batch = 128, .rounds = 3,
+        .threads = cores > 0 ? (cores > S_MAX_THREADS ? S_MAX_THREADS : cores) : 1, .cores = cores,
+    };
+    int status = s_options (&a, argc, argv);
+    if (status >= 0)
+        return status;
     fasgd_log_open ("bench-sim", 0, FASGD_LOG_WARN);
     openblas_set_num_threads (1);
 
     fasgd_sim_cfg_t cfg;
-    if (fasgd_config_defaults (fasgd_sim_cfg_keys, &cfg, stderr) != 0)
-        return 1;
-    char kv [FASGD_PATH_LEN + 32];
-    snprintf (kv, sizeof kv, "data.dir=\"%s\"", data);
-    fasgd_config_set (fasgd_sim_cfg_keys, &cfg, kv, stderr);
-    cfg.iterations = (uint64_t) iterations;
-    cfg.clients = (int) clients;
-    cfg.batch = (int) batch;
-    cfg.eval_every = S_EVAL_EVERY;
-    cfg.progress = 0;
-
-    fasgd_model_spec_t spec;
-    fasgd_model_cfg_to_spec (&cfg.model, &spec);
     fasgd_dataset_t *train, *valid;
-    if (fasgd_data_cfg_load (&cfg.data, &spec, cfg.seed, &train, &valid) != 0) {
-        fprintf (stderr, "bench-sim: run scripts/get-mnist, or give --data DIR\n");
+    if (s_sim_setup (&a, &cfg, &train, &valid) != 0)
         return 1;
-    }
-    fasgd_model_t *model = fasgd_model_new (&spec, NULL, 0);
-    size_t n = fasgd_model_nparams (model);
-    float *theta = malloc (n * sizeof (float));
-    fasgd_rng_t rng;
-    fasgd_rng_seed (&rng, 1, 0);
-    fasgd_model_init_params (model, theta, &rng);
-    long reps = 2000;
-    const int dim = (int) train->dim;
-    s_replica_job_t full = {
-        .model = model, .mu = (int) batch, .shape = { dim, dim }, .x = train->x,
-        .valid_x = valid->x, .eval_chunks = (int) (valid->n / FASGD_SIM_EVAL_CHUNK),
-        .eval_rest = (int) (valid->n % FASGD_SIM_EVAL_CHUNK), .theta = theta, .reps = reps
-    };
-    s_replica_job_t kept = full;
-    kept.shape = s_kept_shape (model, (int) batch, iterations, train, valid, theta);
-
-    printf ("# bench-sim: 784-100-10, batch %ld, %ld clients, %ld iterations per run, validation "
-            "every %d timestamps on %u examples, %ld rounds (medians)\n",
-            batch, clients, iterations, S_EVAL_EVERY, valid->n, rounds);
-    printf ("# bounds: an iteration's products in sgemm, full (%d input columns) and kept (mean %d "
-            "columns a batch, %d a validation chunk)\n",
-            dim, kept.shape.columns, kept.shape.eval_columns);
-    printf ("# first layer: sparse (nonzero inputs alone) on %d of %d minibatches and %d of %d "
-            "validation chunks\n", kept.shape.sparse_batches, kept.shape.batches,
-            kept.shape.sparse_chunks, kept.shape.chunks);
-    printf ("# machine: %ld cores; OpenBLAS %s\n", cores, openblas_get_config ());
-    const char *rules [2] = { "asgd", "fasgd" }, *lrs [2] = { "0.05", "0.005" };
-    long tcounts [2] = { 1, threads };
-    int ncounts = threads > 1 ? 2 : 1;
+    s_bounds_t b;
+    s_bounds_setup (&a, &cfg, train, valid, &b);
+    s_print_header (&a, valid, &b);
+    long tcounts [2] = { 1, a.threads };
+    int ncounts = a.threads > 1 ? 2 : 1;
     double rate1 [2] = { 0, 0 };
-    double np_sim [2][2][S_MAX_ROUNDS], np_rate [2][2][S_MAX_ROUNDS], np_ratio [2][2][S_MAX_ROUNDS];
-    printf ("%-6s %7s %9s %12s %7s %12s %7s %10s %11s %11s %9s\n", "rule", "threads", "iter/s",
-            "full bound/s", "ratio", "kept bound/s", "ratio", "vs 1 thread", "iter/cpu-s",
-            "full/cpu-s", "cpu ratio");
-    for (int c = 0; c < ncounts; c++) {
-        int t = (int) tcounts [c], nb = 0;
-        double bound [5 * S_MAX_ROUNDS], bound_cpu [5 * S_MAX_ROUNDS], bound_kept [5 * S_MAX_ROUNDS];
-        double sim [2][S_MAX_ROUNDS], sim_cpu [2][S_MAX_ROUNDS];
-        double ratio [2][S_MAX_ROUNDS], ratio_cpu [2][S_MAX_ROUNDS], ratio_kept [2][S_MAX_ROUNDS];
-        for (int r = 0; r < rounds; r++) {
-            s_rate_t before = s_bound (&full, t), before_kept = s_bound (&kept, t);
-            bound [nb] = before.wall;
-            bound_cpu [nb] = before.cpu;
-            bound_kept [nb++] = before_kept.wall;
-            for (int k = 0; k < 2; k++) {
-                s_rate_t sr = s_sim_rate (&cfg, rules [k], lrs [k], t, train, valid);
-                s_rate_t after = s_bound (&full, t), after_kept = s_bound (&kept, t);
-                bound [nb] = after.wall;
-                bound_cpu [nb] = after.cpu;
-                bound_kept [nb++] = after_kept.wall;
-                sim [k][r] = sr.wall;
-                sim_cpu [k][r] = sr.cpu;
-                ratio [k][r] = sr.wall / (0.5 * (before.wall + after.wall));
-                ratio_cpu [k][r] = sr.cpu / (0.5 * (before.cpu + after.cpu));
-                ratio_kept [k][r] = sr.wall / (0.5 * (before_kept.wall + after_kept.wall));
-                before = after;
-                before_kept = after_kept;
-                if (numpy) {
-                    double nr = s_numpy_rate (numpy, data, rules [k], iterations, clients, batch, t);
-                    np_sim [c][k][r] = sr.wall;
-                    np_rate [c][k][r] = nr;
-                    np_ratio [c][k][r] = sr.wall / nr;
-                    /*  The next simulation's bound before it, after numpy's run.  */
-                    before = s_bound (&full, t);
-                    before_kept = s_bound (&kept, t);
-                    bound [nb] = before.wall;
-                    bound_cpu [nb] = before.cpu;
-                    bound_kept [nb++] = before_kept.wall;
-                }
-            }
-        }
-        double bf = fasgd_bench_median (bound, nb);
-        double bc = fasgd_bench_median (bound_cpu, nb);
-        double br = fasgd_bench_median (bound_kept, nb);
-        for (int k = 0; k < 2; k++) {
-            double s = fasgd_bench_median (sim [k], (int) rounds);
-            double sc = fasgd_bench_median (sim_cpu [k], (int) rounds);
-            double q = fasgd_bench_median (ratio [k], (int) rounds);
-            double qc = fasgd_bench_median (ratio_cpu [k], (int) rounds);
-            double qr = fasgd_bench_median (ratio_kept [k], (int) rounds);
-            if (c == 0)
-                rate1 [k] = s;
-            printf ("%-6s %7ld %9.0f %12.0f %6.1f%% %12.0f %6.1f%% %9.2fx %11.0f %11.0f %8.1f%%\n",
-                    rules [k], tcounts [c], s, bf, 100.0 * q, br, 100.0 * qr, s / rate1 [k], sc, bc,
-                    100.0 * qc);
-            fflush (stdout);
-        }
-    }
-    if (numpy) {
-        printf ("# against %s, the same setting in numpy, run after each simulation with OpenBLAS "
-                "on as many threads\n", numpy);
-        printf ("%-6s %7s %9s %9s %7s\n", "rule", "threads", "iter/s", "numpy/s", "ratio");
-        for (int c = 0; c < ncounts; c++)
-            for (int k = 0; k < 2; k++)
-                printf ("%-6s %7ld %9.0f %9.0f %6.2fx\n", rules [k], tcounts [c],
-                        fasgd_bench_median (np_sim [c][k], (int) rounds),
-                        fasgd_bench_median (np_rate [c][k], (int) rounds),
-                        fasgd_bench_median (np_ratio [c][k], (int) rounds));
-    }
-    free (theta);
-    fasgd_model_destroy (&model);
+    static s_numpy_t np;
+    for (int c = 0; c < ncounts; c++)
+        s_rows (&a, &cfg, train, valid, &b, c, (int) tcounts [c], rate1, &np);
+    if (a.numpy)
+        s_print_numpy (&a, tcounts, ncounts, &np);
+    free (b.theta);
+    fasgd_model_destroy (&b.model);
     fasgd_dataset_destroy (&train);
     fasgd_dataset_destroy (&valid);
     return 0;

@@ -149,59 +149,42 @@ s_total_pushes (const char *dir, int workers)
     return found == workers ? sum : -1;
 }
 
-int
-fasgd_pslite_run (const char *dir, size_t d, int workers, double seconds, double warmup, int keep_heap,
-                  fasgd_pslite_result_t *res, char *err, size_t errlen)
+/*  The harness's environment: this one's without the two variables it is
+    given here (warm is the PSLITE_WARMUP= one), built before fork, since
+    between fork and exec only async-signal-safe calls may run (ZeroMQ's
+    threads are running). NULL when out of memory; the caller frees the
+    array, not its strings.  */
+static char **
+s_harness_env (char *warm, int keep_heap)
 {
-    *res = (fasgd_pslite_result_t) { .rate = -1, .srv_cpu = -1, .cli_cpu = -1 };
-    char path [4096], a_d [32], a_w [16], a_s [32], e_warm [48];
-    snprintf (path, sizeof path, "%s/run.sh", dir);
-    snprintf (a_d, sizeof a_d, "%zu", d);
-    snprintf (a_w, sizeof a_w, "%d", workers);
-    snprintf (a_s, sizeof a_s, "%g", seconds);
-    snprintf (e_warm, sizeof e_warm, "PSLITE_WARMUP=%g", warmup);
-    /*  The harness's environment: this one's without the two variables it
-        is given here, built before fork, since between fork and exec only
-        async-signal-safe calls may run (ZeroMQ's threads are running).  */
     size_t nenv = 0;
     while (environ [nenv])
         nenv++;
     char **env = malloc ((nenv + 3) * sizeof *env);
-    if (!env) {
-        snprintf (err, errlen, "out of memory");
-        return -1;
-    }
+    if (!env)
+        return NULL;
     size_t k = 0;
     for (size_t i = 0; i < nenv; i++)
         if (strncmp (environ [i], "PSLITE_WARMUP=", 14) != 0 && strncmp (environ [i], "PSLITE_MALLOC_KEEP=", 19) != 0)
             env [k++] = environ [i];
-    env [k++] = e_warm;
+    env [k++] = warm;
     if (keep_heap)
         env [k++] = "PSLITE_MALLOC_KEEP=1";
     env [k] = NULL;
-    char diag_path [] = "/tmp/fasgd-bench-pslite-XXXXXX";
-    int diag = mkstemp (diag_path);
-    if (diag < 0) {
-        snprintf (err, errlen, "a file for ps-lite's diagnostics: %s", strerror (errno));
-        free (env);
-        return -1;
-    }
-    unlink (diag_path);
-    int out [2];
-    if (pipe (out) != 0) {
-        snprintf (err, errlen, "pipe: %s", strerror (errno));
-        close (diag);
-        free (env);
-        return -1;
-    }
+    return env;
+}
+
+/*  Starts argv [0] with env, its stdout the write end of out, its stderr
+    diag: the child's pid, or -1 with the reason in err (out then closed).  */
+static pid_t
+s_harness_start (char *const argv [], char **env, int out [2], int diag, char *err, size_t errlen)
+{
     fflush (NULL);
     pid_t pid = fork ();
     if (pid < 0) {
         snprintf (err, errlen, "fork: %s", strerror (errno));
         close (out [0]);
         close (out [1]);
-        close (diag);
-        free (env);
         return -1;
     }
     if (pid == 0) {
@@ -212,21 +195,25 @@ fasgd_pslite_run (const char *dir, size_t d, int workers, double seconds, double
         close (diag);
         /*  bench-net ignores nothing its children should see.  */
         signal (SIGPIPE, SIG_DFL);
-        execve (path, (char *[]) { path, a_d, a_w, a_s, NULL }, env);
+        execve (argv [0], argv, env);
         static const char msg [] = "pslite-info cannot run the harness (execve failed)\n";
         (void) !write (STDERR_FILENO, msg, sizeof msg - 1);
         _exit (127);
     }
-    free (env);
-    fasgd_pslite_pid = pid;
     close (out [1]);
+    return pid;
+}
 
-    char line [512];
+/*  Reads the harness's stdout (fd) into line (its start, NUL-terminated)
+    until it closes or `seconds` pass, sampling its processes' CPU into
+    procs meanwhile; then stops it if it ran late and reaps it. 1 when it
+    ran late, else 0; its wait status in *wstatus.  */
+static int
+s_harness_wait (pid_t pid, int fd, double seconds, fasgd_procs_t *procs, char *line, size_t size, int *wstatus)
+{
     size_t len = 0;
-    /*  Its processes' CPU, sampled while they run.  */
-    static fasgd_procs_t procs;
-    memset (&procs, 0, sizeof procs);
-    double deadline = s_now () + warmup + seconds + S_GRACE_S;
+    memset (procs, 0, sizeof *procs);
+    double deadline = s_now () + seconds;
     int timed_out = 0;
     for (;;) {
         double left = deadline - s_now ();
@@ -234,42 +221,49 @@ fasgd_pslite_run (const char *dir, size_t d, int workers, double seconds, double
             timed_out = 1;
             break;
         }
-        struct pollfd p = { .fd = out [0], .events = POLLIN };
+        struct pollfd p = { .fd = fd, .events = POLLIN };
         int r = poll (&p, 1, left > 0.1 ? S_SAMPLE_MS : (int) (left * 1000) + 1);
-        fasgd_procs_sample (&procs, pid, "bench_pushpull", "DMLC_ROLE");
+        fasgd_procs_sample (procs, pid, "bench_pushpull", "DMLC_ROLE");
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             continue;
-        ssize_t got = read (out [0], line + len, sizeof line - 1 - len);
+        ssize_t got = read (fd, line + len, size - 1 - len);
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
             break;
         len += (size_t) got;
-        if (len == sizeof line - 1)             /* more than the one line: keep the start */
-            len = sizeof line - 2;
+        if (len == size - 1)                    /* more than the one line: keep the start */
+            len = size - 2;
     }
-    close (out [0]);
+    close (fd);
     if (timed_out)
         kill (pid, SIGTERM);                    /* the harness stops its own processes */
-    int wstatus = 0;
-    while (waitpid (pid, &wstatus, 0) < 0 && errno == EINTR)
+    *wstatus = 0;
+    while (waitpid (pid, wstatus, 0) < 0 && errno == EINTR)
         ;
-    fasgd_pslite_pid = 0;
     line [len] = 0;
+    return timed_out;
+}
 
+/*  What a finished harness said: its measurement (line), the check and
+    the logs in its diagnostics (diag), its processes' CPU (procs) into
+    res. 0, or -1 with the reason in err.  */
+static int
+s_harness_result (const char *path, size_t d, int workers, double limit, int timed_out, int wstatus,
+                  const char *line, int diag, const fasgd_procs_t *procs, fasgd_pslite_result_t *res, char *err,
+                  size_t errlen)
+{
     char last [256], info [1024] = "";
     s_last_line (diag, last, sizeof last);
     s_info_line (diag, info, sizeof info);
-    close (diag);
     size_t got_d = 0;
     int got_w = 0;
     double rate = 0;
     char check [32] = "", logs [1024] = "";
     if (timed_out)
-        snprintf (err, errlen, "ps-lite ran past %d s and was stopped%s%s", (int) (warmup + seconds + S_GRACE_S),
-                  *last ? ": " : "", last);
+        snprintf (err, errlen, "ps-lite ran past %d s and was stopped%s%s", (int) limit, *last ? ": " : "", last);
     else if (!WIFEXITED (wstatus) || WEXITSTATUS (wstatus) != 0)
         snprintf (err, errlen, "%s failed (status %d)%s%s", path,
                   WIFEXITED (wstatus) ? WEXITSTATUS (wstatus) : 128 + WTERMSIG (wstatus), *last ? ": " : "", last);
@@ -288,7 +282,7 @@ fasgd_pslite_run (const char *dir, size_t d, int workers, double seconds, double
         snprintf (res->check, sizeof res->check, "ok");
         long long steps = s_field (info, "logs", logs, sizeof logs) == 0 ? s_total_pushes (logs, workers) : -1;
         int ns = 0, nw = 0;
-        double srv = fasgd_procs_role_cpu (&procs, "server", &ns), cli = fasgd_procs_role_cpu (&procs, "worker", &nw);
+        double srv = fasgd_procs_role_cpu (procs, "server", &ns), cli = fasgd_procs_role_cpu (procs, "worker", &nw);
         res->steps = steps;
         if (steps > 0 && ns == 1 && nw == workers) {
             res->srv_cpu = srv / (double) steps;
@@ -297,4 +291,54 @@ fasgd_pslite_run (const char *dir, size_t d, int workers, double seconds, double
         return 0;
     }
     return -1;
+}
+
+int
+fasgd_pslite_run (const char *dir, size_t d, int workers, double seconds, double warmup, int keep_heap,
+                  fasgd_pslite_result_t *res, char *err, size_t errlen)
+{
+    *res = (fasgd_pslite_result_t) { .rate = -1, .srv_cpu = -1, .cli_cpu = -1 };
+    char path [4096], a_d [32], a_w [16], a_s [32], e_warm [48];
+    snprintf (path, sizeof path, "%s/run.sh", dir);
+    snprintf (a_d, sizeof a_d, "%zu", d);
+    snprintf (a_w, sizeof a_w, "%d", workers);
+    snprintf (a_s, sizeof a_s, "%g", seconds);
+    snprintf (e_warm, sizeof e_warm, "PSLITE_WARMUP=%g", warmup);
+    char **env = s_harness_env (e_warm, keep_heap);
+    if (!env) {
+        snprintf (err, errlen, "out of memory");
+        return -1;
+    }
+    char diag_path [] = "/tmp/fasgd-bench-pslite-XXXXXX";
+    int diag = mkstemp (diag_path);
+    if (diag < 0) {
+        snprintf (err, errlen, "a file for ps-lite's diagnostics: %s", strerror (errno));
+        free (env);
+        return -1;
+    }
+    unlink (diag_path);
+    int out [2];
+    if (pipe (out) != 0) {
+        snprintf (err, errlen, "pipe: %s", strerror (errno));
+        close (diag);
+        free (env);
+        return -1;
+    }
+    pid_t pid = s_harness_start ((char *[]) { path, a_d, a_w, a_s, NULL }, env, out, diag, err, errlen);
+    free (env);
+    if (pid < 0) {
+        close (diag);
+        return -1;
+    }
+    fasgd_pslite_pid = pid;
+    char line [512];
+    /*  Its processes' CPU, sampled while they run.  */
+    static fasgd_procs_t procs;
+    int wstatus;
+    double limit = warmup + seconds + S_GRACE_S;
+    int timed_out = s_harness_wait (pid, out [0], limit, &procs, line, sizeof line, &wstatus);
+    fasgd_pslite_pid = 0;
+    int rc = s_harness_result (path, d, workers, limit, timed_out, wstatus, line, diag, &procs, res, err, errlen);
+    close (diag);
+    return rc;
 }

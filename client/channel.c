@@ -162,6 +162,7 @@ fasgd_channel_send (fasgd_channel_t *ch, const fasgd_header_t *h, zframe_t **bod
     fasgd_proto_header_encode (h, hbuf);
     size_t out = sizeof hbuf + (body ? zframe_size (body) : 0);
     ch->handshake_drops = 0;
+    ch->turned_away = 0;
 
     /*  Never block on a send: a DEALER queues for a peer that is not
         there yet, and a full queue means the server is not reading.  */
@@ -214,6 +215,8 @@ s_handshake_check (fasgd_channel_t *ch, char *why, size_t whylen)
     uint32_t value;
     if (fasgd_curve_event_recv (ch->monitor, &event, &value) != 0)
         return 0;
+    if (fasgd_curve_turned_away (event, value))
+        ch->turned_away++;
     const char *verdict = fasgd_curve_judge (event, value, *ch->curve->server_key != 0, &ch->handshake_drops);
     if (!verdict)
         return 0;

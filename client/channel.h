@@ -46,6 +46,7 @@ typedef struct {
     zsock_t *monitor;                       /* PAIR: the socket's handshake events */
     zpoller_t *poller;
     int handshake_drops;                    /* fasgd_curve_judge's count, since the last send */
+    int turned_away;                        /* connections the server reset mid-handshake, since then */
 } fasgd_channel_t;
 
 /*  A closed channel to endpoint with curve (both borrowed: they outlive

@@ -1,6 +1,7 @@
 /*  heartbeat: the actor that keeps an idle client alive (heartbeat.h).  */
 #include "heartbeat.h"
 
+#include "curve.h"
 #include "log.h"
 
 #include <pthread.h>
@@ -49,6 +50,7 @@ s_actor (zsock_t *pipe, void *args)
     pthread_sigmask (SIG_BLOCK, &set, NULL);
 
     zsock_t *sock = fasgd_channel_dealer_new ();
+    zsock_t *monitor = NULL;
     if (sock) {
         zsock_set_linger (sock, 0);
         zsock_set_maxmsgsize (sock, FASGD_PROTO_HEADER_SIZE + FASGD_PROTO_TEXT_MAX + FASGD_CHANNEL_FRAME_SLACK);
@@ -56,12 +58,19 @@ s_actor (zsock_t *pipe, void *args)
             queued ones are plenty.  */
         zsock_set_sndhwm (sock, 4);
         fasgd_channel_curve_apply (hb->curve, sock);
-        if (zsock_connect (sock, "%s", hb->endpoint) != 0)
+        /*  A beat on every new connection at once: a server closes a
+            connection that sends no request within a few seconds
+            (limits.greeting_ms), and while requests flow no beat is due.  */
+        if (fasgd_curve_monitor (sock, ZMQ_EVENT_HANDSHAKE_SUCCEEDED, &monitor) != 0)
+            monitor = NULL;
+        if (zsock_connect (sock, "%s", hb->endpoint) != 0) {
+            fasgd_curve_monitor_stop (sock, &monitor);
             zsock_destroy (&sock);
+        }
     }
     if (!sock)
         fasgd_log_warn ("client: no heartbeat socket: the server may expire this client when idle");
-    zpoller_t *poller = sock ? zpoller_new (pipe, sock, NULL) : zpoller_new (pipe, NULL);
+    zpoller_t *poller = sock ? zpoller_new (pipe, sock, monitor, NULL) : zpoller_new (pipe, NULL);
     zsock_signal (pipe, 0);
     if (!poller) {
         /*  Without a poller all that is left is to wait for $TERM.  */
@@ -69,6 +78,7 @@ s_actor (zsock_t *pipe, void *args)
         while ((cmd = zstr_recv (pipe)) && strcmp (cmd, "$TERM") != 0)
             zstr_free (&cmd);
         zstr_free (&cmd);
+        fasgd_curve_monitor_stop (sock, &monitor);
         zsock_destroy (&sock);
         return;
     }
@@ -76,14 +86,15 @@ s_actor (zsock_t *pipe, void *args)
 
     uint32_t seq = 0;
     int64_t last_beat = zclock_mono ();
-    int warned = 0;
+    int warned = 0, connected = 0;
     for (;;) {
         int64_t now = zclock_mono ();
         int64_t last = atomic_load (&hb->last_sent);
         if (last < last_beat)
             last = last_beat;
         int64_t due = last + hb->interval_ms;
-        if (sock && now >= due) {
+        if (sock && (now >= due || connected)) {
+            connected = 0;
             fasgd_header_t h = { .version = FASGD_PROTO_VERSION, .type = FASGD_MSG_HEARTBEAT,
                                  .client_id = hb->client_id, .seq = ++seq, .session = hb->session };
             uint8_t buf [FASGD_PROTO_HEADER_SIZE];
@@ -101,6 +112,12 @@ s_actor (zsock_t *pipe, void *args)
             zstr_free (&cmd);
             if (term)
                 break;
+        }
+        else if (monitor && which == monitor) {
+            int event;
+            uint32_t value;
+            while (fasgd_curve_event_recv (monitor, &event, &value) == 0)
+                connected |= event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
         }
         else if (sock && which == sock) {
             zframe_t *frame = zframe_recv (sock);
@@ -120,6 +137,7 @@ s_actor (zsock_t *pipe, void *args)
         }
     }
     zpoller_destroy (&poller);
+    fasgd_curve_monitor_stop (sock, &monitor);
     zsock_destroy (&sock);
 }
 

@@ -5,6 +5,8 @@
 #include "client.h"
 #include "codec.h"
 
+#include "cli.h"
+
 #include "data.h"
 #include "heap.h"
 #include "log.h"
@@ -625,8 +627,13 @@ s_join_first (s_run_t *r)
         }
         clock_gettime (CLOCK_MONOTONIC, &now);
         if (s_elapsed (&t0, &now) >= limit) {
-            fasgd_log_error ("%s: no WELCOME within %.1f s: is fasgd-server running there?",
-                             r->o->push_ep, limit);
+            const char *why = fasgd_client_last_reason (r->client);
+            if (strstr (why, "turned the connection away"))
+                /*  It is running, and has no room for this client now.  */
+                fasgd_log_error ("%s: no WELCOME within %.1f s: %s", r->o->push_ep, limit, why);
+            else
+                fasgd_log_error ("%s: no WELCOME within %.1f s: is fasgd-server running there?",
+                                 r->o->push_ep, limit);
             return S_EXIT_UNREACHABLE;
         }
         fasgd_log_info ("%s: %s; trying again", r->o->push_ep, fasgd_client_strerror (rc));
@@ -654,8 +661,61 @@ s_run_free (s_run_t *r)
     fasgd_metrics_text_destroy (&r->mtext);
 }
 
-int
-main (int argc, char **argv)
+/*  One option of the command line into o: -1 to go on, else the exit
+    status after saying what is wrong.  */
+static int
+s_option (const fasgd_cli_t *cli, s_opts_t *o, int opt, const char *arg)
+{
+    int bad = 0;
+    switch (opt) {
+        case 's': o->push_ep = arg; break;
+        case 'f': o->fetch_ep = arg; break;
+        case 'K': o->server_key = arg; break;
+        case 'c': o->cert = arg; break;
+        case 'G': {
+            char *end;
+            errno = 0;
+            o->gradient_scale = strtod (arg, &end);
+            if (errno || end == arg || *end || !isfinite (o->gradient_scale)) {
+                fprintf (stderr, "fasgd-client: --gradient-scale takes a finite number (got '%s')\n", arg);
+                return S_EXIT_USAGE;
+            }
+            break;
+        }
+        case 'd': o->data = arg; break;
+        case 'b': bad = s_parse_u64 ("--batch", arg, 1, FASGD_MODEL_MAX_WIDTH, &o->batch); break;
+        case 'n': bad = s_parse_u64 ("--steps", arg, 0, UINT64_MAX, &o->steps); break;
+        case 'S': bad = s_parse_u64 ("--seed", arg, 0, UINT64_MAX, &o->seed); o->seed_set = 1; break;
+        case 't': bad = s_parse_u64 ("--threads", arg, 1, 1024, &o->threads); break;
+        case 'D': bad = s_parse_u64 ("--delay-ms", arg, 0, 3600000, &o->delay_ms); break;
+        case 'E': bad = s_parse_u64 ("--eval-every", arg, 0, UINT64_MAX, &o->eval_every); break;
+        case 'C': bad = s_parse_u64 ("--cpu", arg, 0, FASGD_CPU_MAX, &o->cpu); o->cpu_set = 1; break;
+        case 'T': bad = s_parse_u64 ("--timeout-ms", arg, 1, INT_MAX / 3, &o->timeout_ms); break;
+        case 'N':
+            if (strlen (arg) > FASGD_PROTO_TEXT_MAX) {
+                fprintf (stderr, "fasgd-client: --name is at most %u bytes\n", FASGD_PROTO_TEXT_MAX);
+                return S_EXIT_USAGE;
+            }
+            o->name = arg;
+            break;
+        case 'L':
+            if (fasgd_cli_log_level_set (cli, arg) != 0)
+                return S_EXIT_USAGE;
+            break;
+        case 'M': o->metrics = arg; break;
+        case 'q': o->quiet = 1; break;
+        case 'h': s_usage (stdout); return S_EXIT_OK;
+        case 'V': return fasgd_cli_version (cli);
+        default:
+            return fasgd_cli_bad_option (cli);
+    }
+    return bad ? S_EXIT_USAGE : -1;
+}
+
+/*  The command line into o: -1 to go on, else the exit status (--help,
+    --version, or bad usage after saying why).  */
+static int
+s_options (s_opts_t *o, int argc, char **argv)
 {
     static const struct option longopts [] = {
         { "server", required_argument, NULL, 's' },
@@ -680,207 +740,219 @@ main (int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    s_opts_t o = { .batch = 32, .threads = 1, .timeout_ms = 5000, .gradient_scale = 1.0 };
-    fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
-    int opt;
-    while ((opt = getopt_long (argc, argv, "s:f:d:b:n:t:qhV", longopts, NULL)) != -1) {
-        int bad = 0;
-        switch (opt) {
-            case 's': o.push_ep = optarg; break;
-            case 'f': o.fetch_ep = optarg; break;
-            case 'K': o.server_key = optarg; break;
-            case 'c': o.cert = optarg; break;
-            case 'G': {
-                char *end;
-                errno = 0;
-                o.gradient_scale = strtod (optarg, &end);
-                if (errno || end == optarg || *end || !isfinite (o.gradient_scale)) {
-                    fprintf (stderr, "fasgd-client: --gradient-scale takes a finite number (got '%s')\n", optarg);
-                    return S_EXIT_USAGE;
-                }
-                break;
-            }
-            case 'd': o.data = optarg; break;
-            case 'b': bad = s_parse_u64 ("--batch", optarg, 1, FASGD_MODEL_MAX_WIDTH, &o.batch); break;
-            case 'n': bad = s_parse_u64 ("--steps", optarg, 0, UINT64_MAX, &o.steps); break;
-            case 'S': bad = s_parse_u64 ("--seed", optarg, 0, UINT64_MAX, &o.seed); o.seed_set = 1; break;
-            case 't': bad = s_parse_u64 ("--threads", optarg, 1, 1024, &o.threads); break;
-            case 'D': bad = s_parse_u64 ("--delay-ms", optarg, 0, 3600000, &o.delay_ms); break;
-            case 'E': bad = s_parse_u64 ("--eval-every", optarg, 0, UINT64_MAX, &o.eval_every); break;
-            case 'C': bad = s_parse_u64 ("--cpu", optarg, 0, FASGD_CPU_MAX, &o.cpu); o.cpu_set = 1; break;
-            case 'T': bad = s_parse_u64 ("--timeout-ms", optarg, 1, INT_MAX / 3, &o.timeout_ms); break;
-            case 'N':
-                if (strlen (optarg) > FASGD_PROTO_TEXT_MAX) {
-                    fprintf (stderr, "fasgd-client: --name is at most %u bytes\n", FASGD_PROTO_TEXT_MAX);
-                    return S_EXIT_USAGE;
-                }
-                o.name = optarg;
-                break;
-            case 'L': {
-                int level = fasgd_log_level_parse (optarg);
-                if (level < 0) {
-                    fprintf (stderr, "fasgd-client: unknown log level '%s' (error, warn, notice, info, debug)\n", optarg);
-                    return S_EXIT_USAGE;
-                }
-                fasgd_log_set_level ((fasgd_log_level_t) level);
-                break;
-            }
-            case 'M': o.metrics = optarg; break;
-            case 'q': o.quiet = 1; break;
-            case 'h': s_usage (stdout); return S_EXIT_OK;
-            case 'V': printf ("fasgd-client %s\n", PACKAGE_VERSION); return S_EXIT_OK;
-            default:
-                fputs ("Try 'fasgd-client --help'.\n", stderr);
-                return S_EXIT_USAGE;
-        }
-        if (bad)
-            return S_EXIT_USAGE;
-    }
-    if (optind < argc) {
-        fprintf (stderr, "fasgd-client: unexpected argument '%s'\nTry 'fasgd-client --help'.\n", argv [optind]);
+    /*  No configuration file: of fasgd_cli only the messages and --version.  */
+    static const fasgd_cli_t cli = { .prog = "fasgd-client" };
+    int opt, status;
+    while ((opt = getopt_long (argc, argv, "s:f:d:b:n:t:qhV", longopts, NULL)) != -1)
+        if ((status = s_option (&cli, o, opt, optarg)) >= 0)
+            return status;
+    if (fasgd_cli_operands (&cli, argc, argv, optind) != 0)
         return S_EXIT_USAGE;
-    }
-    if (!o.push_ep || !o.fetch_ep || !o.data) {
+    if (!o->push_ep || !o->fetch_ep || !o->data) {
         fprintf (stderr, "fasgd-client: %s is required\nTry 'fasgd-client --help'.\n",
-                 !o.push_ep ? "the server's push endpoint (-s ENDPOINT)"
-                 : !o.fetch_ep ? "the server's fetch endpoint (-f ENDPOINT)"
+                 !o->push_ep ? "the server's push endpoint (-s ENDPOINT)"
+                 : !o->fetch_ep ? "the server's fetch endpoint (-f ENDPOINT)"
                  : "a training set (--data DIR)");
         return S_EXIT_USAGE;
     }
+    return -1;
+}
 
-    s_run_t r;
-    memset (&r, 0, sizeof r);
-    r.o = &o;
-    r.val_error = NAN;
-    if (o.name)
-        snprintf (r.name, sizeof r.name, "%s", o.name);
-    else {
-        char host [128];
-        if (gethostname (host, sizeof host) != 0)
-            snprintf (host, sizeof host, "localhost");
-        host [sizeof host - 1] = '\0';
-        snprintf (r.name, sizeof r.name, "%s:%ld", host, (long) getpid ());
+/*  The run's name: --name, else hostname:pid.  */
+static void
+s_run_name (s_run_t *r)
+{
+    if (r->o->name) {
+        snprintf (r->name, sizeof r->name, "%s", r->o->name);
+        return;
     }
+    char host [128];
+    if (gethostname (host, sizeof host) != 0)
+        snprintf (host, sizeof host, "localhost");
+    host [sizeof host - 1] = '\0';
+    snprintf (r->name, sizeof r->name, "%s:%ld", host, (long) getpid ());
+}
+
+/*  The client and what it speaks through: the CPU pin, the sockets,
+    CURVE, the metrics endpoint. -1 to go on, else S_EXIT_USAGE after
+    saying why.  */
+static int
+s_connect (s_run_t *r)
+{
+    const s_opts_t *o = r->o;
     /*  Before the client's first socket, whose ZeroMQ I/O thread inherits
         the pin.  */
-    if (o.cpu_set) {
+    if (o->cpu_set) {
         char why [256];
-        if (fasgd_affinity_pin ((int) o.cpu, NULL, why, sizeof why) != 0) {
+        if (fasgd_affinity_pin ((int) o->cpu, NULL, why, sizeof why) != 0) {
             fprintf (stderr, "fasgd-client: --cpu: %s\n", why);
             return S_EXIT_USAGE;
         }
     }
-    r.client = fasgd_client_new (o.push_ep, o.fetch_ep);
-    if (!r.client) {
+    r->client = fasgd_client_new (o->push_ep, o->fetch_ep);
+    if (!r->client) {
         fprintf (stderr, "fasgd-client: cannot connect to '%s' and '%s': not ZeroMQ endpoints "
                  "such as tcp://host:5555 (for shards: the same number of push and fetch "
-                 "endpoints, separated by commas)\n", o.push_ep, o.fetch_ep);
+                 "endpoints, separated by commas)\n", o->push_ep, o->fetch_ep);
         return S_EXIT_USAGE;
     }
-    if ((o.server_key || o.cert) && fasgd_client_set_curve (r.client, o.server_key, o.cert) != 0) {
-        fprintf (stderr, "fasgd-client: %s\n", fasgd_client_last_reason (r.client));
-        s_run_free (&r);
+    if ((o->server_key || o->cert) && fasgd_client_set_curve (r->client, o->server_key, o->cert) != 0) {
+        fprintf (stderr, "fasgd-client: %s\n", fasgd_client_last_reason (r->client));
         return S_EXIT_USAGE;
     }
-    if (o.metrics) {
+    if (o->metrics) {
         char why [512];
-        r.mtext = fasgd_metrics_text_new (NULL);
-        if (!r.mtext || !(r.metrics = fasgd_metrics_pub_new (o.metrics, why, sizeof why))) {
-            fprintf (stderr, "fasgd-client: --metrics: %s\n", r.mtext ? why : "out of memory");
-            s_run_free (&r);
+        r->mtext = fasgd_metrics_text_new (NULL);
+        if (!r->mtext || !(r->metrics = fasgd_metrics_pub_new (o->metrics, why, sizeof why))) {
+            fprintf (stderr, "fasgd-client: --metrics: %s\n", r->mtext ? why : "out of memory");
             return S_EXIT_USAGE;
         }
-        fasgd_log_notice ("metrics at %s", fasgd_metrics_pub_endpoint (r.metrics));
+        fasgd_log_notice ("metrics at %s", fasgd_metrics_pub_endpoint (r->metrics));
     }
-    fasgd_client_set_timeout (r.client, (int) o.timeout_ms);
-    if (o.seed_set)
-        fasgd_client_set_seed (r.client, o.seed);
+    fasgd_client_set_timeout (r->client, (int) o->timeout_ms);
+    if (o->seed_set)
+        fasgd_client_set_seed (r->client, o->seed);
+    return -1;
+}
 
-    /*  The data before the server: a wrong directory is found at once,
-        and a long load does not count against the server's patience.  */
+/*  The training set (and --eval-every's validation set), before the
+    server: a wrong directory is found at once, and a long load does not
+    count against the server's patience. -1 to go on, else S_EXIT_CONFIG
+    after saying why.  */
+static int
+s_load_data (s_run_t *r)
+{
+    const s_opts_t *o = r->o;
     char err [512];
-    r.train = fasgd_dataset_load_dir (o.data, "train", 0, err, sizeof err);
-    if (!r.train) {
+    r->train = fasgd_dataset_load_dir (o->data, "train", 0, err, sizeof err);
+    if (!r->train) {
         fasgd_log_error ("data: %s", err);
-        s_run_free (&r);
         return S_EXIT_CONFIG;
     }
-    if (o.eval_every && !(r.valid = fasgd_dataset_load_dir (o.data, "t10k", 0, err, sizeof err))) {
+    if (o->eval_every && !(r->valid = fasgd_dataset_load_dir (o->data, "t10k", 0, err, sizeof err))) {
         fasgd_log_error ("data: --eval-every: %s", err);
-        s_run_free (&r);
         return S_EXIT_CONFIG;
     }
-    if (o.batch > r.train->n) {
+    if (o->batch > r->train->n) {
         fasgd_log_error ("data: a batch of %" PRIu64 " is more than the %u training examples in %s",
-                         o.batch, r.train->n, o.data);
-        s_run_free (&r);
+                         o->batch, r->train->n, o->data);
         return S_EXIT_CONFIG;
     }
-    openblas_set_num_threads ((int) o.threads);
-    fasgd_heap_keep_large_blocks ();     /* every fetch is a ZeroMQ malloc */
+    return -1;
+}
 
+/*  The process around the run: BLAS threads, the heap, the signals.  */
+static void
+s_process_setup (const s_opts_t *o)
+{
+    openblas_set_num_threads ((int) o->threads);
+    fasgd_heap_keep_large_blocks ();     /* every fetch is a ZeroMQ malloc */
     struct sigaction sa;
     memset (&sa, 0, sizeof sa);
     sa.sa_handler = s_on_signal;
     sigemptyset (&sa.sa_mask);
     sigaction (SIGINT, &sa, NULL);
     sigaction (SIGTERM, &sa, NULL);
+}
 
-    int status = s_join_first (&r);
-    if (status >= 0) {
-        s_run_free (&r);
+/*  The first JOIN and the model the server describes: -1 to go on, else
+    the exit status after saying why (leaving a server that did not fit).  */
+static int
+s_join (s_run_t *r)
+{
+    int status = s_join_first (r);
+    if (status >= 0)
         return status;
-    }
-    const fasgd_proto_desc_t *d = fasgd_client_desc (r.client);
+    const fasgd_proto_desc_t *d = fasgd_client_desc (r->client);
     fasgd_log_info ("joined %s as client %" PRIu32 " (%s): %s %s, rule %s, fetch gate %s, push gate %s",
-                    o.push_ep, fasgd_client_id (r.client), r.name, d->model, d->model_sizes, d->rule,
+                    r->o->push_ep, fasgd_client_id (r->client), r->name, d->model, d->model_sizes, d->rule,
                     d->fetch_gate, d->push_gate);
-    if (s_adopt_desc (&r) != 0) {
-        fasgd_client_leave (r.client);
-        s_run_free (&r);
+    if (s_adopt_desc (r) != 0) {
+        fasgd_client_leave (r->client);
         return S_EXIT_CONFIG;
     }
+    return -1;
+}
 
-    r.progress = !o.quiet;
-    r.progress_tty = isatty (2);
-    clock_gettime (CLOCK_MONOTONIC, &r.t0);
-    r.last_progress = r.t0;
-    s_metrics_publish (&r, 1);
-    status = S_EXIT_OK;
-    int rc = fasgd_client_fetch_gated (r.client, r.theta, &r.ts);
-    int action = rc < 0 ? s_on_failure (&r, "fetch", rc) : 0;
+/*  The first fetch, then the training loop until --steps or a signal,
+    then the last progress line: the exit status.  */
+static int
+s_session (s_run_t *r)
+{
+    r->progress = !r->o->quiet;
+    r->progress_tty = isatty (2);
+    clock_gettime (CLOCK_MONOTONIC, &r->t0);
+    r->last_progress = r->t0;
+    s_metrics_publish (r, 1);
+    int status = S_EXIT_OK;
+    int rc = fasgd_client_fetch_gated (r->client, r->theta, &r->ts);
+    int action = rc < 0 ? s_on_failure (r, "fetch", rc) : 0;
     if (action > 0) {
-        int j = s_rejoin (&r);
+        int j = s_rejoin (r);
         action = j < 0 ? -1 : 0;
     }
-    if (action < 0 || s_train (&r) != 0)
+    if (action < 0 || s_train (r) != 0)
         status = S_EXIT_CONFIG;
-    s_progress (&r, 1);
-    if (r.progressed && r.progress_tty)
+    s_progress (r, 1);
+    if (r->progressed && r->progress_tty)
         fputc ('\n', stderr);
+    return status;
+}
 
+/*  LEAVE, then the summary line on stdout.  */
+static void
+s_finish (s_run_t *r)
+{
     struct timespec t1;
     clock_gettime (CLOCK_MONOTONIC, &t1);
-    double secs = s_elapsed (&r.t0, &t1);
-    fasgd_client_stats_t t = s_stats_total (&r);
-    rc = fasgd_client_leave (r.client);
+    double secs = s_elapsed (&r->t0, &t1);
+    fasgd_client_stats_t t = s_stats_total (r);
+    int rc = fasgd_client_leave (r->client);
     if (rc < 0 && rc != FASGD_CLIENT_ENOTJOINED)
         fasgd_log_warn ("leave: %s", fasgd_client_strerror (rc));
     printf ("fasgd-client: client %" PRIu32 " (%s): %" PRIu64 " steps in %.1f s (%.1f steps/s), "
             "%" PRIu64 " pushes, %" PRIu64 " repeats, %" PRIu64 " accumulated, "
             "%" PRIu64 " fetches, %" PRIu64 " skipped, %" PRIu64 " bytes out, %" PRIu64 " bytes in, "
             "%" PRIu64 " rejoins, %" PRIu64 " gradients refused (422)",
-            r.id, r.name, r.steps, secs, secs > 0 ? (double) r.steps / secs : 0.0,
+            r->id, r->name, r->steps, secs, secs > 0 ? (double) r->steps / secs : 0.0,
             t.pushes, t.repeats, t.accumulated, t.fetches, t.fetch_skips, t.bytes_out, t.bytes_in,
-            r.rejoins, r.failures [0]);
+            r->rejoins, r->failures [0]);
     /*  A step pushes to every shard: the message counts are the
         shards' sum, and say so.  */
-    if (fasgd_client_shards (r.client) > 1)
-        printf (" (messages and bytes summed over %zu shards)", fasgd_client_shards (r.client));
-    if (!isnan (r.val_error))
-        printf (", validation error %.4f", r.val_error);
+    if (fasgd_client_shards (r->client) > 1)
+        printf (" (messages and bytes summed over %zu shards)", fasgd_client_shards (r->client));
+    if (!isnan (r->val_error))
+        printf (", validation error %.4f", r->val_error);
     printf ("\n");
     fflush (stdout);
+}
+
+/*  Each step returns -1 to go on, or the exit status it ends the run with.  */
+int
+main (int argc, char **argv)
+{
+    s_opts_t o = { .batch = 32, .threads = 1, .timeout_ms = 5000, .gradient_scale = 1.0 };
+    fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
+    int status = s_options (&o, argc, argv);
+    if (status >= 0)
+        return status;
+
+    s_run_t r;
+    memset (&r, 0, sizeof r);
+    r.o = &o;
+    r.val_error = NAN;
+    s_run_name (&r);
+    status = s_connect (&r);
+    if (status < 0)
+        status = s_load_data (&r);
+    if (status < 0) {
+        s_process_setup (&o);
+        status = s_join (&r);
+    }
+    if (status < 0) {
+        status = s_session (&r);
+        s_finish (&r);
+    }
     s_run_free (&r);
     return status;
 }

@@ -334,6 +334,95 @@ s_header_check (const unsigned char *h, size_t hlen, const fasgd_checkpoint_desc
     return 0;
 }
 
+/*  The magic and the header into h (*hlen bytes), its checksum checked:
+    0, or -1 with the reason in err.  */
+static int
+s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, char *err, size_t errlen)
+{
+    if (src->size < 8)
+        return fasgd_errbuf (err, errlen, "truncated: %zu bytes, not even a checkpoint's magic", src->size);
+    if (s_take (src, h, 8) != 0) {
+        s_fail_taken (src, 8, err, errlen);
+        return -1;
+    }
+    if (memcmp (h, S_OLD_MAGIC, 8) == 0)
+        return fasgd_errbuf (err, errlen, "a checkpoint of the old format " S_OLD_MAGIC ", which has neither a "
+                             "checksum nor a model description; this version reads only " FASGD_CHECKPOINT_MAGIC
+                             " (start without --resume, or resume with the version that wrote it)");
+    if (memcmp (h, FASGD_CHECKPOINT_MAGIC, 8) != 0) {
+        char q [48];
+        s_quote (h, 8, q, sizeof q);
+        return fasgd_errbuf (err, errlen, "not a fasgd checkpoint: it starts with \"%s\", not \"%s\"", q,
+                             FASGD_CHECKPOINT_MAGIC);
+    }
+    if (src->size < FASGD_CHECKPOINT_HEADER_FIXED)
+        return fasgd_errbuf (err, errlen, "truncated: %zu bytes, less than a header", src->size);
+    if (s_take (src, h + 8, 4) != 0) {
+        s_fail_taken (src, 12, err, errlen);
+        return -1;
+    }
+    uint32_t hlen = s_get32 (h + 8);
+    if (hlen < s_header_len (1) || hlen > S_HEADER_MAX
+        || (hlen - FASGD_CHECKPOINT_HEADER_FIXED) % FASGD_CHECKPOINT_TENSOR_SIZE != 0)
+        return fasgd_errbuf (err, errlen, "corrupted: a header of %u bytes is impossible", (unsigned) hlen);
+    if (src->size < hlen)
+        return fasgd_errbuf (err, errlen, "truncated: %zu bytes, less than its %u-byte header", src->size,
+                             (unsigned) hlen);
+    if (s_take (src, h + 12, hlen - 12) != 0) {
+        s_fail_taken (src, hlen, err, errlen);
+        return -1;
+    }
+    uint32_t stored = s_get32 (h + hlen - 4), computed = s_crc (0, h, hlen - 4);
+    if (stored != computed)
+        return fasgd_errbuf (err, errlen, "corrupted: its header's checksum does not match (crc32 %08x stored, "
+                             "%08x computed)", (unsigned) stored, (unsigned) computed);
+    *hlen_p = hlen;
+    return 0;
+}
+
+/*  θ, the rule's state and the final checksum into self, whose lengths
+    are set; the source must end there (want bytes in all), θ be finite
+    and the state one the rule accepts. 0, or -1 with the reason in err.  */
+static int
+s_read_body (s_source_t *src, fasgd_checkpoint_t *self, size_t want, char *err, size_t errlen)
+{
+    size_t n = self->n, slen = self->state_len;
+    unsigned char tail [4];
+    if (s_take (src, self->theta, n * sizeof (float)) != 0 || s_take (src, self->state, slen) != 0) {
+        s_fail_taken (src, want, err, errlen);
+        return -1;
+    }
+    uint32_t computed = src->crc;
+    if (s_take (src, tail, 4) != 0) {
+        s_fail_taken (src, want, err, errlen);
+        return -1;
+    }
+    int more = s_more (src);
+    if (more < 0)
+        return fasgd_errbuf (err, errlen, "read error: %s", strerror (errno));
+    if (more > 0)
+        return fasgd_errbuf (err, errlen, "trailing bytes after the %zu its header announces (it grew while "
+                             "read)", want);
+    uint32_t stored = s_get32 (tail);
+    if (stored != computed)
+        return fasgd_errbuf (err, errlen, "corrupted: its checksum does not match its contents (crc32 %08x stored, "
+                             "%08x computed)", (unsigned) stored, (unsigned) computed);
+    s_floats_from_le (self->theta, n);
+    if (fasgd_floats_any_nonfinite (self->theta, n)) {
+        size_t i = 0;
+        while (i < n && isfinite (self->theta [i]))
+            i++;
+        return fasgd_errbuf (err, errlen, "theta[%zu] is %g: the parameters are not finite", i,
+                             (double) self->theta [i]);
+    }
+    char why [160];
+    if (fasgd_rule_state_check (self->state, slen, n, why, sizeof why) != 0)
+        return fasgd_errbuf (err, errlen, "%s", why);
+    return 0;
+}
+
+/*  A checkpoint of the model and rule expect describes: the header, the
+    lengths it announces, then the body. NULL with the reason in err.  */
 static fasgd_checkpoint_t *
 s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_t errlen)
 {
@@ -343,52 +432,9 @@ s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_
         return NULL;
     }
     unsigned char h [S_HEADER_MAX];
-    if (src->size < 8) {
-        fasgd_errbuf (err, errlen, "truncated: %zu bytes, not even a checkpoint's magic", src->size);
-        return NULL;
-    }
-    if (s_take (src, h, 8) != 0)
-        return s_fail_taken (src, 8, err, errlen);
-    if (memcmp (h, S_OLD_MAGIC, 8) == 0) {
-        fasgd_errbuf (err, errlen, "a checkpoint of the old format " S_OLD_MAGIC ", which has neither a "
-                      "checksum nor a model description; this version reads only " FASGD_CHECKPOINT_MAGIC
-                      " (start without --resume, or resume with the version that wrote it)");
-        return NULL;
-    }
-    if (memcmp (h, FASGD_CHECKPOINT_MAGIC, 8) != 0) {
-        char q [48];
-        s_quote (h, 8, q, sizeof q);
-        fasgd_errbuf (err, errlen, "not a fasgd checkpoint: it starts with \"%s\", not \"%s\"", q,
-                      FASGD_CHECKPOINT_MAGIC);
-        return NULL;
-    }
-    if (src->size < FASGD_CHECKPOINT_HEADER_FIXED) {
-        fasgd_errbuf (err, errlen, "truncated: %zu bytes, less than a header", src->size);
-        return NULL;
-    }
-    if (s_take (src, h + 8, 4) != 0)
-        return s_fail_taken (src, 12, err, errlen);
-    uint32_t hlen = s_get32 (h + 8);
-    if (hlen < s_header_len (1) || hlen > S_HEADER_MAX
-        || (hlen - FASGD_CHECKPOINT_HEADER_FIXED) % FASGD_CHECKPOINT_TENSOR_SIZE != 0) {
-        fasgd_errbuf (err, errlen, "corrupted: a header of %u bytes is impossible", (unsigned) hlen);
-        return NULL;
-    }
-    if (src->size < hlen) {
-        fasgd_errbuf (err, errlen, "truncated: %zu bytes, less than its %u-byte header", src->size,
-                      (unsigned) hlen);
-        return NULL;
-    }
-    if (s_take (src, h + 12, hlen - 12) != 0)
-        return s_fail_taken (src, hlen, err, errlen);
-    uint32_t stored = s_get32 (h + hlen - 4), computed = s_crc (0, h, hlen - 4);
-    if (stored != computed) {
-        fasgd_errbuf (err, errlen, "corrupted: its header's checksum does not match (crc32 %08x stored, "
-                      "%08x computed)", (unsigned) stored, (unsigned) computed);
-        return NULL;
-    }
+    uint32_t hlen = 0;
     uint64_t T;
-    if (s_header_check (h, hlen, expect, &T, err, errlen) != 0)
+    if (s_read_header (src, h, &hlen, err, errlen) != 0 || s_header_check (h, hlen, expect, &T, err, errlen) != 0)
         return NULL;
     /*  Every length is now the expected one, which the caller could
         allocate: so can we.  */
@@ -420,49 +466,8 @@ s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_
     self->T = T;
     self->n = n;
     self->state_len = slen;
-    unsigned char tail [4];
-    if (s_take (src, self->theta, n * sizeof (float)) != 0 || s_take (src, self->state, slen) != 0) {
-        s_fail_taken (src, want, err, errlen);
+    if (s_read_body (src, self, want, err, errlen) != 0)
         fasgd_checkpoint_destroy (&self);
-        return NULL;
-    }
-    computed = src->crc;
-    if (s_take (src, tail, 4) != 0) {
-        s_fail_taken (src, want, err, errlen);
-        fasgd_checkpoint_destroy (&self);
-        return NULL;
-    }
-    int more = s_more (src);
-    if (more != 0) {
-        if (more < 0)
-            fasgd_errbuf (err, errlen, "read error: %s", strerror (errno));
-        else
-            fasgd_errbuf (err, errlen, "trailing bytes after the %zu its header announces (it grew while "
-                          "read)", want);
-        fasgd_checkpoint_destroy (&self);
-        return NULL;
-    }
-    stored = s_get32 (tail);
-    if (stored != computed) {
-        fasgd_errbuf (err, errlen, "corrupted: its checksum does not match its contents (crc32 %08x stored, "
-                      "%08x computed)", (unsigned) stored, (unsigned) computed);
-        fasgd_checkpoint_destroy (&self);
-        return NULL;
-    }
-    s_floats_from_le (self->theta, n);
-    if (fasgd_floats_any_nonfinite (self->theta, n)) {
-        size_t i = 0;
-        while (i < n && isfinite (self->theta [i]))
-            i++;
-        fasgd_errbuf (err, errlen, "theta[%zu] is %g: the parameters are not finite", i, (double) self->theta [i]);
-        fasgd_checkpoint_destroy (&self);
-        return NULL;
-    }
-    if (fasgd_rule_state_check (self->state, slen, n, why, sizeof why) != 0) {
-        fasgd_errbuf (err, errlen, "%s", why);
-        fasgd_checkpoint_destroy (&self);
-        return NULL;
-    }
     return self;
 }
 

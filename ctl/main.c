@@ -16,6 +16,7 @@
 #include "server.h"
 
 #include "reply.h"
+#include "cli.h"
 #include "curve.h"
 #include "log.h"
 #include "shardmap.h"
@@ -437,8 +438,72 @@ s_one (const char *ep, const s_curve_t *curve, const char *command, int timeout_
     return rc;
 }
 
-int
-main (int argc, char **argv)
+/*  What the command line asks.  */
+typedef struct {
+    const char *endpoints [S_MAX_SERVERS], *port_files [S_MAX_SERVERS];
+    int nendpoints, nport_files;
+    const char *config, *server_key, *cert;
+    const char *sets [S_MAX_SETS];
+    int nsets, json, timeout_ms;
+    const char *command;                /* STATUS, CHECKPOINT or RELOAD */
+} s_args_t;
+
+/*  One option into a: -1 to go on, else the exit status after saying
+    what is wrong.  */
+static int
+s_option (s_args_t *a, int opt, char **argv)
+{
+    switch (opt) {
+        case 'k': a->server_key = optarg; break;
+        case 'C': a->cert = optarg; break;
+        case 'e':
+            if (a->nendpoints == S_MAX_SERVERS)
+                return s_usage_error ("-e at most %d times", S_MAX_SERVERS);
+            a->endpoints [a->nendpoints++] = optarg;
+            break;
+        case 'c': a->config = optarg; break;
+        case 'p':
+            if (a->nport_files == S_MAX_SERVERS)
+                return s_usage_error ("-p at most %d times", S_MAX_SERVERS);
+            a->port_files [a->nport_files++] = optarg;
+            break;
+        case 's':
+            if (a->nsets == S_MAX_SETS)
+                return s_usage_error ("at most %d --set options", S_MAX_SETS);
+            if (!strchr (optarg, '='))
+                return s_usage_error ("--set takes KEY=VALUE (got '%s')", optarg);
+            a->sets [a->nsets++] = optarg;
+            break;
+        case 'j': a->json = 1; break;
+        case 't': {
+            char *end;
+            errno = 0;
+            long v = strtol (optarg, &end, 10);
+            if (errno || end == optarg || *end || v < 1 || v > 86400000)
+                return s_usage_error ("--timeout-ms takes milliseconds from 1 to 86400000 (got '%s')", optarg);
+            a->timeout_ms = (int) v;
+            break;
+        }
+        case 'h': s_usage (stdout); return S_EXIT_OK;
+        case 'V': {
+            static const fasgd_cli_t cli = { .prog = "fasgd-ctl" };
+            return fasgd_cli_version (&cli);
+        }
+        case ':': return s_usage_error ("option '%s' needs an argument", argv [optind - 1]);
+        default:
+            if (optopt)
+                return s_usage_error ("unknown option '-%c'", optopt);
+            return s_usage_error ("unknown option '%s'", argv [optind - 1]);
+    }
+    return -1;
+}
+
+/*  The options into a: -1 to go on, else the exit status. fasgd-ctl's
+    opening is its own, not fasgd_cli's: -c is optional, every usage error
+    ends with the --help hint (getopt's own messages are off for that),
+    and --set is checked for KEY=VALUE before any configuration is read.  */
+static int
+s_options (s_args_t *a, int argc, char **argv)
 {
     static const struct option longopts [] = {
         { "endpoint", required_argument, NULL, 'e' },
@@ -453,153 +518,167 @@ main (int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    const char *endpoints [S_MAX_SERVERS], *port_files [S_MAX_SERVERS];
-    int nendpoints = 0, nport_files = 0;
-    const char *config = NULL, *server_key = NULL, *cert = NULL;
-    const char *sets [S_MAX_SETS];
-    int nsets = 0, json = 0, timeout_ms = S_DEFAULT_TIMEOUT_MS, opt;
+    int opt, status;
     opterr = 0;
-    while ((opt = getopt_long (argc, argv, ":e:c:p:s:jk:t:hV", longopts, NULL)) != -1) {
-        switch (opt) {
-            case 'k': server_key = optarg; break;
-            case 'C': cert = optarg; break;
-            case 'e':
-                if (nendpoints == S_MAX_SERVERS)
-                    return s_usage_error ("-e at most %d times", S_MAX_SERVERS);
-                endpoints [nendpoints++] = optarg;
-                break;
-            case 'c': config = optarg; break;
-            case 'p':
-                if (nport_files == S_MAX_SERVERS)
-                    return s_usage_error ("-p at most %d times", S_MAX_SERVERS);
-                port_files [nport_files++] = optarg;
-                break;
-            case 's':
-                if (nsets == S_MAX_SETS)
-                    return s_usage_error ("at most %d --set options", S_MAX_SETS);
-                if (!strchr (optarg, '='))
-                    return s_usage_error ("--set takes KEY=VALUE (got '%s')", optarg);
-                sets [nsets++] = optarg;
-                break;
-            case 'j': json = 1; break;
-            case 't': {
-                char *end;
-                errno = 0;
-                long v = strtol (optarg, &end, 10);
-                if (errno || end == optarg || *end || v < 1 || v > 86400000)
-                    return s_usage_error ("--timeout-ms takes milliseconds from 1 to 86400000 (got '%s')", optarg);
-                timeout_ms = (int) v;
-                break;
-            }
-            case 'h': s_usage (stdout); return S_EXIT_OK;
-            case 'V': printf ("fasgd-ctl %s\n", PACKAGE_VERSION); return S_EXIT_OK;
-            case ':': return s_usage_error ("option '%s' needs an argument", argv [optind - 1]);
-            default:
-                if (optopt)
-                    return s_usage_error ("unknown option '-%c'", optopt);
-                return s_usage_error ("unknown option '%s'", argv [optind - 1]);
-        }
-    }
+    while ((opt = getopt_long (argc, argv, ":e:c:p:s:jk:t:hV", longopts, NULL)) != -1)
+        if ((status = s_option (a, opt, argv)) >= 0)
+            return status;
     if (optind >= argc)
         return s_usage_error ("a command is required: status, checkpoint, reload or keygen");
-    if (!strcmp (argv [optind], "keygen")) {
-        if (optind + 2 != argc)
-            return s_usage_error ("keygen takes one NAME: it writes NAME.key and NAME.key_secret");
-        char path [FASGD_PATH_LEN], err [FASGD_PATH_LEN + 128];
-        const char *name = argv [optind + 1];
-        size_t n = strlen (name);
-        if (!n || snprintf (path, sizeof path, "%s%s", name,
-                            n > 4 && !strcmp (name + n - 4, ".key") ? "" : ".key") >= (int) sizeof path)
-            return s_usage_error ("keygen: NAME must be a file name of at most %d bytes", FASGD_PATH_LEN - 12);
-        zsys_handler_set (NULL);
-        int rc = fasgd_curve_keygen (path, err, sizeof err);
-        zsys_shutdown ();
-        if (rc != 0) {
-            fprintf (stderr, "fasgd-ctl: keygen: %s\n", err);
-            return S_EXIT_SERVER;
-        }
-        printf ("wrote %s (public: for the allowlist or the clients) and %s_secret (secret: keep it)\n", path, path);
-        return S_EXIT_OK;
+    return -1;
+}
+
+/*  keygen NAME: writes NAME.key and NAME.key_secret; the exit status.  */
+static int
+s_keygen (int argc, char **argv)
+{
+    if (optind + 2 != argc)
+        return s_usage_error ("keygen takes one NAME: it writes NAME.key and NAME.key_secret");
+    char path [FASGD_PATH_LEN], err [FASGD_PATH_LEN + 128];
+    const char *name = argv [optind + 1];
+    size_t n = strlen (name);
+    if (!n || snprintf (path, sizeof path, "%s%s", name,
+                        n > 4 && !strcmp (name + n - 4, ".key") ? "" : ".key") >= (int) sizeof path)
+        return s_usage_error ("keygen: NAME must be a file name of at most %d bytes", FASGD_PATH_LEN - 12);
+    zsys_handler_set (NULL);
+    int rc = fasgd_curve_keygen (path, err, sizeof err);
+    zsys_shutdown ();
+    if (rc != 0) {
+        fprintf (stderr, "fasgd-ctl: keygen: %s\n", err);
+        return S_EXIT_SERVER;
     }
+    printf ("wrote %s (public: for the allowlist or the clients) and %s_secret (secret: keep it)\n", path, path);
+    return S_EXIT_OK;
+}
+
+/*  The server command (a->command) and the options that go with it: -1
+    to go on, else S_EXIT_USAGE after saying why.  */
+static int
+s_command (s_args_t *a, int argc, char **argv)
+{
     if (optind + 1 < argc)
         return s_usage_error ("one command at a time (got '%s' after '%s')", argv [optind + 1], argv [optind]);
-    const char *command;
     if (!strcmp (argv [optind], "status"))
-        command = "STATUS";
+        a->command = "STATUS";
     else if (!strcmp (argv [optind], "checkpoint"))
-        command = "CHECKPOINT";
+        a->command = "CHECKPOINT";
     else if (!strcmp (argv [optind], "reload"))
-        command = "RELOAD";
+        a->command = "RELOAD";
     else
         return s_usage_error ("unknown command '%s' (status, checkpoint, reload or keygen)", argv [optind]);
-    if (cert && !server_key)
+    if (a->cert && !a->server_key)
         return s_usage_error ("--cert needs --server-key: the server's public certificate");
-    if (!!nendpoints + !!config + !!nport_files > 1)
+    if (!!a->nendpoints + !!a->config + !!a->nport_files > 1)
         return s_usage_error ("-e, -c and -p each name the endpoint: give one kind of them");
-    if (nsets && (nendpoints || nport_files))
+    if (a->nsets && (a->nendpoints || a->nport_files))
         return s_usage_error ("--set changes the server's configuration: use it with -c, or alone");
+    return -1;
+}
 
-    static char eps [S_MAX_SERVERS][1024];
-    int neps = 1;
-    char server_cert [FASGD_PATH_LEN] = "";
-    if (nendpoints) {
-        for (int i = 0; i < nendpoints; i++) {
-            if (!*endpoints [i])
+/*  The endpoints to ask, from -e, -p or the configuration, into eps
+    (*neps of them); with the configuration, its server certificate into
+    server_cert. -1 to go on, else S_EXIT_USAGE after saying why.  */
+static int
+s_endpoints (const s_args_t *a, char eps [][1024], int *neps, char *server_cert, size_t cert_len)
+{
+    *neps = 1;
+    if (a->nendpoints) {
+        for (int i = 0; i < a->nendpoints; i++) {
+            if (!*a->endpoints [i])
                 return s_usage_error ("-e needs an endpoint such as " S_DEFAULT_ENDPOINT);
-            snprintf (eps [i], sizeof eps [i], "%s", endpoints [i]);
+            snprintf (eps [i], 1024, "%s", a->endpoints [i]);
         }
-        neps = nendpoints;
+        *neps = a->nendpoints;
     }
-    else if (nport_files) {
-        for (int i = 0; i < nport_files; i++)
-            if (s_endpoint_from_port_file (port_files [i], eps [i], sizeof eps [i]) != 0)
+    else if (a->nport_files) {
+        for (int i = 0; i < a->nport_files; i++)
+            if (s_endpoint_from_port_file (a->port_files [i], eps [i], 1024) != 0)
                 return S_EXIT_USAGE;
-        neps = nport_files;
+        *neps = a->nport_files;
     }
-    else if (s_endpoint_from_config (config, sets, nsets, eps [0], sizeof eps [0], server_cert,
-                                     sizeof server_cert) != 0)
+    else if (s_endpoint_from_config (a->config, a->sets, a->nsets, eps [0], 1024, server_cert, cert_len) != 0)
         return S_EXIT_USAGE;
+    return -1;
+}
 
-    /*  Signals keep their default meaning: czmq must not take SIGINT.  */
-    zsys_handler_set (NULL);
-    /*  A CURVE server's own certificate serves its operator on its host.  */
+/*  CURVE's keys when the server speaks it: --server-key and --cert, else
+    the server's own certificate (server_cert, from its configuration),
+    which serves its operator on its host. -1 to go on, else S_EXIT_USAGE
+    after saying why.  */
+static int
+s_curve_load (const s_args_t *a, const char *server_cert, s_curve_t *curve)
+{
+    const char *server_key = a->server_key, *cert = a->cert;
     if (!server_key && *server_cert)
         server_key = cert = server_cert;
-    s_curve_t curve = { "", NULL };
+    if (!server_key)
+        return -1;
     char err [FASGD_PATH_LEN + 128];
-    if (server_key) {
-        if (fasgd_curve_public_key_load (server_key, curve.server_key, err, sizeof err) != 0) {
-            fprintf (stderr, "fasgd-ctl: --server-key: %s\n", err);
-            return S_EXIT_USAGE;
-        }
-        curve.cert = cert ? fasgd_curve_secret_cert_load (cert, err, sizeof err) : zcert_new ();
-        if (!curve.cert) {
-            fprintf (stderr, "fasgd-ctl: %s: %s%s\n", cert == server_cert ? "the server's certificate" : "--cert",
-                     err, cert == server_cert ? " (give --server-key and --cert)" : "");
-            return S_EXIT_USAGE;
-        }
+    if (fasgd_curve_public_key_load (server_key, curve->server_key, err, sizeof err) != 0) {
+        fprintf (stderr, "fasgd-ctl: --server-key: %s\n", err);
+        return S_EXIT_USAGE;
     }
+    curve->cert = cert ? fasgd_curve_secret_cert_load (cert, err, sizeof err) : zcert_new ();
+    if (!curve->cert) {
+        fprintf (stderr, "fasgd-ctl: %s: %s%s\n", cert == server_cert ? "the server's certificate" : "--cert",
+                 err, cert == server_cert ? " (give --server-key and --cert)" : "");
+        return S_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/*  Asks every server in turn and prints their answers (with --json, an
+    array of them when several): the worst exit status, no answer (3)
+    over a refusal (1).  */
+static int
+s_ask_all (const s_args_t *a, char eps [][1024], int neps, const s_curve_t *curve)
+{
     int rc = 0;
     s_total_t total;
     memset (&total, 0, sizeof total);
-    if (json && neps > 1)
+    if (a->json && neps > 1)
         printf ("[\n");
     for (int i = 0; i < neps; i++) {
-        if (!json && neps > 1 && i > 0)
+        if (!a->json && neps > 1 && i > 0)
             printf ("\n");
-        int one = s_one (eps [i], &curve, command, timeout_ms, json, neps > 1, &total);
-        if (json && neps > 1 && i + 1 < neps)
+        int one = s_one (eps [i], curve, a->command, a->timeout_ms, a->json, neps > 1, &total);
+        if (a->json && neps > 1 && i + 1 < neps)
             printf (",\n");
-        /*  The worst: no answer (3) over a refusal (1).  */
         if (one > rc)
             rc = one;
     }
-    if (json && neps > 1)
+    if (a->json && neps > 1)
         printf ("]\n");
+    if (!a->json && neps > 1 && !strcmp (a->command, "STATUS"))
+        s_total_print (&total, neps);
+    return rc;
+}
+
+/*  Each step returns -1 to go on, or the exit status it ends with.  */
+int
+main (int argc, char **argv)
+{
+    static s_args_t a = { .timeout_ms = S_DEFAULT_TIMEOUT_MS };
+    int status = s_options (&a, argc, argv);
+    if (status >= 0)
+        return status;
+    if (!strcmp (argv [optind], "keygen"))
+        return s_keygen (argc, argv);
+    if ((status = s_command (&a, argc, argv)) >= 0)
+        return status;
+    static char eps [S_MAX_SERVERS][1024];
+    int neps;
+    char server_cert [FASGD_PATH_LEN] = "";
+    if ((status = s_endpoints (&a, eps, &neps, server_cert, sizeof server_cert)) >= 0)
+        return status;
+    /*  Signals keep their default meaning: czmq must not take SIGINT.  */
+    zsys_handler_set (NULL);
+    s_curve_t curve = { "", NULL };
+    if ((status = s_curve_load (&a, server_cert, &curve)) >= 0)
+        return status;
+    int rc = s_ask_all (&a, eps, neps, &curve);
     zcert_destroy (&curve.cert);
     zsys_shutdown ();
-    if (!json && neps > 1 && !strcmp (command, "STATUS"))
-        s_total_print (&total, neps);
     if (fflush (stdout) != 0 || ferror (stdout)) {
         fprintf (stderr, "fasgd-ctl: writing the output: %s\n", strerror (errno));
         rc = rc ? rc : S_EXIT_SERVER;

@@ -149,7 +149,7 @@ def run_worker(torch, args):
         pb = fasgd.torch_flat.ParamBuffer(model, c)      # checks names and shapes
         c.fetch_gated(pb.params)
         order, pos = rng.permutation(len(x)), 0
-        step, done = 0, False
+        step, done, refused = 0, False, 0
         while not done:
             step += 1
             if pos + args.batch > len(order):
@@ -163,20 +163,23 @@ def run_worker(torch, args):
             loss.backward()
             try:
                 c.step_gated(pb.grads, pb.params)   # push (computed on θ of c.timestamp), then fetch
+            except fasgd.Refused as e:
+                # 422: the server's guard refused this gradient (NaN, an
+                # outsized norm, a harmful direction; limits.* and guard.*
+                # in fasgd.yaml(5)); nothing was applied. Counted apart
+                # from the pushes; go on from fresh parameters, as
+                # fasgd-client does.
+                refused += 1
+                print("%s: step %d: %s; going on" % (name, step, e.reason), flush=True)
+                c.fetch_into(pb.params)
             except fasgd.Error as e:
-                # 422: the server's guard refused this gradient (an outsized
-                # norm; limits.* in fasgd.yaml(5)); nothing was applied.
                 # 401: the server forgot this client (limits.refusals
                 # refusals in a row, or silence past heartbeat.expiry_ms).
-                # Go on from fresh parameters, as fasgd-client does.
-                if e.status == 401 and not c.joined:
-                    c.join()
-                    print("%s: step %d: %s; joined again as client %d"
-                          % (name, step, e.reason, c.id), flush=True)
-                elif e.status == 422:
-                    print("%s: step %d: %s; going on" % (name, step, e.reason), flush=True)
-                else:
+                if e.status != 401 or c.joined:
                     raise
+                c.join()
+                print("%s: step %d: %s; joined again as client %d"
+                      % (name, step, e.reason, c.id), flush=True)
                 c.fetch_into(pb.params)
             done = (args.steps > 0 and step >= args.steps
                     or args.updates > 0 and c.server_timestamp >= args.updates)
@@ -188,9 +191,9 @@ def run_worker(torch, args):
         s = c.stats
     secs = time.monotonic() - t0
     print("%s: %d steps in %.1f s (%.1f steps/s), %d pushes, %d repeats, %d accumulated, "
-          "%d fetches, %d skipped" % (name, step, secs, step / secs, s["pushes"],
-                                      s["repeats"], s["accumulated"], s["fetches"], s["fetch_skips"]),
-          flush=True)
+          "%d fetches, %d skipped, %d gradients refused (422)"
+          % (name, step, secs, step / secs, s["pushes"], s["repeats"], s["accumulated"],
+             s["fetches"], s["fetch_skips"], refused), flush=True)
 
 
 def main():

@@ -13,6 +13,21 @@
 
 #define FASGD_CURVE_KEY_LEN 40          /* a public key in Z85 */
 
+/*  A certificate file's keys (binary) and its metadata name (printable,
+    bounded).  */
+typedef struct {
+    uint8_t public_key [32], secret_key [32];   /* secret_key all 0 without one */
+    int has_secret;
+    char name [64];
+} fasgd_curve_cert_t;
+
+/*  Reads the certificate at path (its secret half path_secret instead,
+    when that is beside it and sound), checking it as text before using
+    any of it: a file of at most 64 KiB of printable ASCII, a curve
+    public-key of 40 Z85 characters. 0, or -1 with a bounded reason in err
+    that never quotes the file's content.  */
+int fasgd_curve_cert_read (const char *path, fasgd_curve_cert_t *out, char *err, size_t errlen);
+
 /*  A public key from a certificate file (either half), or given as its 40
     Z85 characters. 0, or -1 with the reason in err.  */
 int fasgd_curve_public_key_load (const char *arg, char out [FASGD_CURVE_KEY_LEN + 1], char *err, size_t errlen);
@@ -47,13 +62,21 @@ int fasgd_curve_event_recv (zsock_t *monitor, int *event, uint32_t *value);
     or a success).  */
 const char *fasgd_curve_why (int event, uint32_t value, int is_client, int curve);
 
+/*  Whether a handshake failed because the server reset the connection:
+    libzmq reports the errno of a connection closed mid-handshake, and
+    fasgd-server resets (it does not close) those it turns away when it
+    is full.  */
+int fasgd_curve_turned_away (int event, uint32_t value);
+
 /*  Follows a client's handshakes, one event at a time: why its
     connection cannot succeed by retrying, or NULL. Besides what
     fasgd_curve_why says, a server closes a handshake it cannot go on
     with (it cannot decrypt ours: the wrong server key; or it requires
     CURVE and we speak none) often before we read why: *drops counts
     such closes in a row (a success resets it, start it at 0), and
-    FASGD_CURVE_DROPS of them are a verdict too.  */
+    FASGD_CURVE_DROPS of them are a verdict too. A reset
+    (fasgd_curve_turned_away) is neither counted nor a verdict: the
+    caller retries.  */
 const char *fasgd_curve_judge (int event, uint32_t value, int curve, int *drops);
 
 #define FASGD_CURVE_DROPS 3

@@ -101,6 +101,15 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_INT ("limits.connections", fasgd_server_cfg_t, max_connections, 0, 10000000, "0",
         "TCP connections peers may hold open at once on the three sockets; one beyond is closed as it "
         "is accepted; 0: 4 x limits.clients + 64, within the file descriptors the server may open"),
+    FASGD_CFG_KEY_INT ("limits.greeting_ms", fasgd_server_cfg_t, greeting_ms, 100, 600000, "5000",
+        "a push or fetch connection that has not completed its handshake (ZMTP's, and CURVE's) and sent "
+        "a valid request this many ms after it was accepted is closed"),
+    FASGD_CFG_KEY_INT ("limits.greeting_connections", fasgd_server_cfg_t, max_greeting, 0, 10000000, "0",
+        "push and fetch connections not yet through that at once: a new one beyond closes the oldest, so "
+        "that peers that never greet cannot take the room kept for those that did; 0: half of "
+        "limits.connections"),
+    FASGD_CFG_KEY_INT ("limits.greeting_per_address", fasgd_server_cfg_t, greeting_per_address, 1, 10000000,
+        "256", "of those, the most from one source address (IPv6: one /64); one beyond is turned away"),
     FASGD_CFG_KEY_INT ("limits.status_clients", fasgd_server_cfg_t, status_clients, 0, 10000000, "1000",
         "clients a STATUS reply lists, those with the most pushes first (clients_listed says how many)"),
     FASGD_CFG_KEY_DOUBLE ("limits.bandwidth", fasgd_server_cfg_t, bandwidth, 0, 1e15, 0, "0",

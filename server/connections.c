@@ -16,10 +16,37 @@
     descriptors). The control socket has its own few connections, so that
     peers holding every data connection do not lock out fasgd-ctl.
 
+    Until it has sent a valid request a connection is nobody's: a peer
+    that opens connections and never greets (or greets by halves, or
+    completes a plain handshake and says nothing) must not fill
+    limits.connections and lock out the clients that would speak. A
+    connection is "greeting" from its accept until the first request
+    from it that dispatch.c finds well formed (fasgd_srv_conn_heard).
+    One still greeting after limits.greeting_ms is closed (libzmq closes
+    those not through the ZMTP and CURVE handshake by then:
+    ZMQ_HANDSHAKE_IVL, set where the sockets are bound; this file, those
+    through it and silent). Greeting connections may hold only
+    limits.greeting_connections of the push and fetch connections (half
+    of them by default), the rest being kept for peers that spoke; and
+    one source address only limits.greeting_per_address of those. A new
+    connection past its address's share is turned away; one past
+    limits.greeting_connections closes the oldest greeting instead, so
+    that a flood of fresh connections from many addresses cannot keep an
+    honest newcomer out: it is closed only if as many connections arrive
+    after it as there are places, before it has sent its first request,
+    which takes a client milliseconds.
+
+    A connection turned away is reset (an RST, not a FIN): the client's
+    libzmq then reports ECONNRESET, which it can tell from a server that
+    closes a CURVE handshake it cannot decrypt (the wrong server key), so
+    that a full server is retried and not taken for a wrong key.
+
     The monitors also carry the failed handshakes that security.c counts.  */
 #include "connections.h"
 
 #include "curve.h"
+#include "clock.h"
+#include "greeting.h"
 #include "log.h"
 
 #include <errno.h>
@@ -36,6 +63,10 @@
 /*  The control socket's own connections, within the reserve: peers that
     hold every data connection do not lock the operator out.  */
 #define S_CONTROL_CONNECTIONS 16
+#define S_EVENTS_IN_TURN 4              /* a monitor's events read before the next monitor's */
+#define S_EVENTS_SHARE 8                /* events read per wake-up: a share of the greeting places, */
+#define S_EVENTS_MIN 8                  /* at least this many */
+#define S_EVENTS_CATCH_UP 65536         /* events read at most to find a request's accept */
 
 struct fasgd_srv_conns_t {
     const fasgd_server_cfg_t *cfg;
@@ -46,6 +77,8 @@ struct fasgd_srv_conns_t {
     const char *monitor_names [FASGD_SRV_MONITORS];
     int nmonitors;
     uint64_t conns, conn_max;           /* on push and fetch: open now, and the most allowed */
+    fasgd_srv_greeting_t *greeting;     /* those of conns not yet heard from */
+    uint64_t greeting_max;              /* the most of them */
     uint64_t conns_control;             /* on the control socket */
     int control_monitor;                /* its monitor's index; -1 none */
     uint64_t nofile;                    /* RLIMIT_NOFILE */
@@ -90,8 +123,19 @@ fasgd_srv_conn_new (const fasgd_server_cfg_t *cfg, fasgd_srv_security_t *securit
     }
     self->conn_max = want;
     self->nofile = nofile;
-    fasgd_log_info ("connections: at most %llu open (%llu file descriptors)", (unsigned long long) want,
-                    (unsigned long long) nofile);
+    self->greeting_max = self->cfg->max_greeting > 0 ? (uint64_t) self->cfg->max_greeting : want / 2;
+    if (self->greeting_max > want)
+        self->greeting_max = want;
+    if (self->greeting_max < 1)
+        self->greeting_max = 1;
+    self->greeting = fasgd_srv_greeting_new ();
+    if (!self->greeting) {
+        free (self);
+        return NULL;
+    }
+    fasgd_log_info ("connections: at most %llu open (%llu file descriptors), %llu of them greeting, "
+                    "%d from one address", (unsigned long long) want, (unsigned long long) nofile,
+                    (unsigned long long) self->greeting_max, self->cfg->greeting_per_address);
     return self;
 }
 
@@ -123,6 +167,7 @@ fasgd_srv_conn_destroy (fasgd_srv_conns_t **self_p)
     fasgd_srv_conns_t *self = *self_p;
     for (int i = 0; i < self->nmonitors; i++)
         fasgd_curve_monitor_stop (self->watched [i], &self->monitors [i]);
+    fasgd_srv_greeting_destroy (&self->greeting);
     free (self);
     *self_p = NULL;
 }
@@ -151,39 +196,85 @@ fasgd_srv_conn_max (const fasgd_srv_conns_t *self)
     return self->conn_max;
 }
 
-int
-fasgd_srv_conn_event (fasgd_srv_conns_t *self, int k)
+/*  Turns the connection on fd away (tag: its socket's monitor, -1 for
+    the control socket's). The descriptor is still libzmq's: shut down,
+    not closed, so that libzmq sees the peer go and closes it itself;
+    for reading only, and with no linger, so that its close resets the
+    connection (the peer reads ECONNRESET, not an orderly end).  */
+static void
+s_turn_away (fasgd_srv_conns_t *self, int fd, int tag)
+{
+    struct linger no_linger = { 1, 0 };
+    setsockopt (fd, SOL_SOCKET, SO_LINGER, &no_linger, sizeof no_linger);
+    shutdown (fd, SHUT_RD);
+    if (tag >= 0)
+        fasgd_srv_greeting_end (self->greeting, fd, tag);
+    self->st->conn_shed++;
+}
+
+/*  A connection accepted on data socket k: within the limits it is
+    waited for; past them it, or the oldest greeting, is turned away.  */
+static void
+s_accepted (fasgd_srv_conns_t *self, int fd, int k)
+{
+    const char *what = self->monitor_names [k];
+    char addr [FASGD_SRV_ADDR_LEN];
+    fasgd_srv_greeting_source (fd, addr);
+    self->conns++;
+    if (fasgd_srv_greeting_from (self->greeting, addr) >= (size_t) self->cfg->greeting_per_address) {
+        s_turn_away (self, fd, k);
+        fasgd_srv_security_refusal_log (self->security, "turned away a connection from %s on the %s socket: "
+                                        "limits.greeting_per_address (%d) from there have not sent a "
+                                        "request yet", addr, what, self->cfg->greeting_per_address);
+        return;
+    }
+    if (fasgd_srv_greeting_count (self->greeting) >= self->greeting_max) {
+        int oldest = fasgd_srv_greeting_oldest (self->greeting, NULL);
+        s_turn_away (self, oldest, fasgd_srv_greeting_tag (self->greeting, oldest));
+        fasgd_srv_security_refusal_log (self->security, "closed the oldest connection that has not sent a "
+                                        "request: limits.greeting_connections (%llu) have not",
+                                        (unsigned long long) self->greeting_max);
+    }
+    else if (self->conns > self->conn_max) {
+        s_turn_away (self, fd, k);
+        fasgd_srv_security_refusal_log (self->security, "turned away a connection on the %s socket: "
+                                        "limits.connections (%llu) are open", what,
+                                        (unsigned long long) self->conn_max);
+        return;
+    }
+    if (fasgd_srv_greeting_begin (self->greeting, fd, k, addr, fasgd_srv_now_ms ()) < 0)
+        s_turn_away (self, fd, k);      /* out of memory: not followed, not kept */
+}
+
+/*  Handles one event of monitor k: counts connections, and turns away
+    those beyond the limits. -1 when none waited.  */
+static int
+s_event (fasgd_srv_conns_t *self, int k)
 {
     int event;
     uint32_t value;
     if (fasgd_curve_event_recv (self->monitors [k], &event, &value) != 0)
         return -1;
     const char *what = self->monitor_names [k];
+    int control = k == self->control_monitor;
     switch (event) {
-        case ZMQ_EVENT_ACCEPTED: {
-            int control = k == self->control_monitor;
-            uint64_t *held = control ? &self->conns_control : &self->conns;
-            uint64_t most = control ? S_CONTROL_CONNECTIONS : self->conn_max;
-            if (++*held <= most)
+        case ZMQ_EVENT_ACCEPTED:
+            if (!control) {
+                s_accepted (self, (int) value, k);
                 break;
-            /*  The value is the connection's descriptor, still libzmq's:
-                shut down, not closed, so that libzmq sees the peer go and
-                closes it itself.  */
-            self->st->conn_shed++;
-            shutdown ((int) value, SHUT_RDWR);
-            if (control)
-                fasgd_srv_security_refusal_log (self->security, "turned away a connection on the control socket: "
-                                                "%d are open", S_CONTROL_CONNECTIONS);
-            else
-                fasgd_srv_security_refusal_log (self->security, "turned away a connection on the %s socket: "
-                                                "limits.connections (%llu) are open", what,
-                                                (unsigned long long) self->conn_max);
+            }
+            if (++self->conns_control <= S_CONTROL_CONNECTIONS)
+                break;
+            s_turn_away (self, (int) value, -1);
+            fasgd_srv_security_refusal_log (self->security, "turned away a connection on the control socket: "
+                                            "%d are open", S_CONTROL_CONNECTIONS);
             break;
-        }
         case ZMQ_EVENT_DISCONNECTED: {
-            uint64_t *held = k == self->control_monitor ? &self->conns_control : &self->conns;
+            uint64_t *held = control ? &self->conns_control : &self->conns;
             if (*held > 0)
                 (*held)--;
+            if (!control)
+                fasgd_srv_greeting_end (self->greeting, (int) value, k);
             break;
         }
         case ZMQ_EVENT_ACCEPT_FAILED:
@@ -197,4 +288,61 @@ fasgd_srv_conn_event (fasgd_srv_conns_t *self, int k)
             break;
     }
     return 0;
+}
+
+void
+fasgd_srv_conn_heard (fasgd_srv_conns_t *self, int fd)
+{
+    if (fd < 0 || fasgd_srv_greeting_heard (self->greeting, fd) != -1)
+        return;
+    /*  The request was read before its connection's accept: libzmq
+        reports the accept before any request can arrive, so the accept
+        is among the events waiting. Read them until it is (older
+        connections only are closed meanwhile: this one is the newest),
+        then take the request as heard. A request read after its
+        connection's close counts for nothing.  */
+    for (int n = 0, any = 1; any && n < S_EVENTS_CATCH_UP && fasgd_srv_greeting_heard (self->greeting, fd) == -1;) {
+        any = 0;
+        for (int k = 0; k < self->nmonitors; k++)
+            if (s_event (self, k) == 0) {
+                any = 1;
+                n++;
+            }
+    }
+}
+
+void
+fasgd_srv_conn_tick (fasgd_srv_conns_t *self, int64_t now_ms)
+{
+    /*  Bounded: a few at a time, the rest on the next wake-up.  */
+    for (int k = 0; k < 256; k++) {
+        int64_t since;
+        int fd = fasgd_srv_greeting_oldest (self->greeting, &since);
+        if (fd < 0 || now_ms - since < self->cfg->greeting_ms)
+            break;
+        s_turn_away (self, fd, fasgd_srv_greeting_tag (self->greeting, fd));
+        fasgd_srv_security_refusal_log (self->security, "closed a connection that sent no valid request "
+                                        "within limits.greeting_ms (%d ms)", self->cfg->greeting_ms);
+    }
+}
+
+int
+fasgd_srv_conn_events (fasgd_srv_conns_t *self)
+{
+    /*  Few at a time, between reads of the requests (fasgd_srv_conn_heard):
+        a connection must not be closed as still greeting because a
+        flood's events were read before the request it sent in time.  */
+    int most = (int) (self->greeting_max / S_EVENTS_SHARE);
+    if (most < S_EVENTS_MIN)
+        most = S_EVENTS_MIN;
+    int done = 0, any = 1;
+    while (any && done < most) {
+        any = 0;
+        for (int k = 0; k < self->nmonitors; k++)
+            for (int j = 0; j < S_EVENTS_IN_TURN && done < most && s_event (self, k) == 0; j++) {
+                any = 1;
+                done++;
+            }
+    }
+    return done;
 }

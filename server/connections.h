@@ -30,9 +30,16 @@ int fasgd_srv_conn_watch (fasgd_srv_conns_t *self, zsock_t *sock, const char *wh
 /*  The monitors, for the poll: k from 0 to fasgd_srv_conn_monitors () - 1.  */
 int fasgd_srv_conn_monitors (const fasgd_srv_conns_t *self);
 zsock_t *fasgd_srv_conn_monitor (fasgd_srv_conns_t *self, int k);
-/*  Handles one event of monitor k: counts connections and turns away
-    those beyond the most. -1 when none waited.  */
-int fasgd_srv_conn_event (fasgd_srv_conns_t *self, int k);
+/*  Handles the events of all the monitors that wait, a few of each in
+    turn, and only a few in all (the rest on the next call, after the
+    requests have been read: connections.c says why): counts connections
+    and turns away those beyond the limits. Returns how many.  */
+int fasgd_srv_conn_events (fasgd_srv_conns_t *self);
+/*  A valid request came from the connection on descriptor fd (as
+    fasgd_srv_recv_fd says): it is no longer greeting.  */
+void fasgd_srv_conn_heard (fasgd_srv_conns_t *self, int fd);
+/*  Closes the connections greeting for longer than limits.greeting_ms.  */
+void fasgd_srv_conn_tick (fasgd_srv_conns_t *self, int64_t now_ms);
 /*  Connections open now on the three sockets, and the most allowed on
     push and fetch.  */
 uint64_t fasgd_srv_conn_open (const fasgd_srv_conns_t *self);

@@ -230,8 +230,9 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 (unsigned long long) a->not_modified, (unsigned long long) a->heartbeats);
     s_text_add (t, "push_repeat_ratio=%.4f\nfetch_not_modified_ratio=%.4f\n", s_ratio (d_rep, d_push + d_rep),
                 s_ratio (d_nm, d_fetch + d_nm));
-    s_text_add (t, "bytes_in_rate=%.0f\nbytes_out_rate=%.0f\nbytes_in=%llu\nbytes_out=%llu\n", in_rate, out_rate,
-                (unsigned long long) a->bytes_in, (unsigned long long) a->bytes_out);
+    s_text_add (t, "bytes_in_rate=%.0f\nbytes_out_rate=%.0f\nbytes_in=%llu\nbytes_out=%llu\nreplies_dropped=%llu\n",
+                in_rate, out_rate, (unsigned long long) a->bytes_in, (unsigned long long) a->bytes_out,
+                (unsigned long long) self->st.replies_dropped);
     s_text_add (t, "tau_mean=%.3f\ntau_max=%llu\n", d_taus ? (a->tau_sum - b->tau_sum) / (double) d_taus : 0.0,
                 (unsigned long long) a->tau_max);
     for (int k = 0; k < FASGD_SRV_TAU_BUCKETS; k++) {

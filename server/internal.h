@@ -15,7 +15,7 @@
                        connections, guard, security, params, metrics
         dispatch.c     the data sockets' router: each request to its
                        handler  → registry, guard, params, reply, eval,
-                       checkpoint, security
+                       checkpoint, security, connections
         control.c      the control socket: STATUS, CHECKPOINT, RELOAD
                        → registry, security, checkpoint, guard, eval,
                        connections, reply
@@ -28,7 +28,9 @@
                        → params, registry
         checkpoint.c   writing and resuming checkpoints  → params
         connections.c  connection counts and limits, from socket monitors
-                       → security
+                       → security, greeting
+        greeting.c     the connections not yet heard from, by age and
+                       source address
         guard.c        what a gradient must pass; its verdicts
         security.c     CURVE: certificate, allowlist, ZAP, refusal log lines
         params.c       θ, T, the rule; θ's snapshots and wire images

@@ -86,8 +86,16 @@ s_write_port_file (const char *path, const fasgd_server_t *server)
     return 0;
 }
 
-int
-main (int argc, char **argv)
+/*  What the command line asks beyond fasgd_cli's part.  */
+typedef struct {
+    const char *port_file, *level;      /* -p, --log-level: NULL when not given */
+    int check, resume, use_syslog;
+} s_opts_t;
+
+/*  The command line into cli and o: -1 to go on, else the exit status
+    (--help, --version, --keys, or bad usage after saying why).  */
+static int
+s_options (fasgd_cli_t *cli, s_opts_t *o, int argc, char **argv)
 {
     static const struct option longopts [] = {
         { "config", required_argument, NULL, 'c' },
@@ -103,80 +111,93 @@ main (int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    static fasgd_cli_t cli = { .prog = "fasgd-server" };
-    const char *port_file = NULL, *level = NULL;
-    int check = 0, resume = 0, use_syslog = 0, dump = 0, status;
-    fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
-    int opt;
+    int opt, status;
     while ((opt = getopt_long (argc, argv, "c:s:nrp:hV", longopts, NULL)) != -1) {
         switch (opt) {
-            case 'c': cli.config = optarg; break;
+            case 'c': cli->config = optarg; break;
             case 's':
-                if ((status = fasgd_cli_add_set (&cli, optarg)) != 0)
+                if ((status = fasgd_cli_add_set (cli, optarg)) != 0)
                     return status;
                 break;
-            case 'n': check = 1; break;
-            case 'r': resume = 1; break;
-            case 'p': port_file = optarg; break;
+            case 'n': o->check = 1; break;
+            case 'r': o->resume = 1; break;
+            case 'p': o->port_file = optarg; break;
             case 'L':
-                if (fasgd_cli_log_level (&cli, optarg) < 0)
+                /*  Checked now, applied with the configuration's log.level.  */
+                if (fasgd_cli_log_level (cli, optarg) < 0)
                     return FASGD_CLI_EXIT_USAGE;
-                level = optarg;
+                o->level = optarg;
                 break;
-            case 'S': use_syslog = 1; break;
+            case 'S': o->use_syslog = 1; break;
             case 'K': fasgd_config_describe (fasgd_server_cfg_keys, stdout); return 0;
-            case 'D': dump = 1; break;
+            case 'D': cli->dump = 1; break;
             case 'h': s_usage (stdout); return 0;
-            case 'V': printf ("fasgd-server %s\n", PACKAGE_VERSION); return 0;
+            case 'V': return fasgd_cli_version (cli);
             default:
-                return fasgd_cli_bad_option (&cli);
+                return fasgd_cli_bad_option (cli);
         }
     }
-    if ((status = fasgd_cli_finish (&cli, argc, argv, optind)) != 0)
+    if ((status = fasgd_cli_finish (cli, argc, argv, optind)) != 0)
         return status;
-    const char *config = cli.config;
-    fasgd_server_cfg_t cfg;
-    int errors = fasgd_config_load_all (fasgd_server_cfg_keys, &cfg, config, cli.sets, cli.nsets, stderr);
-    errors += fasgd_server_cfg_validate (&cfg, config, stderr);
-    if (level)
-        cfg.log_level = fasgd_log_level_parse (level);
-    if (use_syslog)
-        cfg.log_syslog = 1;
-    if (resume && !*cfg.checkpoint) {
+    return -1;
+}
+
+/*  The configuration, checked, with --log-level, --syslog and --resume
+    over it. Returns the count of errors, each said on stderr.  */
+static int
+s_config_load (const fasgd_cli_t *cli, const s_opts_t *o, fasgd_server_cfg_t *cfg)
+{
+    int errors = fasgd_cli_config_load (cli, fasgd_server_cfg_keys, cfg);
+    errors += fasgd_server_cfg_validate (cfg, cli->config, stderr);
+    if (o->level)
+        cfg->log_level = fasgd_log_level_parse (o->level);
+    if (o->use_syslog)
+        cfg->log_syslog = 1;
+    if (o->resume && !*cfg->checkpoint) {
         fprintf (stderr, "fasgd-server: --resume needs checkpoint.file in the configuration\n");
         errors++;
     }
-    if ((status = fasgd_cli_config_errors (&cli, errors)) != 0)
-        return status;
-    if (dump) {
-        fasgd_config_dump (fasgd_server_cfg_keys, &cfg, stdout);
-        return 0;
-    }
-    fasgd_log_open (argv [0], cfg.log_syslog, (fasgd_log_level_t) cfg.log_level);
+    return errors;
+}
+
+/*  The process around the server: its log, the heap, czmq, BLAS.  */
+static void
+s_process_setup (const char *argv0, const fasgd_server_cfg_t *cfg)
+{
+    fasgd_log_open (argv0, cfg->log_syslog, (fasgd_log_level_t) cfg->log_level);
     fasgd_heap_keep_large_blocks ();     /* every push is a ZeroMQ malloc */
     /*  Signals are ours: czmq must not install its own handler.  */
     zsys_handler_set (NULL);
     zsys_init ();
     openblas_set_num_threads (1);
-    if (check) {
-        /*  Bind nothing: check the configuration and load the data.  */
-        snprintf (cfg.push_endpoint, sizeof cfg.push_endpoint, "inproc://check-push");
-        snprintf (cfg.fetch_endpoint, sizeof cfg.fetch_endpoint, "inproc://check-fetch");
-        cfg.control_endpoint [0] = 0;
-        cfg.metrics_endpoint [0] = 0;
-        cfg.csv [0] = 0;
-    }
-    fasgd_server_t *server = fasgd_server_new (&cfg, resume);
-    if (!server) {
-        zsys_shutdown ();
+}
+
+/*  -n: binds nothing; checks the configuration and loads the data (and
+    with --resume the checkpoint). The exit status.  */
+static int
+s_check (const char *config, fasgd_server_cfg_t *cfg, int resume)
+{
+    snprintf (cfg->push_endpoint, sizeof cfg->push_endpoint, "inproc://check-push");
+    snprintf (cfg->fetch_endpoint, sizeof cfg->fetch_endpoint, "inproc://check-fetch");
+    cfg->control_endpoint [0] = 0;
+    cfg->metrics_endpoint [0] = 0;
+    cfg->csv [0] = 0;
+    fasgd_server_t *server = fasgd_server_new (cfg, resume);
+    if (!server)
         return 1;
-    }
-    if (check) {
-        printf ("fasgd-server: %s: configuration OK\n", config);
-        fasgd_server_destroy (&server);
-        zsys_shutdown ();
-        return 0;
-    }
+    printf ("fasgd-server: %s: configuration OK\n", config);
+    fasgd_server_destroy (&server);
+    return 0;
+}
+
+/*  Serves until a signal, then stops with a final checkpoint: the exit
+    status (1 no server or port file, 3 the final checkpoint failed).  */
+static int
+s_serve (const fasgd_server_cfg_t *cfg, const s_opts_t *o)
+{
+    fasgd_server_t *server = fasgd_server_new (cfg, o->resume);
+    if (!server)
+        return 1;
     s_server = server;
     struct sigaction sa;
     memset (&sa, 0, sizeof sa);
@@ -185,10 +206,10 @@ main (int argc, char **argv)
     sigaction (SIGTERM, &sa, NULL);
     sigaction (SIGHUP, &sa, NULL);
     signal (SIGPIPE, SIG_IGN);
-    if (port_file && s_write_port_file (port_file, server) != 0) {
-        fasgd_log_error ("cannot write the port file %s: %s", port_file, strerror (errno));
+    if (o->port_file && s_write_port_file (o->port_file, server) != 0) {
+        fasgd_log_error ("cannot write the port file %s: %s", o->port_file, strerror (errno));
+        s_server = NULL;
         fasgd_server_destroy (&server);
-        zsys_shutdown ();
         return 1;
     }
     int rc = fasgd_server_run (server);
@@ -197,6 +218,27 @@ main (int argc, char **argv)
         fasgd_log_notice ("stopped by %s", s_signal == SIGHUP ? "SIGHUP"
                           : s_signal == SIGINT ? "SIGINT" : "SIGTERM");
     fasgd_server_destroy (&server);
-    zsys_shutdown ();
     return rc == 0 ? 0 : 3;
+}
+
+/*  The options, the configuration, the process, then -n's check or the
+    service.  */
+int
+main (int argc, char **argv)
+{
+    static fasgd_cli_t cli = { .prog = "fasgd-server" };
+    s_opts_t o = { 0 };
+    fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
+    int status = s_options (&cli, &o, argc, argv);
+    if (status >= 0)
+        return status;
+    fasgd_server_cfg_t cfg;
+    if ((status = fasgd_cli_config_errors (&cli, s_config_load (&cli, &o, &cfg))) != 0)
+        return status;
+    if (fasgd_cli_dump (&cli, fasgd_server_cfg_keys, &cfg))
+        return 0;
+    s_process_setup (argv [0], &cfg);
+    status = o.check ? s_check (cli.config, &cfg, o.resume) : s_serve (&cfg, &o);
+    zsys_shutdown ();
+    return status;
 }

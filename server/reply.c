@@ -34,6 +34,12 @@ fasgd_srv_recv_parts (void *sock, zmq_msg_t parts [3], int *nparts, int *extra, 
     return 0;
 }
 
+int
+fasgd_srv_recv_fd (zmq_msg_t *part)
+{
+    return zmq_msg_get (part, ZMQ_SRCFD);
+}
+
 static void
 s_snap_zmq_free (void *data, void *hint)
 {
@@ -59,7 +65,8 @@ fasgd_srv_reply (const fasgd_srv_request_t *r, const fasgd_header_t *h, const vo
         zmq_msg_close (&id);
         zmq_msg_close (&hm);
         fasgd_snapshot_release (body_snap);
-        return;                         /* the peer is gone or too slow: drop */
+        r->st->replies_dropped++;       /* the peer is gone, or has a full queue unread: drop */
+        return;
     }
     r->st->bytes_out += sizeof head;
     if (!more)

@@ -26,6 +26,9 @@ typedef struct {
     *extra set when there were more (closed here), *total the bytes of
     all. Returns -1 when no message was waiting.  */
 int fasgd_srv_recv_parts (void *sock, zmq_msg_t parts [3], int *nparts, int *extra, size_t *total);
+/*  The descriptor of the connection a message's frame came on (not the
+    routing id's, the frames after it), -1 when libzmq does not say.  */
+int fasgd_srv_recv_fd (zmq_msg_t *part);
 /*  Sends [identity][header][body]; body_snap, when given, is sent without
     a copy and released once ZeroMQ is done with it.  */
 void fasgd_srv_reply (const fasgd_srv_request_t *r, const fasgd_header_t *h, const void *body, size_t body_len,

@@ -110,19 +110,20 @@ s_allowlist_load (const char *dir, char *err, size_t errlen)
         if (stat (path, &st) != 0 || !S_ISREG (st.st_mode) || st.st_size > 65536)
             continue;
         files++;
-        zcert_t *cert = zcert_load (path);
-        if (!cert) {
-            fasgd_log_warn ("security.curve.clients: %s is not a certificate; skipped", path);
+        fasgd_curve_cert_t cert;
+        char why [512];
+        if (fasgd_curve_cert_read (path, &cert, why, sizeof why) != 0) {
+            fasgd_log_warn ("security.curve.clients: %s; skipped", why);
             continue;
         }
-        const char *meta = zcert_meta (cert, "name");
-        char shown [64];
+        memset (cert.secret_key, 0, sizeof cert.secret_key);
+        char shown [64], key [FASGD_CURVE_KEY_LEN + 1];
         size_t k = 0;
-        for (const char *p = meta && *meta ? meta : name; *p && k < sizeof shown - 1; p++)
+        for (const char *p = *cert.name ? cert.name : name; *p && k < sizeof shown - 1; p++)
             shown [k++] = (*p > 32 && *p < 127 && *p != '=') ? *p : '_';
         shown [k] = 0;
-        zhashx_update (keys, zcert_public_txt (cert), shown);
-        zcert_destroy (&cert);
+        zmq_z85_encode (key, cert.public_key, 32);
+        zhashx_update (keys, key, shown);
     }
     closedir (d);
     return keys;

@@ -211,6 +211,10 @@ s_bind (fasgd_server_t *self, const char *what, const char *endpoint, size_t max
     fasgd_srv_security_apply (self->security, sock);
     zsock_set_maxmsgsize (sock, (int) maxmsg);
     zsock_set_linger (sock, 0);
+    /*  A connection not through its handshake by then is closed by
+        libzmq; one through it but silent, by connections.c (which says
+        why).  */
+    zsock_set_handshake_ivl (sock, self->cfg.greeting_ms);
     /*  Per peer and direction: a peer that sends without reading gets its
         replies dropped, and its requests wait in TCP, past a few
         messages, not the server's memory (about 16 MiB a peer each way,
@@ -219,6 +223,10 @@ s_bind (fasgd_server_t *self, const char *what, const char *endpoint, size_t max
     hwm = hwm < 8 ? 8 : hwm > 1000 ? 1000 : hwm;
     zsock_set_sndhwm (sock, hwm);
     zsock_set_rcvhwm (sock, hwm);
+    /*  A reply that cannot be queued fails its send (rather than ZeroMQ
+        dropping it unseen), so that the server counts it: STATUS's
+        replies_dropped.  */
+    zsock_set_router_mandatory (sock, 1);
     if (zsock_bind (sock, "%s", endpoint) < 0) {
         fasgd_log_error ("cannot bind %s: %s", endpoint, zmq_strerror (zmq_errno ()));
         zsock_destroy (&sock);
@@ -574,12 +582,12 @@ s_poll_items (fasgd_server_t *self, zmq_pollitem_t *items)
 static void
 s_serve (fasgd_server_t *self, void *push, void *fetch)
 {
-    /*  Handshakes first: a connection waits for its ZAP reply.  */
+    /*  Connections, then handshakes: a connection waits for its ZAP reply,
+        and one to be turned away is turned away before it is through.  */
+    fasgd_srv_conn_events (self->conns);
     for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_security_zap (self->security) == 0; k++)
         ;
-    for (int m = 0; m < fasgd_srv_conn_monitors (self->conns); m++)
-        for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_conn_event (self->conns, m) == 0; k++)
-            ;
+    fasgd_srv_conn_tick (self->conns, fasgd_srv_now_ms ());
     /*  Fetches first: they are cheap and unblock clients.  */
     for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_dispatch (self, fetch, 1) == 0; k++)
         ;

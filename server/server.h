@@ -57,6 +57,9 @@ typedef struct {
     int max_clients;                /* clients joined at once; JOIN beyond: 503 */
     int status_clients;             /* clients STATUS lists, the busiest first */
     int max_connections;            /* TCP connections open at once; 0: from the clients and descriptors */
+    int greeting_ms;                /* a connection without a valid request by then is closed */
+    int max_greeting;               /* connections without one yet, at once; 0: half of the above */
+    int greeting_per_address;       /* ... from one source address (IPv6: one /64) */
     double bandwidth;               /* bytes/s the server's link may carry; 0: no budget */
     char curve_cert [FASGD_PATH_LEN];       /* the server's secret certificate; empty: no CURVE */
     char curve_clients [FASGD_PATH_LEN];    /* a directory of allowed client certificates */

@@ -18,6 +18,7 @@ typedef struct {
     uint64_t auth_refused, handshake_failed, revoked;   /* CURVE: connections refused, keys revoked */
     uint64_t conn_shed, accept_failed;  /* connections turned away at limits.connections; accept () failed */
     uint64_t bytes_in, bytes_out;
+    uint64_t replies_dropped;           /* replies to a peer whose send queue was full, or gone */
     double tau_sum;
     uint64_t tau_count, tau_max;
     uint64_t tau_hist [FASGD_SRV_TAU_BUCKETS];  /* applied gradients by τ, bucket k ≥ 1: 2^(k-1) ≤ τ < 2^k */

@@ -77,7 +77,7 @@ static int
 s_config_load (const fasgd_cli_t *cli, const char *output, const char *threads, int quiet,
                fasgd_sim_cfg_t *cfg)
 {
-    int errors = fasgd_config_load_all (fasgd_sim_cfg_keys, cfg, cli->config, cli->sets, cli->nsets, stderr);
+    int errors = fasgd_cli_config_load (cli, fasgd_sim_cfg_keys, cfg);
     if (output) {
         char kv [FASGD_PATH_LEN + 16];
         snprintf (kv, sizeof kv, "output.csv=\"%s\"", output);
@@ -119,8 +119,16 @@ s_summary (FILE *out, const fasgd_sim_cfg_t *cfg, const fasgd_sim_stats_t *st, c
                  (unsigned long long) st->rejected);
 }
 
-int
-main (int argc, char **argv)
+/*  What the command line asks beyond fasgd_cli's part.  */
+typedef struct {
+    const char *output, *threads;   /* -o, -t: NULL when not given */
+    int check, quiet;
+} s_opts_t;
+
+/*  The command line into cli and o: -1 to go on, else the exit status
+    (--help, --version, --keys, or bad usage after saying why).  */
+static int
+s_options (fasgd_cli_t *cli, s_opts_t *o, int argc, char **argv)
 {
     static const struct option longopts [] = {
         { "config", required_argument, NULL, 'c' },
@@ -136,99 +144,92 @@ main (int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    static fasgd_cli_t cli = { .prog = "fasgd-sim" };
-    const char *output = NULL, *threads = NULL;
-    int check = 0, quiet = 0, dump = 0, rc;
-    fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
-    int opt;
+    int opt, rc;
     while ((opt = getopt_long (argc, argv, "c:s:o:t:nqhV", longopts, NULL)) != -1) {
         switch (opt) {
-            case 'c': cli.config = optarg; break;
+            case 'c': cli->config = optarg; break;
             case 's':
-                if ((rc = fasgd_cli_add_set (&cli, optarg)) != 0)
+                if ((rc = fasgd_cli_add_set (cli, optarg)) != 0)
                     return rc;
                 break;
-            case 'o': output = optarg; break;
-            case 't': threads = optarg; break;
-            case 'n': check = 1; break;
-            case 'q': quiet = 1; break;
-            case 'D': dump = 1; break;
+            case 'o': o->output = optarg; break;
+            case 't': o->threads = optarg; break;
+            case 'n': o->check = 1; break;
+            case 'q': o->quiet = 1; break;
+            case 'D': cli->dump = 1; break;
             case 'K':
                 fasgd_config_describe (fasgd_sim_cfg_keys, stdout);
                 return 0;
-            case 'L': {
-                int level = fasgd_cli_log_level (&cli, optarg);
-                if (level < 0)
-                    return FASGD_CLI_EXIT_USAGE;
-                fasgd_log_set_level ((fasgd_log_level_t) level);
+            case 'L':
+                if ((rc = fasgd_cli_log_level_set (cli, optarg)) != 0)
+                    return rc;
                 break;
-            }
             case 'h': s_usage (stdout); return 0;
-            case 'V': printf ("fasgd-sim %s\n", PACKAGE_VERSION); return 0;
+            case 'V': return fasgd_cli_version (cli);
             default:
-                return fasgd_cli_bad_option (&cli);
+                return fasgd_cli_bad_option (cli);
         }
     }
-    if ((rc = fasgd_cli_finish (&cli, argc, argv, optind)) != 0)
+    if ((rc = fasgd_cli_finish (cli, argc, argv, optind)) != 0)
         return rc;
-    const char *config = cli.config;
+    return -1;
+}
 
-    fasgd_sim_cfg_t cfg;
-    if ((rc = fasgd_cli_config_errors (&cli, s_config_load (&cli, output, threads, quiet, &cfg))) != 0)
-        return rc;
-    if (dump) {
-        fasgd_config_dump (fasgd_sim_cfg_keys, &cfg, stdout);
-        return 0;
-    }
+/*  A run's data and simulator, freed together.  */
+typedef struct {
+    fasgd_dataset_t *train, *valid, *test;
+    fasgd_sim_t *sim;
+} s_run_t;
 
+static void
+s_run_free (s_run_t *r)
+{
+    fasgd_sim_destroy (&r->sim);
+    fasgd_dataset_destroy (&r->train);
+    fasgd_dataset_destroy (&r->valid);
+    fasgd_dataset_destroy (&r->test);
+}
+
+/*  The data sets and the simulator over them: 0, or -1 after saying why.  */
+static int
+s_run_open (s_run_t *r, const fasgd_sim_cfg_t *cfg)
+{
     fasgd_model_spec_t spec;
-    fasgd_model_cfg_to_spec (&cfg.model, &spec);
-    fasgd_dataset_t *train = NULL, *valid = NULL, *test = NULL;
-    if (fasgd_data_cfg_load (&cfg.data, &spec, cfg.seed, &train, &valid) != 0)
-        return 1;
-    if (fasgd_data_cfg_load_test (&cfg.data, &spec, &valid, &test) != 0) {
-        fasgd_dataset_destroy (&train);
-        fasgd_dataset_destroy (&valid);
-        return 1;
-    }
+    fasgd_model_cfg_to_spec (&cfg->model, &spec);
+    if (fasgd_data_cfg_load (&cfg->data, &spec, cfg->seed, &r->train, &r->valid) != 0
+        || fasgd_data_cfg_load_test (&cfg->data, &spec, &r->valid, &r->test) != 0)
+        return -1;
     /*  The simulator's own threads do the parallel work; BLAS inside each
         gradient stays on one core, which also keeps results independent of
         the thread count.  */
     openblas_set_num_threads (1);
-    fasgd_sim_t *sim = fasgd_sim_new (&cfg, train, valid);
-    if (sim && test && fasgd_sim_set_test (sim, test) != 0)
-        fasgd_sim_destroy (&sim);
-    if (!sim) {
-        fasgd_dataset_destroy (&test);
-        fasgd_dataset_destroy (&train);
-        fasgd_dataset_destroy (&valid);
-        return 1;
-    }
-    if (check) {
-        char tests [48] = "";
-        if (test)
-            snprintf (tests, sizeof tests, " and %u test", test->n);
-        printf ("fasgd-sim: %s: configuration OK (%u training%s %u validation%s examples, %zu parameters)\n",
-                config, train->n, test ? "," : " and", valid->n, tests, fasgd_sim_nparams (sim));
-        fasgd_sim_destroy (&sim);
-        fasgd_dataset_destroy (&train);
-        fasgd_dataset_destroy (&valid);
-        fasgd_dataset_destroy (&test);
-        return 0;
-    }
+    r->sim = fasgd_sim_new (cfg, r->train, r->valid);
+    if (r->sim && r->test && fasgd_sim_set_test (r->sim, r->test) != 0)
+        fasgd_sim_destroy (&r->sim);
+    return r->sim ? 0 : -1;
+}
 
+/*  -n: what was checked, on stdout.  */
+static void
+s_check_report (const char *config, const s_run_t *r)
+{
+    char tests [48] = "";
+    if (r->test)
+        snprintf (tests, sizeof tests, " and %u test", r->test->n);
+    printf ("fasgd-sim: %s: configuration OK (%u training%s %u validation%s examples, %zu parameters)\n",
+            config, r->train->n, r->test ? "," : " and", r->valid->n, tests, fasgd_sim_nparams (r->sim));
+}
+
+/*  The run, its CSV and its summary, stopped early by SIGINT or SIGTERM:
+    the exit status (0, 1 no CSV, 3 the CSV not written, 130 interrupted).  */
+static int
+s_simulate (s_run_t *r, const fasgd_sim_cfg_t *cfg)
+{
     FILE *csv = NULL;
     char tmp [FASGD_PATH_LEN + 16] = "";
-    if (*cfg.csv) {
-        if (!(csv = s_csv_open (cfg.csv, tmp, sizeof tmp))) {
-            fasgd_sim_destroy (&sim);
-            fasgd_dataset_destroy (&train);
-            fasgd_dataset_destroy (&valid);
-            fasgd_dataset_destroy (&test);
-            return 1;
-        }
-    }
-    s_running = sim;
+    if (*cfg->csv && !(csv = s_csv_open (cfg->csv, tmp, sizeof tmp)))
+        return 1;
+    s_running = r->sim;
     struct sigaction sa;
     memset (&sa, 0, sizeof sa);
     sa.sa_handler = s_on_signal;
@@ -237,20 +238,46 @@ main (int argc, char **argv)
 
     struct timespec t0, t1;
     clock_gettime (CLOCK_MONOTONIC, &t0);
-    rc = fasgd_sim_run (sim, csv);
+    int rc = fasgd_sim_run (r->sim, csv);
     clock_gettime (CLOCK_MONOTONIC, &t1);
     double wall = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     int status = rc == 0 ? 0 : 130;
     if (csv && csv != stdout) {
-        if (fclose (csv) != 0 || (*tmp && rename (tmp, cfg.csv) != 0)) {
-            fasgd_log_error ("cannot write %s: %s", cfg.csv, strerror (errno));
+        if (fclose (csv) != 0 || (*tmp && rename (tmp, cfg->csv) != 0)) {
+            fasgd_log_error ("cannot write %s: %s", cfg->csv, strerror (errno));
             status = 3;
         }
     }
-    s_summary (csv == stdout ? stderr : stdout, &cfg, fasgd_sim_stats (sim), test, wall);
-    fasgd_sim_destroy (&sim);
-    fasgd_dataset_destroy (&train);
-    fasgd_dataset_destroy (&valid);
-    fasgd_dataset_destroy (&test);
+    s_summary (csv == stdout ? stderr : stdout, cfg, fasgd_sim_stats (r->sim), r->test, wall);
+    s_running = NULL;
+    return status;
+}
+
+/*  The options, the configuration, the data and the simulator, then
+    -n's report or the run.  */
+int
+main (int argc, char **argv)
+{
+    static fasgd_cli_t cli = { .prog = "fasgd-sim" };
+    s_opts_t o = { 0 };
+    fasgd_log_open (argv [0], 0, FASGD_LOG_NOTICE);
+    int status = s_options (&cli, &o, argc, argv);
+    if (status >= 0)
+        return status;
+
+    fasgd_sim_cfg_t cfg;
+    status = fasgd_cli_config_errors (&cli, s_config_load (&cli, o.output, o.threads, o.quiet, &cfg));
+    if (status != 0)
+        return status;
+    if (fasgd_cli_dump (&cli, fasgd_sim_cfg_keys, &cfg))
+        return 0;
+    s_run_t r = { 0 };
+    if (s_run_open (&r, &cfg) != 0)
+        status = 1;
+    else if (o.check)
+        s_check_report (cli.config, &r);
+    else
+        status = s_simulate (&r, &cfg);
+    s_run_free (&r);
     return status;
 }

@@ -418,16 +418,21 @@ class Traffic(unittest.TestCase):
         self.c.fetch()
         grad = np.zeros(D, dtype=np.float32)
         grad[3] = np.nan
-        with self.assertRaises(fasgd.Error) as cm:
+        with self.assertRaises(fasgd.Refused) as cm:
             self.c.push(grad)
         e = cm.exception
+        self.assertIsInstance(e, fasgd.Error)
         self.assertEqual(e.code, fasgd.EREFUSED)
         self.assertEqual(e.status, 422)
+        self.assertEqual((self.c.stats["refused"], self.c.stats["pushes"]), (1, 0))
         self.assertTrue(e.reason)
         self.assertIn("the server refused the request", e.message)
         self.assertIn("422", str(e))
         self.assertEqual(self.c.last_status, 422)
         self.assertTrue(self.c.joined)
+        # Counted apart: a push taken next is a push, the refusal stays one.
+        self.c.push(np.zeros(D, dtype=np.float32))
+        self.assertEqual((self.c.stats["refused"], self.c.stats["pushes"]), (1, 1))
 
     def test_forgotten_client_joins_again(self):
         # limits.refusals (10) refusals in a row: the server forgets the
@@ -444,6 +449,7 @@ class Traffic(unittest.TestCase):
         with self.assertRaises(fasgd.Error) as cm:
             self.c.push(np.zeros(D, dtype=np.float32))
         self.assertEqual(cm.exception.status, 401)
+        self.assertNotIsInstance(cm.exception, fasgd.Refused)
         self.assertFalse(self.c.joined)
         self.c.join()
         self.assertGreater(self.c.id, old)

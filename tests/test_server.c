@@ -409,6 +409,84 @@ START_TEST (test_identity_bound_to_session)
 }
 END_TEST
 
+/*  A peer with more requests in flight than the server queues replies
+    for (H = 16 MiB / (4·D + 64) = 52 at D = 79,510) loses the rest of
+    the replies, and STATUS counts every one lost: each FETCH gets one
+    reply or one count. A client that reads each reply before its next
+    request loses none.  */
+START_TEST (test_replies_dropped_counted)
+{
+    server_t s;
+    const char *sets [] = { "model.sizes=[784,100,10]", "heartbeat.expiry_ms=60000", NULL };
+    s_start_sets (&s, sets);            /* no heartbeats here: the client must not expire */
+    enum { S_SENT = 400 };
+    zsock_t *push = s_connect (s.push), *fetch = zsock_new (ZMQ_DEALER);
+    ck_assert_ptr_nonnull (fetch);
+    zsock_set_linger (fetch, 0);
+    zsock_set_rcvhwm (fetch, 1);            /* what it has not read stays in TCP and at the server */
+    zsock_set_rcvtimeo (fetch, 1000);
+    ck_assert_int_eq (zsock_connect (fetch, "%s", s.fetch), 0);
+    fasgd_proto_desc_t d;
+    uint32_t id = s_join_desc (push, &d);
+    ck_assert_uint_eq (d.params, 79510);
+    for (uint32_t seq = 1; seq <= S_SENT; seq++) {
+        fasgd_header_t h = s_req (FASGD_MSG_FETCH, id, seq, 0);
+        s_send (fetch, &h, NULL, 0);
+    }
+    /*  Every request read by the server before anything is read here.  */
+    char *text = NULL;
+    for (int i = 0; i < 500; i++) {
+        free (text);
+        text = s_control_cmd (s.control, "STATUS");
+        ck_assert_ptr_nonnull (text);
+        if (strstr (text, "\nfetches=400\n"))
+            break;
+        usleep (20000);
+    }
+    ck_assert_msg (strstr (text, "\nfetches=400\n"), "%s", text);
+    const char *at = strstr (text, "\nreplies_dropped=");
+    ck_assert_ptr_nonnull (at);
+    unsigned long long dropped = strtoull (at + 17, NULL, 10);
+    free (text);
+    /*  What did come, in order.  */
+    int got = 0;
+    uint32_t last = 0;
+    zmsg_t *m;
+    while ((m = zmsg_recv (fetch))) {
+        fasgd_header_t r;
+        zframe_t *head = zmsg_first (m);
+        ck_assert_int_eq (fasgd_proto_header_decode (zframe_data (head), zframe_size (head), &r), FASGD_PROTO_OK);
+        ck_assert_int_eq (r.type, FASGD_MSG_PARAMS);
+        ck_assert_uint_gt (r.seq, last);
+        last = r.seq;
+        got++;
+        zmsg_destroy (&m);
+    }
+    ck_assert_msg (dropped > 0 && got >= 52 && got + dropped == S_SENT, "%d replies read, %llu dropped of %d",
+                   got, dropped, S_SENT);
+    zsock_destroy (&fetch);
+    /*  One request in flight at a time: every reply comes, none dropped.  */
+    fetch = s_connect (s.fetch);
+    float *theta = malloc (79510 * sizeof (float));
+    ck_assert_ptr_nonnull (theta);
+    for (uint32_t seq = 1000; seq < 1000 + 2 * S_SENT; seq++) {
+        fasgd_header_t h = s_req (FASGD_MSG_FETCH, id, seq, 0), r;
+        s_send (fetch, &h, NULL, 0);
+        ck_assert_uint_eq (s_recv (fetch, &r, theta, 79510 * sizeof (float)), 79510 * sizeof (float));
+        ck_assert_uint_eq (r.seq, seq);
+    }
+    free (theta);
+    text = s_control_cmd (s.control, "STATUS");
+    char want [64];
+    snprintf (want, sizeof want, "\nreplies_dropped=%llu\n", dropped);
+    ck_assert_msg (strstr (text, want), "%s", text);
+    free (text);
+    zsock_destroy (&fetch);
+    zsock_destroy (&push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 /*  wire.push: bf16, wire.params: f16: the WELCOME says so, pushes of 2·D
     bytes are taken (4·D refused), and θ comes in 2·D bytes, rounded.  */
 START_TEST (test_compact_wire)
@@ -1266,6 +1344,7 @@ server_suite (void)
     tcase_add_test (tc, test_push_then_fetch);
     tcase_add_test (tc, test_refusals_leave_the_server_working);
     tcase_add_test (tc, test_identity_bound_to_session);
+    tcase_add_test (tc, test_replies_dropped_counted);
     tcase_add_test (tc, test_compact_wire);
     tcase_add_test (tc, test_theta_used_rules_and_repeats);
     tcase_add_test (tc, test_silent_client_expires);

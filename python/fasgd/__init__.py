@@ -18,7 +18,11 @@ Parameters and gradients are float32, C-contiguous numpy arrays of
 nparams values, or lists of one array per tensor in the server's order
 (client.tensors); they are read and written in place, and anything else is
 refused with TypeError or ValueError before the library is called. A
-failure of the library raises fasgd.Error with its code and reason.
+failure of the library raises fasgd.Error with its code and reason; a
+gradient the server refused (status 422: NaN or Inf, or judged outsized or
+harmful by its guard) raises fasgd.Refused, a kind of fasgd.Error: nothing
+was applied, and a loop counts it (Client.stats["refused"] does too) and
+goes on from fresh parameters.
 
 fasgd.torch_flat lays a PyTorch module's parameters and gradients out as
 views of one flat buffer each, so fetches and pushes move no extra copies;
@@ -46,7 +50,7 @@ from . import torch_flat     # noqa: F401  (imports torch only when used)
 from ._lib import (ETIMEOUT, EPROTO, EREFUSED, ENOTJOINED, EINVAL,  # noqa: F401
                    ENOMEM, ESOCKET, EVERSION, ESECURITY)
 
-__all__ = ["Client", "Error", "library_version", "library_path", "set_log_level",
+__all__ = ["Client", "Error", "Refused", "library_version", "library_path", "set_log_level",
            "ETIMEOUT", "EPROTO", "EREFUSED", "ENOTJOINED", "EINVAL", "ENOMEM",
            "ESOCKET", "EVERSION", "ESECURITY", "idx", "torch_flat"]
 
@@ -106,6 +110,16 @@ class Error(Exception):
         elif reason:
             text += " (%s)" % reason
         super().__init__(text)
+
+
+class Refused(Error):
+    """The server refused a gradient (status 422) and applied nothing: it
+    held NaN or Inf, or the server's guard judged it outsized or harmful
+    (e.reason says which). Not a failure of the run: count it apart from
+    the steps and go on from fresh parameters (fetch_into). A client
+    refused limits.refusals times in a row is forgotten: its next call
+    raises fasgd.Error with status 401, and join() starts afresh.
+    """
 
 
 def _strerror(code):
@@ -214,6 +228,7 @@ class Client:
         self._ts = 0
         self._id = 0
         self._timed_out = False
+        self._refused = 0                   # 422s since join
         self._desc = None
         self._name = self._check_name(name)
         self.push_endpoint = push
@@ -274,6 +289,9 @@ class Client:
                 status = 0
         if rc == ENOTJOINED:
             self._joined = False            # the server answered 401
+        if rc == EREFUSED and status == 422:
+            self._refused += 1
+            raise Refused(rc, call, status=status, reason=reason)
         raise Error(rc, call, status=status, reason=reason)
 
     def _buffer(self, params, what, writable):
@@ -337,6 +355,7 @@ class Client:
             self._desc = self._read_desc(d.contents)
             self._id = int(self._lib.fasgd_client_id(h))
             self._ts = 0
+            self._refused = 0               # the library's counts start afresh too
             self._joined = True
         return self
 
@@ -485,10 +504,14 @@ class Client:
 
     @property
     def stats(self):
-        """Counts since join: pushes, repeats, accumulated, fetches,
-        fetch_skips, bytes_out, bytes_in."""
+        """Counts since join: pushes (gradients the server took),
+        repeats, accumulated, fetches, fetch_skips, bytes_out, bytes_in,
+        and refused: gradients the server refused with 422 (fasgd.Refused),
+        counted apart from the pushes."""
         s = self._lib.fasgd_client_stats(self._handle()).contents
-        return {name: int(getattr(s, name)) for name, _ in _lib.ClientStats._fields_}
+        d = {name: int(getattr(s, name)) for name, _ in _lib.ClientStats._fields_}
+        d["refused"] = self._refused
+        return d
 
     @property
     def timeout_ms(self):

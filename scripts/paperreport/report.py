@@ -12,6 +12,7 @@ from .fig1 import Fig1
 from .fig2 import Fig2
 from .fig3 import Fig3
 from .fashion import Fashion
+from .tta import KEPT as TTA_KEPT, PAPER_BYTES_CUT, bytes_claim
 
 
 class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
@@ -178,6 +179,17 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
                 "ablation (`experiments/ablation.md`) and the time to accuracy "
                 "(`experiments/time-to-accuracy.md`) are made from data kept in `experiments/data/`.", ""]
         rows = [[c, "**%s**" % v, n, p] for c, v, n, p in self.headline]
+        # The paper's bandwidth statement, from the time to accuracy's kept data.
+        bc = bytes_claim(TTA_KEPT, self.grid)
+        if bc:
+            claim, v, outcomes, judged, _ = bc
+            cuts = [x for _, b in judged.values() for x in b]
+            rows.append([claim + " (experiments/time-to-accuracy.md)", "**%s**" % v, "%d / %d / %d of %d" % (
+                outcomes.count("holds"), outcomes.count("within noise"), outcomes.count("reversed"), len(outcomes)),
+                "bytes cut %g×–%g×: %d of %d seeds (%.2f×–%.2f×)" % (
+                    0.8 * PAPER_BYTES_CUT, 1.2 * PAPER_BYTES_CUT,
+                    sum(1 for x in cuts if 0.8 * PAPER_BYTES_CUT <= x <= 1.2 * PAPER_BYTES_CUT), len(cuts),
+                    min(cuts), max(cuts))])
         out.append(table(["claim", "verdict", "settings held / within noise / reversed",
                           "paired by seed (seeds the claimed way)"], rows, ["---", "---", "---:", "---"]))
         out += ["", "The evidence for each verdict is under \"The paper's claims\" below.", ""]

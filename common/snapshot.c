@@ -5,13 +5,35 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+
+/*  Free buffers the pool keeps for reuse: a few, and an eighth of those
+    in use, so that steady traffic reuses them while a crowd that leaves
+    (clients holding θ_used) gives its memory back.  */
+#define S_KEEP_FREE 4
 
 struct fasgd_snapshot_pool_t {
     size_t n;
     pthread_mutex_t lock;
     fasgd_snapshot_t *free_list;
-    size_t live, peak;                  /* under lock */
+    size_t live, peak, nfree;           /* under lock */
 };
+
+/*  Buffers are mapped, not allocated from the heap, so that one given
+    back returns to the system at once, whatever malloc's thresholds.  */
+static float *
+s_buffer_new (size_t n)
+{
+    void *p = mmap (NULL, (n ? n : 1) * sizeof (float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void
+s_snapshot_free (fasgd_snapshot_t *snap, size_t n)
+{
+    munmap (snap->theta, (n ? n : 1) * sizeof (float));
+    free (snap);
+}
 
 fasgd_snapshot_pool_t *
 fasgd_snapshot_pool_new (size_t n)
@@ -32,8 +54,7 @@ fasgd_snapshot_pool_destroy (fasgd_snapshot_pool_t **self_p)
     fasgd_snapshot_pool_t *self = *self_p;
     while (self->free_list) {
         fasgd_snapshot_t *next = self->free_list->next_free;
-        free (self->free_list->theta);
-        free (self->free_list);
+        s_snapshot_free (self->free_list, self->n);
         self->free_list = next;
     }
     pthread_mutex_destroy (&self->lock);
@@ -52,6 +73,16 @@ fasgd_snapshot_pool_live (const fasgd_snapshot_pool_t *self)
 }
 
 size_t
+fasgd_snapshot_pool_held (const fasgd_snapshot_pool_t *self)
+{
+    fasgd_snapshot_pool_t *p = (fasgd_snapshot_pool_t *) self;
+    pthread_mutex_lock (&p->lock);
+    size_t held = p->live + p->nfree;
+    pthread_mutex_unlock (&p->lock);
+    return held;
+}
+
+size_t
 fasgd_snapshot_pool_peak (const fasgd_snapshot_pool_t *self)
 {
     fasgd_snapshot_pool_t *p = (fasgd_snapshot_pool_t *) self;
@@ -66,12 +97,14 @@ fasgd_snapshot_new (fasgd_snapshot_pool_t *pool)
 {
     pthread_mutex_lock (&pool->lock);
     fasgd_snapshot_t *snap = pool->free_list;
-    if (snap)
+    if (snap) {
         pool->free_list = snap->next_free;
+        pool->nfree--;
+    }
     pthread_mutex_unlock (&pool->lock);
     if (!snap) {
         snap = calloc (1, sizeof *snap);
-        if (!snap || !(snap->theta = malloc (pool->n * sizeof (float)))) {
+        if (!snap || !(snap->theta = s_buffer_new (pool->n))) {
             free (snap);
             return NULL;
         }
@@ -100,10 +133,26 @@ fasgd_snapshot_release (fasgd_snapshot_t *snap)
         return;
     fasgd_snapshot_pool_t *pool = snap->pool;
     pthread_mutex_lock (&pool->lock);
+    pool->live--;
     snap->next_free = pool->free_list;
     pool->free_list = snap;
-    pool->live--;
+    pool->nfree++;
+    /*  Past what is kept (which shrinks as those in use do): the extra
+        buffers, off the list, are unmapped outside the lock.  */
+    fasgd_snapshot_t *extra = NULL;
+    while (pool->nfree > S_KEEP_FREE + pool->live / 8) {
+        fasgd_snapshot_t *e = pool->free_list;
+        pool->free_list = e->next_free;
+        pool->nfree--;
+        e->next_free = extra;
+        extra = e;
+    }
     pthread_mutex_unlock (&pool->lock);
+    while (extra) {
+        fasgd_snapshot_t *next = extra->next_free;
+        s_snapshot_free (extra, pool->n);
+        extra = next;
+    }
 }
 
 int

@@ -6,8 +6,9 @@
     fresh snapshot (reading the old one once, no separate copy).
 
     Buffers come from a pool and go back to it when their last reference is
-    released; they are never returned to the system before the pool is
-    destroyed. Reference counts are atomic and the pool is locked, so
+    released; the pool keeps a few of them (four, and an eighth as many as
+    are in use) for the next snapshots and returns the others to the
+    system at once. Reference counts are atomic and the pool is locked, so
     references may be released from any thread (ZeroMQ's I/O thread, an
     evaluation thread); taking them and updating are the owner's.  */
 #ifndef FASGD_SNAPSHOT_H_INCLUDED
@@ -36,6 +37,8 @@ void fasgd_snapshot_pool_destroy (fasgd_snapshot_pool_t **self_p);
 /*  Snapshots out of the pool now (held by someone), and the most ever.  */
 size_t fasgd_snapshot_pool_live (const fasgd_snapshot_pool_t *self);
 size_t fasgd_snapshot_pool_peak (const fasgd_snapshot_pool_t *self);
+/*  Snapshots the pool holds memory for: out of it, and kept free.  */
+size_t fasgd_snapshot_pool_held (const fasgd_snapshot_pool_t *self);
 
 /*  A snapshot with one reference (the caller's) and undefined contents;
     NULL out of memory.  */

@@ -64,6 +64,9 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "a one-line status every this many seconds (0: off)"),
     FASGD_CFG_KEY_U64 ("limits.cache_bytes", fasgd_server_cfg_t, max_cache_bytes, 0, 1e15, "4294967296",
         "memory for resend-last gradient caches, all clients together; past it JOIN is refused"),
+    FASGD_CFG_KEY_U64 ("limits.snapshot_bytes", fasgd_server_cfg_t, max_snapshot_bytes, 0, 1e15, "4294967296",
+        "memory for the copies of theta the clients computed on (rules dcasgd and gap-aware need them), "
+        "counted as one a client, all clients together; past it JOIN is refused"),
     FASGD_CFG_KEY_DOUBLE ("limits.grad_norm", fasgd_server_cfg_t, grad_norm, 0, 1e30, 0, "0",
         "a pushed gradient whose L2 norm is above this is refused (or clipped: limits.grad_norm_action); "
         "0: no fixed bound"),

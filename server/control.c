@@ -233,6 +233,12 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
     s_text_add (t, "bytes_in_rate=%.0f\nbytes_out_rate=%.0f\nbytes_in=%llu\nbytes_out=%llu\nreplies_dropped=%llu\n",
                 in_rate, out_rate, (unsigned long long) a->bytes_in, (unsigned long long) a->bytes_out,
                 (unsigned long long) self->st.replies_dropped);
+    /*  Images of θ held: the current one, those replies and clients hold
+        (θ_used), and the free ones kept for reuse.  */
+    s_text_add (t, "snapshots=%zu\nsnapshots_held=%zu\nsnapshot_bytes=%llu\n",
+                fasgd_snapshot_pool_live (self->params->snaps), fasgd_snapshot_pool_held (self->params->snaps),
+                (unsigned long long) (fasgd_snapshot_pool_held (self->params->snaps) * self->params->n
+                                      * sizeof (float)));
     s_text_add (t, "tau_mean=%.3f\ntau_max=%llu\n", d_taus ? (a->tau_sum - b->tau_sum) / (double) d_taus : 0.0,
                 (unsigned long long) a->tau_max);
     for (int k = 0; k < FASGD_SRV_TAU_BUCKETS; k++) {

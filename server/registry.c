@@ -19,6 +19,7 @@ struct fasgd_srv_registry_t {
     const fasgd_server_cfg_t *cfg;      /* limits.clients, limits.cache_bytes, heartbeat.expiry_ms */
     size_t n;                           /* values in a gradient */
     int cache_last;                     /* clients keep a resend-last cache */
+    int needs_used;                     /* clients hold the θ they fetched (the rule needs θ_used) */
     fasgd_srv_guard_t *guard;           /* told when a client goes; may be NULL */
     fasgd_srv_stats_t *st;
     fasgd_srv_client_t **clients;       /* by id - 1 */
@@ -48,8 +49,8 @@ s_session_token (void)
 }
 
 fasgd_srv_registry_t *
-fasgd_srv_registry_new (const fasgd_server_cfg_t *cfg, size_t n, int cache_last, fasgd_srv_guard_t *guard,
-                        fasgd_srv_stats_t *st)
+fasgd_srv_registry_new (const fasgd_server_cfg_t *cfg, size_t n, int cache_last, int needs_used,
+                        fasgd_srv_guard_t *guard, fasgd_srv_stats_t *st)
 {
     fasgd_srv_registry_t *self = calloc (1, sizeof *self);
     if (!self)
@@ -57,6 +58,7 @@ fasgd_srv_registry_new (const fasgd_server_cfg_t *cfg, size_t n, int cache_last,
     self->cfg = cfg;
     self->n = n;
     self->cache_last = cache_last;
+    self->needs_used = needs_used;
     self->guard = guard;
     self->st = st;
     return self;
@@ -166,6 +168,15 @@ fasgd_srv_registry_join (fasgd_srv_registry_t *self, const char *body, size_t le
         self->st->refused++;
         snprintf (why, whylen, "resend-last caches are at limits.cache_bytes (%llu bytes)",
                   (unsigned long long) self->cfg->max_cache_bytes);
+        return NULL;
+    }
+    /*  Each client may hold a θ of its own (one that no other client
+        fetched): the bound counts the worst case, as for the caches.  */
+    if (self->needs_used && (self->live + 1) * self->n * sizeof (float) > self->cfg->max_snapshot_bytes) {
+        self->st->refused++;
+        snprintf (why, whylen, "the copies of theta this rule keeps, one a client, would pass "
+                  "limits.snapshot_bytes (%llu bytes, %zu clients)", (unsigned long long) self->cfg->max_snapshot_bytes,
+                  self->live);
         return NULL;
     }
     uint64_t session = s_session_token ();

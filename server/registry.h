@@ -53,11 +53,13 @@ typedef struct fasgd_srv_security_t fasgd_srv_security_t;
 /*  The registry for cfg's limits (limits.clients, limits.cache_bytes,
     heartbeat.expiry_ms), whose clients push n values; cache_last: each
     keeps a resend-last cache of n floats (counted against
-    limits.cache_bytes, allocated by its first push). guard (may be NULL)
+    limits.cache_bytes, allocated by its first push); needs_used: each
+    may hold a snapshot of n floats, the θ it fetched (counted against
+    limits.snapshot_bytes). guard (may be NULL)
     is told when a client goes; st counts joins, refusals, expiries and
     revocations. cfg, guard and st are borrowed. NULL out of memory.  */
 fasgd_srv_registry_t *fasgd_srv_registry_new (const fasgd_server_cfg_t *cfg, size_t n, int cache_last,
-                                              fasgd_srv_guard_t *guard, fasgd_srv_stats_t *st);
+                                              int needs_used, fasgd_srv_guard_t *guard, fasgd_srv_stats_t *st);
 /*  Frees every client, then the registry.  */
 void fasgd_srv_registry_destroy (fasgd_srv_registry_t **self_p);
 /*  Registers a client named by body (len bytes, sanitised), bound to a

@@ -378,7 +378,8 @@ s_state (fasgd_server_t *self, int resume)
         return -1;
     /*  The guard's bounds start from θ and the rule's state as they are now.  */
     if (!(self->guard = fasgd_srv_guard_new (cfg, self->params, self->grad, &self->st))
-        || !(self->registry = fasgd_srv_registry_new (cfg, n, self->cache_last, self->guard, &self->st))) {
+        || !(self->registry = fasgd_srv_registry_new (cfg, n, self->cache_last, self->needs_used, self->guard,
+                                                      &self->st))) {
         fasgd_log_error ("out of memory");
         return -1;
     }

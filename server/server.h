@@ -45,6 +45,7 @@ typedef struct {
     int expiry_ms;
     double status_seconds;          /* a status log line this often; 0 off */
     uint64_t max_cache_bytes;       /* resend-last caches, all clients together */
+    uint64_t max_snapshot_bytes;    /* θ_used copies (dcasgd, gap-aware), all clients together */
     double grad_norm;               /* refuse (or clip) gradients of a larger L2 norm; 0 off */
     double grad_norm_factor;        /* ... or larger than this times the recent median; 0 off */
     int grad_norm_action;           /* fasgd_srv_norm_action_t: above a bound */

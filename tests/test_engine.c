@@ -94,7 +94,7 @@ s_engine (s_engine_t *e, const char *const *sets, int cache_last)
     e->params = s_params (&e->cfg);
     e->guard = fasgd_srv_guard_new (&e->cfg, e->params, e->scratch, &e->st);
     ck_assert_ptr_nonnull (e->guard);
-    e->reg = fasgd_srv_registry_new (&e->cfg, N, cache_last, e->guard, &e->st);
+    e->reg = fasgd_srv_registry_new (&e->cfg, N, cache_last, 0, e->guard, &e->st);
     ck_assert_ptr_nonnull (e->reg);
 }
 

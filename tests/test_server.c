@@ -487,6 +487,108 @@ START_TEST (test_replies_dropped_counted)
 }
 END_TEST
 
+/*  STATUS's value of key as a number (0 when absent).  */
+static unsigned long long
+s_status_num (const char *text, const char *key)
+{
+    char want [64];
+    snprintf (want, sizeof want, "\n%s=", key);
+    const char *at = strstr (text, want);
+    return at ? strtoull (at + strlen (want), NULL, 10) : 0;
+}
+
+/*  The server's resident memory, kB (VmRSS).  */
+static long
+s_rss_kb (pid_t pid)
+{
+    char path [64], line [256];
+    snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+    FILE *f = fopen (path, "r");
+    ck_assert_ptr_nonnull (f);
+    long kb = -1;
+    while (fgets (line, sizeof line, f))
+        if (sscanf (line, "VmRSS: %ld", &kb) == 1)
+            break;
+    fclose (f);
+    return kb;
+}
+
+/*  dcasgd keeps, for each client, the θ it fetched (θ_used): 200 clients
+    that fetched at 200 timestamps hold 200 snapshots of 318 kB. Once they
+    leave, the snapshots go and their memory goes back to the system; and
+    limits.snapshot_bytes refuses the JOIN that could pass it.  */
+START_TEST (test_snapshots_bounded_and_given_back)
+{
+    enum { S_N = 200, S_D = 79510 };
+    server_t s;
+    const char *sets [] = { "model.sizes=[784,100,10]", "rule.name=dcasgd", "rule.lr=0.001",
+                            "heartbeat.expiry_ms=600000", "limits.snapshot_bytes=80000000", NULL };
+    s_start_sets (&s, sets);                /* 80 MB: room for 251 clients' θ_used */
+    zsock_t *push = s_connect (s.push), *fetch = s_connect (s.fetch);
+    float *theta = malloc (S_D * sizeof (float)), *g = malloc (S_D * sizeof (float));
+    ck_assert (theta && g);
+    for (int i = 0; i < S_D; i++)
+        g [i] = (float) ((i % 13) - 6) * 1e-4f;
+    uint32_t ids [S_N], seq = 10;
+    long rss0 = s_rss_kb (s.pid);
+    for (int k = 0; k < S_N; k++) {
+        fasgd_proto_desc_t d;
+        ids [k] = s_join_desc (push, &d);
+        fasgd_header_t h = s_req (FASGD_MSG_FETCH, ids [k], ++seq, 0), r;
+        s_send (fetch, &h, NULL, 0);
+        ck_assert_uint_eq (s_recv (fetch, &r, theta, S_D * sizeof (float)), S_D * sizeof (float));
+        uint64_t ts = r.timestamp;
+        h = s_req (FASGD_MSG_PUSH, ids [k], ++seq, ts);
+        s_send (push, &h, g, S_D * sizeof (float));
+        s_recv (push, &r, NULL, 0);
+        ck_assert_msg (r.status == FASGD_STATUS_OK, "push %d: status %d", k, r.status);
+        ck_assert_uint_eq (r.timestamp, ts + 1);
+    }
+    char *text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    unsigned long long held = s_status_num (text, "snapshots");
+    ck_assert_msg (held >= S_N, "%llu snapshots for %d clients", held, S_N);
+    free (text);
+    long rss1 = s_rss_kb (s.pid);
+    /*  Past the bound: JOIN refused, saying which limit.  */
+    int refused_at = -1;
+    for (int k = S_N; k < 260 && refused_at < 0; k++) {
+        fasgd_header_t h = s_req (FASGD_MSG_JOIN, 0, ++seq, 0);
+        s_send (push, &h, "tester", 6);
+        char reason [300];
+        fasgd_header_t r;
+        size_t n = s_recv (push, &r, reason, sizeof reason - 1);
+        reason [n < sizeof reason ? n : 0] = 0;    /* a WELCOME's description may not fit */
+        if (r.type == FASGD_MSG_WELCOME)
+            continue;
+        ck_assert_int_eq (r.status, FASGD_STATUS_UNAVAILABLE);
+        ck_assert_msg (strstr (reason, "limits.snapshot_bytes (80000000 bytes, 251 clients)"), "%s", reason);
+        refused_at = k;
+    }
+    ck_assert_int_eq (refused_at, 251);
+    for (int k = 0; k < S_N; k++) {
+        fasgd_header_t h = s_req (FASGD_MSG_LEAVE, ids [k], ++seq, 0), r;
+        s_send (push, &h, NULL, 0);
+        s_recv (push, &r, NULL, 0);
+        ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    }
+    text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    unsigned long long live = s_status_num (text, "snapshots"), kept = s_status_num (text, "snapshots_held");
+    ck_assert_msg (live <= 2 && kept <= 8, "%llu snapshots, %llu held after every client left", live, kept);
+    free (text);
+    long rss2 = s_rss_kb (s.pid);
+    /*  200 × 318 kB = 62 MB came and went.  */
+    ck_assert_msg (rss1 - rss0 > 50000 && rss1 - rss2 > 50000, "VmRSS %ld kB, %ld with the clients, %ld after",
+                   rss0, rss1, rss2);
+    free (theta);
+    free (g);
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 /*  wire.push: bf16, wire.params: f16: the WELCOME says so, pushes of 2·D
     bytes are taken (4·D refused), and θ comes in 2·D bytes, rounded.  */
 START_TEST (test_compact_wire)
@@ -1345,6 +1447,7 @@ server_suite (void)
     tcase_add_test (tc, test_refusals_leave_the_server_working);
     tcase_add_test (tc, test_identity_bound_to_session);
     tcase_add_test (tc, test_replies_dropped_counted);
+    tcase_add_test (tc, test_snapshots_bounded_and_given_back);
     tcase_add_test (tc, test_compact_wire);
     tcase_add_test (tc, test_theta_used_rules_and_repeats);
     tcase_add_test (tc, test_silent_client_expires);

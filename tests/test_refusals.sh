@@ -3,11 +3,12 @@
 # the steps: by the C example of fasgd_client(3), extracted from the page,
 # built against this tree's library and run against a server that refuses
 # every third gradient it computes (NaN); and by fasgd-client, whose
-# summary line counts them apart from its pushes. TAP output.
+# summary line and its --metrics count them apart from its pushes. TAP
+# output.
 tap_name=refusals
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 6
+plan_mnist 7
 
 key() { "$ctl" -j -p "$1" status | sed -n "s/^ *\"$2\": \([0-9]*\),*$/\1/p"; }
 
@@ -67,10 +68,23 @@ eval: {enabled: false}
 limits: {grad_norm: 1e-9, grad_norm_action: refuse, refusals: 0}
 YAML
 serve "$tmp/pm" "$tmp/server.log" "$server" -c "$tmp/mlp.yaml"
-"$client" -s "$push" -f "$fetch" --data "$data" --quiet > "$tmp/out" 2> "$tmp/err" &
+metrics=""
+printf 'eval: {enabled: false}\n' > "$tmp/probe.yaml"
+"$server" -c "$tmp/probe.yaml" -n -s metrics.endpoint=http://127.0.0.1:0/metrics 2>&1 \
+    | grep -q 'without libmicrohttpd' || metrics="--metrics http://127.0.0.1:0/metrics"
+"$client" -s "$push" -f "$fetch" --data "$data" --quiet $metrics > "$tmp/out" 2> "$tmp/err" &
 cpid=$!
 pids="$pids $cpid"
 wait_for "[ \"\$(\"$ctl\" -j -p '$tmp/pm' status | sed -n 's/^ *\"guard_refused\": \([0-9]*\),*$/\1/p')\" -ge 20 ]" 30
+# The client's metrics into $tmp/metrics, true once they count 20 refused
+# gradients.
+cat > "$tmp/scrape.sh" <<SH
+url=\$(sed -n 's|.*metrics at \\(http://[^ ]*\\).*|\\1|p' '$tmp/err')
+[ -n "\$url" ] && '$python' -c 'import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "\$url" > '$tmp/metrics' 2> /dev/null &&
+    awk '/^fasgd_client_refusals_total\\{cause="gradient"\\}/ { found = \$2 >= 20 } END { exit !found }' '$tmp/metrics'
+SH
+[ -n "$metrics" ] && wait_for "sh '$tmp/scrape.sh'" 20
 kill -INT "$cpid"
 wait "$cpid"; rc=$?
 g=$(sed -n 's/.* \([0-9]*\) gradients refused (422).*/\1/p' "$tmp/out")
@@ -79,4 +93,11 @@ check "fasgd-client goes on past refused gradients until signalled (exit $rc)" \
 check "... and its summary counts them apart (${g:-none} refused; the server refused $(key "$tmp/pm" guard_refused))" \
     sh -c "[ '${g:-0}' -ge 20 ] && [ '$g' = '$(key "$tmp/pm" guard_refused)' ]"
 check "... logging each refusal" sh -c "[ \$(grep -c '422' '$tmp/err') -ge 20 ]"
+if [ -n "$metrics" ]; then
+    check "... and its --metrics count them apart from the pushes ($(grep '^fasgd_client_\(pushes_total\|refusals_total{cause="gradient"\)' "$tmp/metrics" 2> /dev/null | tr '\n' ' '))" \
+        sh -c "grep -q '^fasgd_client_pushes_total 0\$' '$tmp/metrics' && grep -q '^fasgd_client_steps_total 0\$' '$tmp/metrics' &&
+            sh '$tmp/scrape.sh'"
+else
+    ok "... and its --metrics count them apart # SKIP this build has no libmicrohttpd"
+fi
 [ "$failed" -eq 0 ]

@@ -385,9 +385,13 @@ fasgd_curve_judge (int event, uint32_t value, int curve, int *drops)
     /*  A connection reset is a server turning it away (it is full, or
         under a flood of connections: fasgd-server resets those it will
         not serve), worth retrying and no sign of a wrong key, which
-        ends in an orderly close.  */
-    if (fasgd_curve_turned_away (event, value))
+        ends in an orderly close. A reset can also reach the client as
+        an orderly close (when it was writing), so the closes counted
+        must come in a row with no reset between them.  */
+    if (fasgd_curve_turned_away (event, value)) {
+        *drops = 0;
         return NULL;
+    }
     const char *why = fasgd_curve_why (event, value, 1, curve);
     if (why || event != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL || ++*drops < FASGD_CURVE_DROPS)
         return why;

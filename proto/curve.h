@@ -75,8 +75,8 @@ int fasgd_curve_turned_away (int event, uint32_t value);
     CURVE and we speak none) often before we read why: *drops counts
     such closes in a row (a success resets it, start it at 0), and
     FASGD_CURVE_DROPS of them are a verdict too. A reset
-    (fasgd_curve_turned_away) is neither counted nor a verdict: the
-    caller retries.  */
+    (fasgd_curve_turned_away) is no verdict and starts the count again:
+    the caller retries.  */
 const char *fasgd_curve_judge (int event, uint32_t value, int curve, int *drops);
 
 #define FASGD_CURVE_DROPS 3

@@ -150,7 +150,8 @@ s_clients (fasgd_srv_metrics_t *self)
     fasgd_metrics_text_gauge (t, "fasgd_server_connections", "TCP connections open on the three sockets",
                               (double) fasgd_srv_conn_open (self->src.conns));
     fasgd_metrics_text_counter (t, "fasgd_server_connections_shed_total",
-                                "connections closed as accepted, past limits.connections", st->conn_shed);
+                                "connections turned away: past limits.connections, or silent past limits.greeting_*",
+                                st->conn_shed);
     fasgd_metrics_text_counter (t, "fasgd_server_accept_failures_total", "accept () failures", st->accept_failed);
     fasgd_metrics_text_counter (t, "fasgd_server_auth_refused_total", "CURVE handshakes refused: key not allowed",
                                 st->auth_refused);

@@ -291,9 +291,14 @@ s_event (fasgd_srv_conns_t *self, int k)
 }
 
 void
-fasgd_srv_conn_heard (fasgd_srv_conns_t *self, int fd)
+fasgd_srv_conn_heard (fasgd_srv_conns_t *self, int fd, const void *routing_id, size_t len)
 {
-    if (fd < 0 || fasgd_srv_greeting_heard (self->greeting, fd) != -1)
+    /*  FNV-1a: the routing id tells a late request of a closed
+        connection from a newer one's on the same descriptor.  */
+    uint64_t peer = UINT64_C (14695981039346656037);
+    for (size_t i = 0; i < len; i++)
+        peer = (peer ^ ((const uint8_t *) routing_id) [i]) * UINT64_C (1099511628211);
+    if (fd < 0 || fasgd_srv_greeting_heard (self->greeting, fd, peer) != -1)
         return;
     /*  The request was read before its connection's accept: libzmq
         reports the accept before any request can arrive, so the accept
@@ -301,7 +306,8 @@ fasgd_srv_conn_heard (fasgd_srv_conns_t *self, int fd)
         connections only are closed meanwhile: this one is the newest),
         then take the request as heard. A request read after its
         connection's close counts for nothing.  */
-    for (int n = 0, any = 1; any && n < S_EVENTS_CATCH_UP && fasgd_srv_greeting_heard (self->greeting, fd) == -1;) {
+    for (int n = 0, any = 1; any && n < S_EVENTS_CATCH_UP
+                             && fasgd_srv_greeting_heard (self->greeting, fd, peer) == -1;) {
         any = 0;
         for (int k = 0; k < self->nmonitors; k++)
             if (s_event (self, k) == 0) {

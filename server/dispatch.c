@@ -406,7 +406,8 @@ fasgd_srv_dispatch (fasgd_server_t *self, void *sock, int is_fetch)
     if (s_check_request (self, &r, parts, nparts, extra, &req, is_fetch) == 0) {
         /*  A well-formed request: its connection is no longer greeting.  */
         if (nparts >= 2)
-            fasgd_srv_conn_heard (self->conns, fasgd_srv_recv_fd (&parts [1]));
+            fasgd_srv_conn_heard (self->conns, fasgd_srv_recv_fd (&parts [1]), zmq_msg_data (&parts [0]),
+                                  zmq_msg_size (&parts [0]));
         size_t body_len = nparts == 3 ? zmq_msg_size (&parts [2]) : 0;
         const char *key = fasgd_srv_security_key (self->security, &parts [1]);
         fasgd_srv_client_t *c;

@@ -23,6 +23,7 @@ enum { S_NONE, S_GREETING, S_HEARD };
 typedef struct {
     int state;                          /* S_NONE, S_GREETING, S_HEARD */
     int closed;                         /* S_NONE since its connection closed, no accept since */
+    uint64_t peer;                      /* a hash of the routing id its requests came with */
     int tag;                            /* its socket's */
     int64_t since_ms;                   /* accepted then */
     int prev, next;                     /* the list, oldest first; -1 ends it */
@@ -160,13 +161,16 @@ fasgd_srv_greeting_end (fasgd_srv_greeting_t *self, int fd, int tag)
 }
 
 int
-fasgd_srv_greeting_heard (fasgd_srv_greeting_t *self, int fd)
+fasgd_srv_greeting_heard (fasgd_srv_greeting_t *self, int fd, uint64_t peer)
 {
     if (fd < 0 || fd >= self->nentries)
         return -1;
     s_entry_t *e = &self->entries [fd];
+    /*  After a close, a request with the closed connection's routing id
+        was read late; any other is a newer connection's.  */
     if (e->state == S_NONE)
-        return e->closed ? -2 : -1;
+        return e->closed && e->peer == peer ? -2 : -1;
+    e->peer = peer;
     if (e->state != S_GREETING)
         return 0;
     s_unlink (self, fd);

@@ -24,13 +24,13 @@ void fasgd_srv_greeting_source (int fd, char addr [FASGD_SRV_ADDR_LEN]);
     at now_ms, has yet to be heard from (one that fd had is forgotten
     first). -1 out of memory.  */
 int fasgd_srv_greeting_begin (fasgd_srv_greeting_t *self, int fd, int tag, const char *addr, int64_t now_ms);
-/*  A valid request came from the connection on fd: 1 when it was
-    greeting and is no longer, 0 when it was heard from before; -1 when
-    fd has no connection yet (its accept is not read yet), -2 when its
-    connection closed and no other was accepted since (the request was
-    read after the close: a newer connection's accept must not take
-    it as its own).  */
-int fasgd_srv_greeting_heard (fasgd_srv_greeting_t *self, int fd);
+/*  A valid request came from the connection on fd, with a routing id
+    whose hash is peer: 1 when it was greeting and is no longer, 0 when
+    it was heard from before; -1 when fd has no connection yet (its
+    accept is not read yet); -2 when it came from the connection that
+    closed last on fd, no other accepted since (read after the close: a
+    newer connection's accept must not take it as its own).  */
+int fasgd_srv_greeting_heard (fasgd_srv_greeting_t *self, int fd, uint64_t peer);
 /*  The connection on fd (on the socket tagged tag; -1 any) closed, or
     was closed: 1 when it was greeting. The tag keeps an event of one
     socket's monitor, read late, from ending another socket's newer

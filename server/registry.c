@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -93,9 +94,10 @@ fasgd_srv_registry_free (fasgd_srv_registry_t *self, fasgd_srv_client_t *c)
         fasgd_srv_guard_forget (self->guard, c);
     self->clients [c->id - 1] = NULL;
     self->live--;
-    if (c->last)
+    if (c->last) {
         self->cache_bytes -= self->n * sizeof (float);
-    free (c->last);
+        munmap (c->last, self->n * sizeof (float));
+    }
     fasgd_snapshot_release (c->snap);
     free (c);
 }
@@ -149,8 +151,12 @@ fasgd_srv_registry_cache (fasgd_srv_registry_t *self, fasgd_srv_client_t *c)
 {
     if (c->last)
         return 0;
-    if (!(c->last = malloc (self->n * sizeof (float))))
+    /*  Mapped, not from the heap, so that it goes back to the system
+        when the client goes, whatever malloc's thresholds.  */
+    void *p = mmap (NULL, self->n * sizeof (float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
         return -1;
+    c->last = p;
     self->cache_bytes += self->n * sizeof (float);
     return 0;
 }

@@ -105,10 +105,13 @@ def setUpModule():
     global tmpdir
     fasgd.library_path()        # a library that cannot load fails here, before any server
     tmpdir = tempfile.mkdtemp(prefix="fasgd-test-python-")
-    servers["mlp"] = Server(tmpdir, "mlp", "rule: {name: fasgd, lr: 0.005}\n")
+    # These test the traffic: a client's first pushes count at once, not
+    # after the guard's probation (guard.probation).
+    servers["mlp"] = Server(tmpdir, "mlp", "rule: {name: fasgd, lr: 0.005}\nguard: {probation: 0}\n")
     servers["resend"] = Server(tmpdir, "resend",
                                "gates:\n  fetch: {gate: bfasgd, c: 0.01}\n"
-                               "  push: {gate: bfasgd, c: 0.01, skip: resend-last}\n")
+                               "  push: {gate: bfasgd, c: 0.01, skip: resend-last}\n"
+                               "guard: {probation: 0}\n")
     # Its pushes of ones are a gate's test, not gradients: no guard
     # judges their direction, and every push moves T.
     servers["accumulate"] = Server(tmpdir, "accumulate",

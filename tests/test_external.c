@@ -279,8 +279,8 @@ START_TEST (test_server_external_model)
     char *csv = s_slurp (s_path ("eval.csv"));
     ck_assert_msg (strstr (csv, "\n1,") && strstr (csv, ",0.125000,0.500000,"), "%s", csv);
     int lines = 0;
-    for (const char *p = csv; *p; p++)
-        lines += *p == '\n';
+    for (const char *q = csv; *q; q++)
+        lines += *q == '\n';
     ck_assert_msg (lines == 4, "a header and 3 rows expected:\n%s", csv);
     /*  mean_tau and max_tau end each row.  */
     const char *want [3][2] = { { ",0.125000,", ",0.0000,0\n" }, { ",0.250000,", ",1.5000,2\n" },

@@ -579,9 +579,17 @@ START_TEST (test_snapshots_bounded_and_given_back)
     free (text);
     long rss2 = s_rss_kb (s.pid);
     /*  200 × 318 kB = 62 MB of θ_used came, and as much of resend-last
-        caches (the push gate is bfasgd); both went back to the system.  */
+        caches (the push gate is bfasgd); both went back to the system.
+        Under AddressSanitizer what the clients' records and messages
+        freed stays in its quarantine (the server's VmRSS stayed 77 MB
+        above its start), so only the coming is checked there; the
+        snapshot counts above are checked either way.  */
+#if defined(__SANITIZE_ADDRESS__)
+    ck_assert_msg (rss1 - rss0 > 100000, "VmRSS %ld kB, %ld with the clients, %ld after", rss0, rss1, rss2);
+#else
     ck_assert_msg (rss1 - rss0 > 100000 && rss2 - rss0 < 30000, "VmRSS %ld kB, %ld with the clients, %ld after",
                    rss0, rss1, rss2);
+#endif
     free (theta);
     free (g);
     zsock_destroy (&push);

@@ -27,6 +27,7 @@
     Usage: attacker -s PUSH -f FETCH --data DIR --mode MODE [--ids K]
            [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N]  */
 #include "data.h"
+#include "floats.h"
 #include "model.h"
 #include "rng.h"
 
@@ -101,19 +102,22 @@ s_model (const fasgd_proto_desc_t *d)
 static double
 s_norm (const float *g, size_t n)
 {
-    double s = 0;
-    for (size_t i = 0; i < n; i++)
-        s += (double) g [i] * g [i];
-    return sqrt (s);
+    return sqrt (fasgd_floats_sumsq (g, n));
 }
 
+/*  g ← k·g  */
 static void
-s_scale_to (float *g, size_t n, double norm)
+s_scale (float *g, size_t n, double k)
 {
-    double have = s_norm (g, n);
-    float k = have > 0 ? (float) (norm / have) : 0;
     for (size_t i = 0; i < n; i++)
-        g [i] *= k;
+        g [i] *= (float) k;
+}
+
+/*  g ← g · norm/‖g‖, given ‖g‖ (have); 0 when g is.  */
+static void
+s_scale_to (float *g, size_t n, double have, double norm)
+{
+    s_scale (g, n, have > 0 ? norm / have : 0);
 }
 
 static void
@@ -121,34 +125,34 @@ s_random (fasgd_rng_t *rng, float *g, size_t n, double norm)
 {
     for (size_t i = 0; i < n; i++)
         g [i] = (float) fasgd_rng_normal (rng);
-    s_scale_to (g, n, norm);
+    s_scale_to (g, n, s_norm (g, n), norm);
 }
 
 /*  What the attack pushes at its step-th push, made of the honest
-    gradient g (of norm honest) in place.  */
+    gradient g (of norm `norm`) in place.  */
 static void
-s_attack (const s_opts_t *o, fasgd_rng_t *rng, float *g, size_t n, long step, double typical)
+s_attack (const s_opts_t *o, fasgd_rng_t *rng, float *g, size_t n, long step, double norm, double typical)
 {
     double bound = o->factor * typical;
     switch (o->mode) {
         case S_FLIP:
-            s_scale_to (g, n, -s_norm (g, n));
+            s_scale (g, n, -1);
             break;
         case S_FLIP_BOUND:
         case S_SYBIL:
         case S_FIRST:
-            s_scale_to (g, n, -bound);
+            s_scale_to (g, n, norm, -bound);
             break;
         case S_RANDOM:
             s_random (rng, g, n, bound);
             break;
         case S_FROG: {
             double a = step >= o->turn ? 1 : (double) step / (double) o->turn;
-            s_scale_to (g, n, (1 - 2 * a) * s_norm (g, n));
+            s_scale (g, n, 1 - 2 * a);
             break;
         }
         case S_TINY:
-            s_scale_to (g, n, 1e-4 * s_norm (g, n));
+            s_scale (g, n, 1e-4);
             break;
     }
 }
@@ -267,7 +271,7 @@ main (int argc, char **argv)
         fasgd_model_gradient (model, ws, theta, x, y, batch, g, NULL);
         double norm = s_norm (g, n);
         typical = typical > 0 ? typical + (norm - typical) / 16 : norm;
-        s_attack (&o, &rng, g, n, step, typical);
+        s_attack (&o, &rng, g, n, step, norm, typical);
         int rc = fasgd_client_push_fetch (id->c, g, ts, theta, &ts);
         id->pushes++;
         if (rc >= 0)

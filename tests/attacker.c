@@ -18,14 +18,17 @@
                   (a new JOIN) every --rotate (16) pushes, so that no id
                   has a history to lose
 
-    --ids K makes K ids (JOINs) push in turn, for every attack. A refused
+    --ids K makes K ids (JOINs) push in turn, for every attack. With
+    --server-key (and --cert) every id speaks CURVE with the one key the
+    certificate holds: ids behind a single allowed key. A refused
     push (422) is counted and the attack goes on; a forgotten id (401)
     joins again. Runs --steps pushes (0: until SIGTERM or SIGINT), then
     prints "pushed N refused R rejoined J" and exits 0; 2 when it cannot
     start.
 
     Usage: attacker -s PUSH -f FETCH --data DIR --mode MODE [--ids K]
-           [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N]  */
+           [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N]
+           [--server-key FILE [--cert FILE]]  */
 #include "data.h"
 #include "floats.h"
 #include "model.h"
@@ -57,6 +60,7 @@ static const char *const s_modes [] = { "flip", "flip-bound", "random", "frog", 
 
 typedef struct {
     const char *push, *fetch, *data;
+    const char *server_key, *cert;  /* CURVE: every id with this one key */
     s_mode_t mode;
     int ids;
     long steps;
@@ -76,6 +80,10 @@ s_join (const s_opts_t *o, s_id_t *id, int k)
     fasgd_client_destroy (&id->c);
     id->pushes = 0;
     id->c = fasgd_client_new (o->push, o->fetch);
+    if (id->c && o->server_key && fasgd_client_set_curve (id->c, o->server_key, o->cert) != 0) {
+        fprintf (stderr, "attacker: %s\n", fasgd_client_last_reason (id->c));
+        return -1;
+    }
     char name [32];
     snprintf (name, sizeof name, "attacker-%d", k);
     return id->c && fasgd_client_join (id->c, name) == 0 ? 0 : -1;
@@ -166,6 +174,7 @@ s_parse (int argc, char **argv, s_opts_t *o)
         { "ids", required_argument, NULL, 'k' }, { "steps", required_argument, NULL, 'n' },
         { "seed", required_argument, NULL, 'S' }, { "factor", required_argument, NULL, 'F' },
         { "turn", required_argument, NULL, 'T' }, { "rotate", required_argument, NULL, 'R' },
+        { "server-key", required_argument, NULL, 'K' }, { "cert", required_argument, NULL, 'c' },
         { NULL, 0, NULL, 0 }
     };
     *o = (s_opts_t) { .mode = S_FLIP, .ids = 1, .seed = 1, .factor = 9.9, .turn = 1000, .rotate = 16 };
@@ -189,11 +198,13 @@ s_parse (int argc, char **argv, s_opts_t *o)
             case 'F': o->factor = atof (optarg); break;
             case 'T': o->turn = atol (optarg); break;
             case 'R': o->rotate = atol (optarg); break;
+            case 'K': o->server_key = optarg; break;
+            case 'c': o->cert = optarg; break;
             default: return -1;
         }
     }
     return o->push && o->fetch && o->data && o->ids >= 1 && o->ids <= S_MAX_IDS && o->steps >= 0
-           && o->factor > 0 && o->turn > 0 && o->rotate > 0 && optind == argc ? 0 : -1;
+           && o->factor > 0 && o->turn > 0 && o->rotate > 0 && (!o->cert || o->server_key) && optind == argc ? 0 : -1;
 }
 
 int
@@ -202,7 +213,8 @@ main (int argc, char **argv)
     s_opts_t o;
     if (s_parse (argc, argv, &o) != 0) {
         fprintf (stderr, "usage: attacker -s PUSH -f FETCH --data DIR --mode flip|flip-bound|random|frog|tiny|"
-                 "first|sybil [--ids K] [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N]\n");
+                 "first|sybil [--ids K] [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N] "
+                 "[--server-key FILE [--cert FILE]]\n");
         return 2;
     }
     signal (SIGINT, s_on_signal);

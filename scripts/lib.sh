@@ -27,6 +27,13 @@
 #   wait_below N TEXT          waits until fewer than N of this shell's
 #                              background jobs run (1: none), TEXT and the
 #                              count still running as progress
+#   provenance PROGRAM         $commit (HEAD, "+changes" when code outside
+#                              scripts/ experiments/ tests/ docs/ differs
+#                              from it), $binhash (PROGRAM's SHA-256, 16
+#                              hex digits) and $machine, for kept runs
+#   keep_csv CSV OUT COLUMN... CSV's COLUMNs (by name; fails on a missing
+#                              one) gzipped into OUT, through OUT.tmp (gzip
+#                              -n: the same CSV makes the same bytes)
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pids=()
 
@@ -101,4 +108,27 @@ wait_below() {
         progress "$2 ($n running, $SECONDS s since the start)"
         sleep 0.5
     done
+}
+
+provenance() {
+    commit=$(git -C "$top" rev-parse --short=12 HEAD 2> /dev/null || echo unknown)
+    # Changes to the scripts, the grid and the kept data do not change what
+    # the binary computes; any other uncommitted change is recorded.
+    if [ -n "$(git -C "$top" status --porcelain --untracked-files=no -- . ':!scripts' ':!experiments' ':!tests' ':!docs' 2> /dev/null)" ]; then
+        commit="$commit+changes"
+    fi
+    binhash=$(sha256sum "$1" | cut -c1-16)
+    machine="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores, $(uname -s) $(uname -r)"
+}
+
+keep_csv() {
+    local csv=$1 out=$2
+    shift 2
+    awk -F, -v OFS=, -v want="$*" 'NR == 1 {
+        n = split(want, w, " ")
+        for (i = 1; i <= NF; i++) col[$i] = i
+        for (j = 1; j <= n; j++) if (!(w[j] in col)) { print "no column " w[j] > "/dev/stderr"; exit 1 }
+    }
+    { line = $(col[w[1]]); for (j = 2; j <= n; j++) line = line OFS $(col[w[j]]); print line }' "$csv" \
+        | gzip -n -9 > "$out.tmp" && mv "$out.tmp" "$out"
 }

@@ -12,14 +12,15 @@ tap_name=paper-report
 report="$top_src/scripts/paper-report"
 echo "1..15"
 
-# csv FILE ERROR [N]: a complete run of N iterations (100,000) whose
-# validation error is ERROR at every row.
+# csv FILE ERROR [N]: a complete run of N iterations (fig.iterations)
+# whose validation and test errors are ERROR at every row.
+figits=$(sed -n 's/^fig\.iterations:[[:space:]]*//p' "$top_src/experiments/grid.conf")
 csv() {
-    iters=${3:-100000}
+    iters=${3:-$figits}
     {
-        echo "iteration,timestamp,val_error,val_nll"
+        echo "iteration,timestamp,val_error,val_nll,test_error"
         i=0
-        while [ $i -le "$iters" ]; do echo "$i,$i,$2,0.5"; i=$((i + iters / 10)); done
+        while [ $i -le "$iters" ]; do echo "$i,$i,$2,0.5,$2"; i=$((i + iters / 10)); done
     } > "$1"
 }
 # fig2 DIR FASGD SASGD: every λ of Fig. 2, fasgd's seeds 1 2 3 at the three
@@ -40,7 +41,7 @@ fig2() {
 }
 
 fig2 "$tmp/apart" "0.05 0.06 0.07" "0.08 0.09 0.10"
-"$python" "$report" --results "$tmp/apart" --output "$tmp/apart.md" --seeds "1 2 3" > "$tmp/out" 2> "$tmp/err"
+"$python" "$report" --results "$tmp/apart" --output "$tmp/apart.md" --figures "" --seeds "1 2 3" > "$tmp/out" 2> "$tmp/err"
 check "a report from three seeds" [ -s "$tmp/apart.md" ]
 check "ranges apart: fasgd beats sasgd at every λ, the gap grows: held" \
     grep -q "Fig. 2: fasgd (std) beats sasgd at every λ and the gap grows with λ: held\*\* (5 of 5 settings held, 0 within noise, 0 reversed, the settings being each λ and the gap's growth; fasgd (std) lower beyond the seeds' spread at 4 of 4" "$tmp/apart.md"
@@ -48,7 +49,8 @@ check "cells give the mean and the seeds' range" grep -q "| 0.0600 (0.0500–0.0
 
 # The same means, but each seed's fasgd above the lowest sasgd of λ = 250.
 fig2 "$tmp/overlap" "0.03 0.06 0.09" "0.06 0.09 0.12"
-"$python" "$report" --results "$tmp/overlap" --output "$tmp/overlap.md" --seeds "1 2 3" > "$tmp/out" 2> "$tmp/err"
+"$python" "$report" --results "$tmp/overlap" --output "$tmp/overlap.md" --figures "" --seeds "1 2 3" \
+    --plots "$tmp/plots" > "$tmp/out" 2> "$tmp/err"
 check "ranges that overlap at λ = 250 are within noise there, and the claim is not held" \
     grep -q "beats sasgd at every λ and the gap grows with λ: partly held\*\* (4 of 5 settings held, 1 within noise, 0 reversed" "$tmp/overlap.md"
 check "the headline: each claim, its verdict and its paired-by-seed count (overlapping ranges, every seed lower)" \
@@ -57,11 +59,11 @@ check "the headline: each claim, its verdict and its paired-by-seed count (overl
 # Reversed at λ = 250 (every sasgd seed below every fasgd seed), held at the
 # other three: by the written rule one reversal is "did not hold".
 fig2 "$tmp/rev" "0.05 0.06 0.07" "0.01 0.02 0.03"
-"$python" "$report" --results "$tmp/rev" --output "$tmp/rev.md" --seeds "1 2 3" > "$tmp/out" 2> "$tmp/err"
+"$python" "$report" --results "$tmp/rev" --output "$tmp/rev.md" --figures "" --seeds "1 2 3" > "$tmp/out" 2> "$tmp/err"
 check "held in some settings and reversed in one: did not hold" \
     grep -q "beats sasgd at every λ and the gap grows with λ: did not hold\*\* (4 of 5 settings held, 0 within noise, 1 reversed" "$tmp/rev.md"
 check "a band file: iteration, mean, smallest, largest" \
-    grep -qx "100000 0.060000 0.030000 0.090000" "$tmp/overlap/band-fig2-128x250-fasgd-a0.005.dat"
+    grep -qx "$figits 0.060000 0.030000 0.090000" "$tmp/plots/band-fig2-128x250-fasgd-a0.005.dat"
 # --quick without the sweep: the sweep winners grid.conf records
 # (pick.RULE.SETTING), and fasgd at the paper's alpha only.
 grid="$top_src/experiments/grid.conf"
@@ -72,14 +74,14 @@ for lam in 250 500 1000 10000; do
     csv "$tmp/quick/fig2-128x$lam-fasgd-abs-a$(rec fasgd-abs 128x1000)-s1.csv" 0.042
 done
 csv "$tmp/quick/fig1-1x128-dcasgd-a$(rec dcasgd 4x32)-s1.csv" 0.07
-"$python" "$report" --results "$tmp/quick" --output "$tmp/quick.md" --seeds 1 --quick 1 > "$tmp/out" 2> "$tmp/err"
+"$python" "$report" --results "$tmp/quick" --output "$tmp/quick.md" --figures "" --seeds 1 --quick 1 > "$tmp/out" 2> "$tmp/err"
 check "--quick: Fig. 1's dcasgd at its recorded pick" \
     grep -q "^| μ=1, λ=128 | missing | missing | missing | 0.0700 | missing |\$" "$tmp/quick.md"
 check "--quick without the sweep lists grid.conf's picks" \
     grep -q "^| fasgd-abs | $(rec fasgd-abs 4x32) | $(rec fasgd-abs 128x1000) |\$" "$tmp/quick.md"
 check "--quick: fasgd's two statistics at the paper's alpha, no sweep point" \
     grep -q "^| μ=128, λ=1000 | 0.0500 | 0.0450 | 0.2800 |\$" "$tmp/quick.md"
-"$python" "$report" --results "$tmp/quick" --output "$tmp/full.md" --seeds 1 > "$tmp/out" 2> "$tmp/err"
+"$python" "$report" --results "$tmp/quick" --output "$tmp/full.md" --figures "" --seeds 1 > "$tmp/out" 2> "$tmp/err"
 check "without --quick a missing sweep has no sweep point" \
     sh -c '! grep -q "α=[0-9.]*, sweep" "$1"' _ "$tmp/full.md"
 
@@ -90,7 +92,7 @@ for lam in 250 500 1000 10000; do
         csv "$tmp/quick/fashion-128x$lam-${ra%%:*}-a${ra#*:}-s1.csv" 0.2
     done
 done
-"$python" "$report" --results "$tmp/quick" --output "$tmp/quick.md" --seeds 1 --quick 1 > "$tmp/out" 2> "$tmp/err"
+"$python" "$report" --results "$tmp/quick" --output "$tmp/quick.md" --figures "" --seeds 1 --quick 1 > "$tmp/out" 2> "$tmp/err"
 check "Fashion-MNIST: one column a rule, none missing (final, best, early)" sh -c \
     'sed -n "/^## Fashion-MNIST/,/^## The paper/p" "$1" | grep "^| μ=128" | grep -v missing | grep -c "^| μ=128, λ=[0-9]* | 0.2000 | 0.2000 | 0.2000 | 0.2000 |\$" | grep -qx 12' _ "$tmp/quick.md"
 
@@ -100,15 +102,15 @@ check "Fashion-MNIST: one column a rule, none missing (final, best, early)" sh -
 # or straight (act = p/2).
 g3() {
     {
-        echo "iteration,timestamp,val_error,val_nll,fetches,potential_fetches,pushes,potential_pushes"
+        echo "iteration,timestamp,val_error,val_nll,test_error,fetches,potential_fetches,pushes,potential_pushes"
         i=0
-        while [ $i -le 100000 ]; do
+        while [ $i -le "$figits" ]; do
             case $2 in
-                concave) f=$((i - i * i / 200000)) ;;
+                concave) f=$((i - i * i / (2 * figits))) ;;
                 *) f=$((i / 2)) ;;
             esac
-            echo "$i,$i,0.1,0.5,$f,$i,$i,$i"
-            i=$((i + 10000))
+            echo "$i,$i,0.1,0.5,0.1,$f,$i,$i,$i"
+            i=$((i + figits / 10))
         done
     } > "$1"
 }
@@ -117,10 +119,10 @@ for sd in 1 2; do
     g3 "$f3/fig3-std-a$a3-c0-s$sd.csv" straight
     g3 "$f3/fig3-std-a$a3-cfetch0.01-s$sd.csv" concave
 done
-"$python" "$report" --results "$f3" --output "$tmp/f3.md" --seeds "1 2" --quick 1 > "$tmp/out" 2> "$tmp/err"
+"$python" "$report" --results "$f3" --output "$tmp/f3.md" --figures "" --seeds "1 2" --quick 1 > "$tmp/out" 2> "$tmp/err"
 check "Fig. 3: concave at both seeds, held" grep -q "are concave (fewer transmissions later in training): held\*\* (1 of 1 settings held, 0 within noise, 0 reversed, a gated run a setting; std: late/early transmit rate 0.11–0.11 over its 1 gated runs and their seeds (1 of 1 runs below 0.95 at every seed)" "$tmp/f3.md"
 g3 "$f3/fig3-std-a$a3-cfetch0.01-s2.csv" straight
-"$python" "$report" --results "$f3" --output "$tmp/f3.md" --seeds "1 2" --quick 1 > "$tmp/out" 2> "$tmp/err"
+"$python" "$report" --results "$f3" --output "$tmp/f3.md" --figures "" --seeds "1 2" --quick 1 > "$tmp/out" 2> "$tmp/err"
 check "Fig. 3: straight at one seed, not held (the seeds' mean rate would be 0.43)" grep -q "are concave (fewer transmissions later in training): did not hold\*\* (0 of 1 settings held, 1 within noise, 0 reversed, a gated run a setting; std: late/early transmit rate 0.11–1.00 over its 1 gated runs and their seeds (0 of 1 runs below 0.95 at every seed)" "$tmp/f3.md"
 
 # A complete sweep (every candidate 0.5 but one per rule and setting: the
@@ -132,11 +134,11 @@ for st in $(sed -n 's/^lr\.settings:[[:space:]]*//p' "$grid"); do
         [ "$r.$st" = fasgd.4x32 ] && win=0.3
         for a in $(sed -n "s/^lr\.grid\.$r:[[:space:]]*//p" "$grid"); do
             e=0.5; [ "$a" = "$win" ] && e=0.1
-            csv "$tmp/sweep/lr-$st-$r-a$a.csv" $e 20000
+            csv "$tmp/sweep/lr-$st-$r-a$a.csv" $e "$(sed -n 's/^lr\.iterations:[[:space:]]*//p' "$grid")"
         done
     done
 done
-"$python" "$report" --results "$tmp/sweep" --output "$tmp/sweep.md" --seeds 1 > "$tmp/out" 2> "$tmp/err"
+"$python" "$report" --results "$tmp/sweep" --output "$tmp/sweep.md" --figures "" --seeds 1 > "$tmp/out" 2> "$tmp/err"
 check "a sweep whose winner is not the recorded one says so" \
     grep -q "records for \`--quick\` (\`pick.RULE.SETTING\`) \*\*differ\*\* from these (update them there): fasgd on μ=4, λ=32: $(rec fasgd 4x32) recorded, 0.3 now\.\$" "$tmp/sweep.md"
 exit $((failed > 0))

@@ -1,16 +1,13 @@
 """What every section of the report shares: the grid, the formats, the
-sweeps' picks, the logs of times and the machine."""
+sweeps' picks and the groups of runs."""
 
 import math
 import os
-import platform
-import re
-import subprocess
 
 TOP = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 GRID = os.path.join(TOP, "experiments", "grid.conf")
-TAIL = 10           # "final" = mean of the last TAIL validations
-LITTLE = 0.01       # a validation-error cost of at most 1 point counts as "little"
+TAIL = 10           # "final" = mean of the last TAIL evaluations
+LITTLE = 0.01       # a test-error cost of at most 1 point counts as "little"
 
 
 # ---------------------------------------------------------------- grid, CSVs
@@ -160,78 +157,7 @@ def eps_runs(res, grid, setting):
     return [(e, res.get("eps-%s-e%s" % (setting, e), n)) for e in grid["eps.grid"]]
 
 
-# ---------------------------------------------------------------- timing
+# ---------------------------------------------------------------- groups
 
 GROUP_PREFIX = [("lr", ("lr-", "eps-")), ("fig1", ("fig1-",)), ("fig2", ("fig2-",)),
                 ("fig3", ("fig3-",)), ("fashion", ("fashion-",))]
-
-
-def read_runs_log(resdir):
-    walls = {}
-    path = os.path.join(resdir, "runs.log")
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                m = re.match(r"(\S+): .*?, ([0-9.]+) s wall", line)
-                if m:
-                    walls[m.group(1)] = float(m.group(2))
-    return walls
-
-
-def read_cpu(resdir, name):
-    """User + system CPU seconds of a run, from its log (None if not timed)."""
-    path = os.path.join(resdir, "logs", name + ".log")
-    try:
-        with open(path) as f:
-            for line in f:
-                m = re.match(r"cpu: ([0-9.]+) s user, ([0-9.]+) s sys", line)
-                if m:
-                    return float(m.group(1)) + float(m.group(2))
-    except OSError:
-        pass
-    return None
-
-
-def read_times_log(resdir):
-    out = []
-    path = os.path.join(resdir, "times.log")
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                p = line.rstrip("\n").split("\t")
-                if len(p) >= 7:
-                    out.append({"group": p[0], "elapsed": int(p[1]), "ran": int(p[2]),
-                                "total": int(p[3]), "date": p[4], "jobs": int(p[5]),
-                                "smoke": p[6] == "1"})
-    return out
-
-
-def machine():
-    model = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal"):
-                    mem = "%.0f GB RAM" % (int(line.split()[1]) / 1024 / 1024)
-    except OSError:
-        pass
-    ver = ""
-    try:
-        ver = subprocess.run([os.path.join(TOP, "build/sim/fasgd-sim"), "-V"], capture_output=True,
-                             text=True).stdout.strip()
-    except OSError:
-        pass
-    return "%s, %d cores, %s, %s %s; %s" % (model, os.cpu_count() or 0, mem, platform.system(),
-                                          platform.release(), ver)
-
-
-# ---------------------------------------------------------------- the report

@@ -10,6 +10,11 @@ class Fashion:
         g = self.grid
         self.w("## Fashion-MNIST, full size")
         self.w()
+        if not any(n.startswith("fashion-") for n in self.res.prov) and self.res.prov:
+            self.w("In the grid (`scripts/paper --only fashion`, Fig. 2's settings on all 60,000 "
+                   "Fashion-MNIST training images), not run for this report: see Scope.")
+            self.w()
+            return
         self.w("Fig. 2's settings on Fashion-MNIST (%s: all 60,000 training images; validation on "
                "all %s t10k images every %s server timestamps, so *final* here is the mean of the "
                "last %d validations, the last %s timestamps), %s iterations; fasgd and sasgd at the "

@@ -54,7 +54,8 @@ class Fig2:
         self.w("## Fig. 2: μ = 128, many clients")
         self.w()
         self.w("fasgd (both statistics, the paper's α and each one's sweep winner) and sasgd at the "
-               "paper's α, as in Fig. 1. ![Fig. 2](figures/fig2.png)")
+               "paper's α, as in Fig. 1. ![Fig. 2](figures/fig2.png) Final test error against λ, "
+               "each point the seeds' mean and its bar their range: ![Fig. 2 summary](figures/fig2-summary.png)")
         if "dcasgd" not in g["fig2.rules"]:
             self.w()
             self.w("dcasgd and gap-aware are not in Fig. 2 (cut for time, see Scope); Fashion-MNIST "

@@ -12,7 +12,7 @@ class Fig3:
     def fig3(self):
         g = self.grid
         s = g["fig3.setting"][0]
-        self.w("## Fig. 3: B-FASGD, bandwidth vs validation error")
+        self.w("## Fig. 3: B-FASGD, bandwidth vs test error")
         self.w()
         a = self.pick("fasgd", s)
         aa = self.pick("fasgd-abs", s)
@@ -42,7 +42,7 @@ class Fig3:
                 m = sum(tail) / len(tail)
                 sd = math.sqrt(sum((x - m) ** 2 for x in tail) / max(len(tail) - 1, 1))
                 self.w("For scale, the ungated %s run's final error over the seeds: %s; seed %s's "
-                       "validation error over its last %d validations: %.4f ± %.4f (standard "
+                       "test error over its last %d evaluations: %.4f ± %.4f (standard "
                        "deviation). A cost is each seed's final error minus the ungated run's of "
                        "the same seed; its cell gives their mean and range." % (
                            st, with_spread(b.finals), self.seeds[0], TAIL, m, sd))
@@ -131,7 +131,7 @@ class Fig3:
                              {"holds": "holds", "reversed": "reversed: every seed's cost above %.2f" % LITTLE,
                               "within noise": "within noise"}[o]))
         if outcomes:
-            claim = ("Fig. 3: sweeping c_fetch cuts fetches 10× with little loss (≤ %.2f validation error "
+            claim = ("Fig. 3: sweeping c_fetch cuts fetches 10× with little loss (≤ %.2f test error "
                      "at every seed)" % LITTLE)
             v = self.judged(claim, outcomes, "cost ≤ %.2f: %d of %d" % (LITTLE, k, total))
             self.claims.append("**%s: %s** (%s, a statistic a setting; %s)." % (

@@ -12,10 +12,11 @@ from .fig1 import Fig1
 from .fig2 import Fig2
 from .fig3 import Fig3
 from .fashion import Fashion
+from .figures import Figures
 from .tta import KEPT as TTA_KEPT, PAPER_BYTES_CUT, bytes_claim
 
 
-class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
+class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
     """The report being written (self.out, its lines), the claims gathered
     for its last section, and what every section asks: the grid, the runs,
     the alphas a figure used. Each section's methods come from its module;
@@ -26,7 +27,10 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
         self.grid = read_grid()
         self.scale = 20 if args.smoke else 1
         self.seeds = args.seeds.split()
-        self.res = Results(args.results, self.scale)
+        # The figures judge by the held-out test rows; the sweeps pick by
+        # the validation rows.
+        self.res = Results(args.results, self.scale, "test_error")
+        self.vres = Results(args.results, self.scale, "val_error")
         self.n_fig = int(self.grid["fig.iterations"][0]) // self.scale
         self.n_lr = int(self.grid["lr.iterations"][0]) // self.scale
         self.out = []
@@ -39,7 +43,7 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
     def pick(self, rule, setting):
         """The sweep's winner; with --quick and the sweep incomplete, the
         winner grid.conf records (pick.RULE.SETTING)."""
-        a = pick(self.res, self.grid, rule, setting)
+        a = pick(self.vres, self.grid, rule, setting)
         if a is None and self.args.quick:
             a = recorded_pick(self.grid, rule, setting)
         return a
@@ -78,8 +82,8 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
         return out
 
     def write_band(self, pt):
-        with open(os.path.join(self.args.results, "band-%s.dat" % pt.name), "w") as f:
-            f.write("# iteration, mean, min, max over seeds %s of the mean of the last %d validations\n"
+        with open(os.path.join(self.args.plots, "band-%s.dat" % pt.name), "w") as f:
+            f.write("# iteration, mean, min, max over seeds %s of the mean of the last %d test errors\n"
                     % (" ".join(self.seeds), TAIL))
             for row in pt.band():
                 f.write("%d %.6f %.6f %.6f\n" % row)
@@ -107,16 +111,16 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
                     "missing" if pt is None else fmt_it(pt.reach(thr)) for _, _, _, pt in runs])
         seeds = ("mean over seeds %s, (smallest–largest)" % ", ".join(self.seeds)
                  if len(self.seeds) > 1 else "seed %s" % self.seeds[0])
-        self.w("Final validation error after %s iterations (%s):" % ("{:,}".format(self.n_fig), seeds))
+        self.w("Final test error after %s iterations (%s):" % ("{:,}".format(self.n_fig), seeds))
         self.w()
         self.w(table(["setting"] + head, rows))
         self.w()
-        self.w("Best validation error seen during the run:")
+        self.w("Best test error seen during the run:")
         self.w()
         self.w(table(["setting"] + head, brows))
         self.w()
-        self.w("Early: validation error at %s iterations, a tenth of the run (mean of the %d "
-               "validations up to there):" % ("{:,}".format(early), TAIL))
+        self.w("Early: test error at %s iterations, a tenth of the run (mean of the %d "
+               "evaluations up to there):" % ("{:,}".format(early), TAIL))
         self.w()
         self.w(table(["setting"] + head, erows))
         self.w()
@@ -173,11 +177,10 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion):
         if self.args.smoke:
             out += ["(`--smoke` run: these verdicts are only a check of the report.)", ""]
         out += [RULE, "",
-                "The data: these tables are read from the per-run CSVs of `scripts/paper` under `results/`, "
-                "which git ignores: they are not kept in the repository, so the numbers below can be checked "
-                "only by running `scripts/paper` again (the grid's CPU time is under \"Run times\"). The "
-                "ablation (`experiments/ablation.md`) and the time to accuracy "
-                "(`experiments/time-to-accuracy.md`) are made from data kept in `experiments/data/`.", ""]
+                "The data: every table below is made from the runs kept in `experiments/data/paper/` "
+                "(`scripts/paper-report` remakes this file from them); the ablation "
+                "(`experiments/ablation.md`) and the time to accuracy (`experiments/time-to-accuracy.md`), "
+                "included at the end, from theirs in `experiments/data/`.", ""]
         rows = [[c, "**%s**" % v, n, p] for c, v, n, p in self.headline]
         # The paper's bandwidth statement, from the time to accuracy's kept data.
         bc = bytes_claim(TTA_KEPT, self.grid)

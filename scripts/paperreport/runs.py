@@ -1,24 +1,31 @@
-"""The runs' CSVs: one run (Run), the runs of a directory (Results), one
-point of a figure over its seeds (Point)."""
+"""The runs' curves: one run (Run), the runs kept in a directory (Results),
+one point of a figure over its seeds (Point)."""
 
+import csv
+import gzip
 import os
 
 from .common import TAIL, mean
 
 
 class Run:
-    """One CSV: rows of floats keyed by column name."""
+    """One curve: rows of floats keyed by column name; err is the column
+    the report judges by (test_error for the figures, val_error for the
+    sweeps that pick)."""
 
-    def __init__(self, path):
+    def __init__(self, path, col="test_error"):
         self.path = path
-        with open(path) as f:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:
             header = f.readline().strip().split(",")
             self.rows = []
             for line in f:
                 parts = line.strip().split(",")
                 if len(parts) == len(header):
                     self.rows.append({k: float(v) for k, v in zip(header, parts)})
-        self.err = [r["val_error"] for r in self.rows]
+        if col not in header:
+            raise ValueError("%s has no column %s" % (path, col))
+        self.err = [r[col] for r in self.rows]
         self.it = [int(r["iteration"]) for r in self.rows]
 
     @property
@@ -79,23 +86,43 @@ class Run:
 
 
 class Results:
-    def __init__(self, resdir, scale):
+    """The runs kept in a directory: NAME.csv.gz (scripts/paper keeps them
+    so), or NAME.csv; col is the column Run judges by. runs.csv there, if
+    any, gives each run's provenance (self.prov: name -> its row)."""
+
+    def __init__(self, resdir, scale, col="test_error"):
         self.dir = resdir
         self.scale = scale
+        self.col = col
         self.cache = {}
+        self.prov = {}
+        path = os.path.join(resdir, "runs.csv")
+        if os.path.exists(path):
+            with open(path, newline="") as f:
+                self.prov = {x["name"]: x for x in csv.DictReader(f)}
 
     def get(self, name, iterations=None):
-        """The run NAME if its CSV is complete, else None."""
+        """The run NAME if its curve is complete, else None."""
         if name in self.cache:
             return self.cache[name]
-        path = os.path.join(self.dir, name + ".csv")
         run = None
-        if os.path.exists(path):
-            r = Run(path)
-            if r.rows and (iterations is None or r.it[-1] == iterations):
-                run = r
+        if self.prov and name not in self.prov:
+            # a curve without its line of provenance is not a kept run
+            self.cache[name] = None
+            return None
+        for path in (os.path.join(self.dir, name + ".csv.gz"), os.path.join(self.dir, name + ".csv")):
+            if os.path.exists(path):
+                r = Run(path, self.col)
+                if r.rows and (iterations is None or r.it[-1] == iterations):
+                    run = r
+                break
         self.cache[name] = run
         return run
+
+    def cpu(self, name):
+        """The run's CPU seconds as kept, None if not recorded."""
+        x = self.prov.get(name)
+        return float(x["cpu_s"]) if x and x.get("cpu_s") else None
 
     def point(self, name, iterations, seeds):
         """The runs NAME-sSEED of every seed as a Point, None unless all are complete."""

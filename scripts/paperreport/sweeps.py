@@ -15,7 +15,7 @@ class Sweeps:
         g = self.grid
         self.w("## Learning-rate sweep")
         self.w()
-        if self.args.quick and not sweep_done(self.res, g):
+        if self.args.quick and not sweep_done(self.vres, g):
             self.w("Not run (`--quick`): the figures take the sweep's winners as "
                    "`experiments/grid.conf` records them from the full run (`pick.RULE.SETTING`):")
             self.w()
@@ -25,11 +25,12 @@ class Sweeps:
             return
         self.w("The paper picked each rule's α as the best of 16 candidates. Here: 8 "
                "half-decade candidates per rule, on one Fig. 1 setting and one Fig. 2 setting, "
-               "%s iterations each (a fifth of the figures' length, to stay within the time "
+               "%s iterations each (the figures run %s; shorter to stay within the time "
                "budget), ε = the base configuration's for fasgd std. `fasgd-abs` is fasgd with "
-               "the reference code's statistic (`rule.fasgd.statistic: abs`). Cells: final / best; "
-               "the winner of each column (lowest final) is in bold; an empty cell is not on that "
-               "rule's grid." % "{:,}".format(self.n_lr))
+               "the reference code's statistic (`rule.fasgd.statistic: abs`). Cells: final / best "
+               "validation error (the sweeps pick on validation); the winner of each column (lowest "
+               "final) is in bold; an empty cell is not on that rule's grid." % (
+                   "{:,}".format(self.n_lr), "{:,}".format(self.n_fig)))
         self.w()
         rules = g["lr.rules"]
         alphas = sorted({float(a) for r in rules for a in g["lr.grid." + r]})
@@ -38,8 +39,8 @@ class Sweeps:
             self.w("**%s** (%s iterations)" % (setting_label(s), "{:,}".format(self.n_lr)))
             self.w()
             rows = []
-            runs = {r: dict((float(a), run) for a, run in lr_runs(self.res, g, s, r)) for r in rules}
-            win = {r: pick(self.res, g, r, s) for r in rules}
+            runs = {r: dict((float(a), run) for a, run in lr_runs(self.vres, g, s, r)) for r in rules}
+            win = {r: pick(self.vres, g, r, s) for r in rules}
             winners[s] = win
             for a in alphas:
                 row = ["%g" % a]
@@ -94,7 +95,7 @@ class Sweeps:
                "B-FASGD gates use." % (g["alpha.fasgd"][0], "{:,}".format(self.n_lr)))
         self.w()
         rows = []
-        eruns = {s: eps_runs(self.res, g, s) for s in g["lr.settings"]}
+        eruns = {s: eps_runs(self.vres, g, s) for s in g["lr.settings"]}
         for i, e in enumerate(g["eps.grid"]):
             row = ["%s" % e, "%.3g" % (1 / math.sqrt(float(e)))]
             for s in g["lr.settings"]:
@@ -142,7 +143,7 @@ class Sweeps:
         return m.group(1) if m else "1e-4"
 
     def write_lr_dat(self, s, rules, runs):
-        path = os.path.join(self.args.results, "plot-lr-%s.dat" % s)
+        path = os.path.join(self.args.plots, "plot-lr-%s.dat" % s)
         with open(path, "w") as f:
             f.write("# alpha final best, one block per rule: %s\n" % " ".join(rules))
             for r in rules:
@@ -154,7 +155,7 @@ class Sweeps:
                 f.write("\n\n")
 
     def write_eps_dat(self, eruns):
-        path = os.path.join(self.args.results, "plot-eps.dat")
+        path = os.path.join(self.args.plots, "plot-eps.dat")
         with open(path, "w") as f:
             f.write("# epsilon final(%s)\n" % " ".join(eruns))
             for i, e in enumerate(self.grid["eps.grid"]):
@@ -171,13 +172,13 @@ class Sweeps:
         for st in g["lr.settings"]:
             fin = {}
             for r in g["lr.rules"]:
-                a = pick(self.res, g, r, st)
+                a = pick(self.vres, g, r, st)
                 if a is None:
                     return None
-                fin[r] = (a, dict(lr_runs(self.res, g, st, r))[a].final)
+                fin[r] = (a, dict(lr_runs(self.vres, g, st, r))[a].final)
             order = sorted(fin, key=lambda r: fin[r][1])
             paper = ""
-            pe = dict(eps_runs(self.res, g, st)).get(self.base_epsilon())
+            pe = dict(eps_runs(self.vres, g, st)).get(self.base_epsilon())
             if pe:
                 paper = " (fasgd at the paper's α = %s: %.4f)" % (g["alpha.fasgd"][0], pe.final)
             parts.append("%s: fasgd %.4f (α=%s) vs sasgd %.4f (α=%s)%s; all six ranked: %s" % (

@@ -1,0 +1,145 @@
+"""The figures of the report, drawn by gnuplot (experiments/*.gp) from the
+tables the report writes into its plot folder (band-*.dat, plot-*.dat,
+summary-*.dat) and the kept curves; a figure whose runs are not all kept
+is not drawn, and an older copy of it is removed (it would show other
+runs than the report's)."""
+
+import gzip
+import os
+import shutil
+import subprocess
+
+from .common import TOP, sweep_done
+
+# The figures this report draws (docs/figures/ holds others too).
+OWN = ("lr-sweep", "fig1", "fig2", "fig2-summary", "fig3-std", "fig3-abs", "fashion")
+
+
+def run_gnuplot(script, out, plots, log, **kv):
+    """One figure; False (and no PNG) if gnuplot fails."""
+    args = ["gnuplot", "-e", "R='%s'" % plots, "-e", "OUT='%s'" % out]
+    for k, v in kv.items():
+        # numbers as numbers (QUICK), the rest as strings
+        args += ["-e", ("%s=%d" if isinstance(v, int) else "%s='%s'") % (k, v)]
+    with open(log, "w") as f:
+        ok = subprocess.run(args + [os.path.join("experiments", script)], cwd=TOP, stdout=f,
+                            stderr=subprocess.STDOUT).returncode == 0
+    if not ok:
+        if os.path.exists(out):
+            os.remove(out)
+        with open(log) as f:
+            why = f.read().strip().splitlines()[-3:]
+        print("   %s: not drawn: %s" % (out, " / ".join(why)))
+    else:
+        print("   " + out)
+    return ok
+
+
+
+class Figures:
+    """The report's figures (mixed into Report: self.grid, self.res, ...)."""
+
+    def gp(self, script, out, plots, log, **kv):
+        if run_gnuplot(script, out, plots, log, **kv):
+            self.drawn.add(os.path.basename(out)[:-len(".png")])
+
+    def have(self, *names):
+        return all(os.path.exists(os.path.join(self.args.plots, "band-%s.dat" % n)) for n in names)
+
+    def draw(self, figdir):
+        if not shutil.which("gnuplot"):
+            print("paper-report: gnuplot is missing: no figures drawn")
+            return
+        os.makedirs(figdir, exist_ok=True)
+        before = {n: os.path.getmtime(os.path.join(figdir, n + ".png")) for n in OWN
+                  if os.path.exists(os.path.join(figdir, n + ".png"))}
+        self.drawn = set()
+        self.draw_all(figdir)
+        for n in sorted(set(before) - self.drawn):
+            if os.path.exists(os.path.join(figdir, n + ".png")):
+                os.remove(os.path.join(figdir, n + ".png"))
+            print("   %s: removed (its runs are not all kept)" % os.path.join(figdir, n + ".png"))
+
+    def draw_all(self, figdir):
+        g, plots = self.grid, self.args.plots
+        log = lambda name: os.path.join(plots, "gnuplot-%s.log" % name)  # noqa: E731
+        smoke = 1 if self.args.smoke else 0
+        sw1, sw2 = g["lr.settings"][0], g["lr.settings"][1]
+        if sweep_done(self.vres, g) and os.path.exists(os.path.join(plots, "plot-eps.dat")):
+            self.gp("sweeps.gp", os.path.join(figdir, "lr-sweep.png"), plots, log("lr-sweep"), QUICK=smoke,
+               SETS=" ".join(g["lr.settings"]), RULES=" ".join(g["lr.rules"]), AF=g["alpha.fasgd"][0],
+               AS=g["alpha.sasgd"][0], EPS=self.base_epsilon())
+        n = len(self.seeds)
+        band = "mean of %d seeds, band: their range" % n if n > 1 else "seed %s" % self.seeds[0]
+        self.curves(figdir, "fig1", "fig1", sw1, g["fig1.settings"], g["fig1.rules"],
+                    "Fig. 1: MNIST, test error vs iteration (%s)" % band, True)
+        self.curves(figdir, "fig2", "fig2", sw2, g["fig2.settings"], g["fig2.rules"],
+                    "Fig. 2: MNIST, μ = 128, test error vs iteration (%s)" % band, True, summary=True)
+        s3 = g["fig3.setting"][0]
+        for st in ("std", "abs"):
+            a = self.pick("fasgd" if st == "std" else "fasgd-abs", s3)
+            if a is None:
+                continue
+            cf, cp = g["fig3.cfetch." + st], g["fig3.cpush." + st]
+            kf, kp = (g["fig3.kfetch"], g["fig3.kpush"]) if st == "std" else ([], [])
+            pfx = "fig3-%s-a%s" % (st, a)
+            names = ([pfx + "-c0"] + [pfx + "-cfetch" + c for c in cf] + [pfx + "-cpush" + c for c in cp]
+                     + [pfx + "-kfetch" + k for k in kf] + [pfx + "-kpush" + k for k in kp])
+            if not self.have(*names):
+                continue
+            # The copy curves: the first seed's kept curves, unpacked.
+            for nm in names:
+                src = os.path.join(self.args.results, "%s-s%s.csv.gz" % (nm, self.seeds[0]))
+                with gzip.open(src, "rb") as fi, open(os.path.join(plots, "%s-s%s.csv" % (nm, self.seeds[0])),
+                                                      "wb") as fo:
+                    shutil.copyfileobj(fi, fo)
+            self.gp("fig3.gp", os.path.join(figdir, "fig3-%s.png" % st), plots, log("fig3-" + st), QUICK=smoke,
+               ST=st, CF=" ".join(cf), CP=" ".join(cp), KF=" ".join(kf), KP=" ".join(kp), SET=s3, PFX=pfx,
+               SEED="-s" + self.seeds[0], ALPHA=a, BAND=band)
+        self.curves(figdir, "fashion", "fashion", sw2, g["fashion.settings"], g["fashion.rules"],
+                    "Fashion-MNIST (60,000/10,000), μ = 128, test error vs iteration (%s)" % band, False)
+
+    def curves(self, figdir, name, pfx, sw, sets, rules, title, both, summary=False):
+        """One curve figure (curves.gp); with summary, its final errors
+        against λ too (summary.gp, NAME-summary.png)."""
+        lines = []    # (rule, alpha, dash)
+        for r in rules:
+            for i, a in enumerate(self.alphas(r, sw) if both else [self.alpha(r, sw)]):
+                if a is not None:
+                    lines.append((r, a, 2 if i else 1))
+        pts = {(s, r, a): self.res.point("%s-%s-%s-a%s" % (pfx, s, r, a), self.n_fig, self.seeds)
+               for s in sets for r, a, _ in lines}
+        if not lines or any(p is None for p in pts.values()):
+            return
+        runs = " ".join("%s-a%s" % (r, a) for r, a, _ in lines)
+        labels = " ".join("%s(α=%s%s)" % (r, a, ",sweep" if d == 2 else "") for r, a, d in lines)
+        ruleof = " ".join(r for r, _, _ in lines)
+        dashes = " ".join(str(d) for _, _, d in lines)
+        # Each panel's y range: every line's band after the first tenth of
+        # the run, with a margin.
+        ylos, yhis = [], []
+        for s in sets:
+            rows = [row for r, a, _ in lines for row in pts[(s, r, a)].band() if row[0] >= self.n_fig // 10]
+            lo, hi = min(x[2] for x in rows), max(x[3] for x in rows)
+            pad = 0.06 * (hi - lo) + 0.002
+            ylos.append("%.3f" % max(0.0, lo - pad))
+            yhis.append("%.3f" % min(1.0, hi + pad))
+        smoke = 1 if self.args.smoke else 0
+        plots = self.args.plots
+        self.gp("curves.gp", os.path.join(figdir, name + ".png"), plots, os.path.join(plots, "gnuplot-%s.log" % name),
+           QUICK=smoke, PREFIX=pfx, SETS=" ".join(sets), RUNS=runs, LABELS=labels, RULEOF=ruleof, DASHES=dashes,
+           YLOS=" ".join(ylos), YHIS=" ".join(yhis), TITLE=title)
+        if summary:
+            with open(os.path.join(plots, "summary-%s.dat" % pfx), "w") as f:
+                for r, a, _ in lines:
+                    f.write("# %s alpha %s: lambda, mean, smallest, largest final test error\n" % (r, a))
+                    for s in sets:
+                        v = pts[(s, r, a)].finals
+                        f.write("%s %.6f %.6f %.6f\n" % (s.split("x")[1], sum(v) / len(v), min(v), max(v)))
+                    f.write("\n\n")
+            n = len(self.seeds)
+            self.gp("summary.gp", os.path.join(figdir, name + "-summary.png"), plots,
+               os.path.join(plots, "gnuplot-%s-summary.log" % name), QUICK=smoke, PREFIX=pfx, RUNS=runs,
+               LABELS=labels, RULEOF=ruleof, DASHES=dashes,
+               TITLE="Fig. 2, MNIST, μ = 128: final test error at %s iterations against λ (%s)" % (
+                   "{:,}".format(self.n_fig), "%d seeds: mean and range" % n if n > 1 else "one seed"))

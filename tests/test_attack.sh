@@ -24,9 +24,9 @@ log: {level: info, status_seconds: 0}
 YAML
 
 # run NAME [ATTACK]: the server, two honest clients of 1500 steps and,
-# given ATTACK, a third pushing its gradient times ATTACK until they are
-# done; leaves the server's log, STATUS (JSON) and the clients' output in
-# $tmp/NAME.*, and the final validation error in $final.
+# given ATTACK, a third pushing its gradient times ATTACK until the first
+# of them is done; leaves the server's log, STATUS (JSON) and the
+# clients' output in $tmp/NAME.*, and the final validation error in $final.
 run() {
     name=$1 attack=${2:-}
     serve "$tmp/$name.ports" "$tmp/$name.log" "$server" -c "$tmp/server.yaml" --set "eval.csv=$tmp/$name.csv" ||
@@ -45,14 +45,30 @@ run() {
         hp="$hp $!"
         pids="$pids $!"
     done
+    # The attacker stops as soon as the first honest client is done, as
+    # in scripts/attacks: left alone with the server it undoes their
+    # work (docs/ALGORITHMS.md, "The guard"), which is not what this
+    # measures.
+    if [ -n "$attack" ]; then
+        w=0
+        while [ $w -lt 6000 ] && all_alive $hp; do sleep 0.05; w=$((w + 1)); done
+        kill -INT "$apid"
+        wait "$apid"
+    fi
     hrc=0
     for p in $hp; do wait "$p" || hrc=1; done
     "$ctl" -j -p "$tmp/$name.ports" status > "$tmp/$name.status"
-    [ -n "$attack" ] && { kill -INT "$apid"; wait "$apid"; }
     kill -TERM "$spid"
     wait "$spid"
     final=$(tail -1 "$tmp/$name.csv" | cut -d, -f3)
     return $hrc
+}
+# all_alive PID...: every one still runs (a child that ended and is not
+# yet waited for is a zombie, which kill -0 would still find).
+all_alive() {
+    for p; do
+        case $(sed 's/.*) //' "/proc/$p/stat" 2> /dev/null | cut -c1) in ''|Z) return 1 ;; esac
+    done
 }
 key() { sed -n "s/^ *\"$2\": \([0-9.]*\),*$/\1/p" "$tmp/$1.status"; }
 

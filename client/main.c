@@ -36,6 +36,12 @@
     last, so a restarted server is found within a second of coming back.  */
 #define S_BACKOFF_FIRST_MS  50
 #define S_BACKOFF_MAX_MS    1000
+/*  After gradients refused (422) in a row: the first refusal is followed
+    at once (an honest client meets one now and then), each later one by
+    a wait twice the last, from S_REFUSED_FIRST_MS to S_REFUSED_MAX_MS.
+    The first push the server takes ends it.  */
+#define S_REFUSED_FIRST_MS  10
+#define S_REFUSED_MAX_MS    1000
 
 static volatile sig_atomic_t s_stop;
 
@@ -87,6 +93,11 @@ typedef struct {
     uint64_t ts;                    /* timestamp of the parameters held */
     fasgd_client_stats_t past;      /* sessions before the current one */
     uint64_t steps, rejoins, nan_steps;
+    /*  Refused gradients (422) in a row since the server last took a
+        push, the wait before the next push, and the waits so far.  */
+    uint64_t refused_run, refused_wait_ms, waits;
+    double waited;                  /* seconds */
+    uint64_t pushes_seen;           /* pushes taken, at the last step */
     uint64_t tau;
     int tau_known;
     struct timespec t0, last_progress;
@@ -378,6 +389,49 @@ s_rejoin (s_run_t *r)
     return 1;
 }
 
+/*  A gradient refused (422): after the first in a row, wait before the
+    next push (S_REFUSED_FIRST_MS doubling to S_REFUSED_MAX_MS), so that a
+    server that refuses everything is not pushed to as fast as the client
+    computes.  */
+static void
+s_refused_wait (s_run_t *r)
+{
+    if (r->refused_run++ == 0)
+        return;
+    r->refused_wait_ms = r->refused_wait_ms ? r->refused_wait_ms * 2 : S_REFUSED_FIRST_MS;
+    if (r->refused_wait_ms > S_REFUSED_MAX_MS)
+        r->refused_wait_ms = S_REFUSED_MAX_MS;
+    if (r->refused_run == 2)
+        fasgd_log_notice ("2 gradients refused in a row: waiting %" PRIu64 " ms before the next push, "
+                          "doubling to %d ms, until the server takes one", r->refused_wait_ms, S_REFUSED_MAX_MS);
+    else
+    if (r->refused_wait_ms == S_REFUSED_MAX_MS && r->refused_run % 60 == 0)
+        fasgd_log_notice ("%" PRIu64 " gradients refused in a row: waiting %d ms before each push",
+                          r->refused_run, S_REFUSED_MAX_MS);
+    struct timespec t0, t1;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
+    s_sleep_ms (r->refused_wait_ms);
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    r->waits++;
+    r->waited += s_elapsed (&t0, &t1);
+}
+
+/*  After a step: a push the server took (pushes grew) ends a run of
+    refusals, and its waits.  */
+static void
+s_refused_reset (s_run_t *r)
+{
+    uint64_t pushes = s_stats_total (r).pushes;
+    if (pushes == r->pushes_seen)
+        return;
+    r->pushes_seen = pushes;
+    if (r->refused_run > 1)
+        fasgd_log_notice ("the server took a push again, after %" PRIu64 " refused in a row: no more waits",
+                          r->refused_run);
+    r->refused_run = 0;
+    r->refused_wait_ms = 0;
+}
+
 /*  What a failed push or fetch means for the run: 0 go on, 1 join again,
     -1 stop with an error.  */
 static int
@@ -410,6 +464,8 @@ s_on_failure (s_run_t *r, const char *what, int rc)
                 /*  Nothing was applied; fresh parameters give the next
                     gradient its best chance.  */
                 s_log_failure (r, what, rc);
+                if (status == FASGD_STATUS_NONFINITE)
+                    s_refused_wait (r);
                 int f = fasgd_client_fetch (r->client, r->theta, &r->ts, 0);
                 return f < 0 ? s_on_failure (r, "fetch", f) : 0;
             }
@@ -512,6 +568,8 @@ s_metrics_publish (s_run_t *r, int final)
     fasgd_metrics_text_counter (t, "fasgd_client_received_bytes_total", "bytes received", st.bytes_in);
     fasgd_metrics_text_counter (t, "fasgd_client_rejoins_total", "joins after the server went away or forgot "
                                 "this client", r->rejoins);
+    fasgd_metrics_text_counter (t, "fasgd_client_refusal_waits_total", "waits before a push after gradients "
+                                "refused (422) in a row", r->waits);
     fasgd_metrics_text_family (t, "fasgd_client_refusals_total", "counter",
                                "steps that failed, by cause: gradient (422), unavailable (503), refused (other "
                                "statuses), timeout, not_joined (401), protocol, other");
@@ -574,6 +632,7 @@ s_train (s_run_t *r)
         s_metrics_count (r, s_elapsed (&sent, &back), rc);
         int action = rc < 0 ? s_on_failure (r, "push and fetch", rc) : 0;
         if (rc >= 0) {
+            s_refused_reset (r);
             r->steps++;
             if (tau >= 0) {
                 r->tau = (uint64_t) tau;
@@ -913,10 +972,11 @@ s_finish (s_run_t *r)
     printf ("fasgd-client: client %" PRIu32 " (%s): %" PRIu64 " steps in %.1f s (%.1f steps/s), "
             "%" PRIu64 " pushes, %" PRIu64 " repeats, %" PRIu64 " accumulated, "
             "%" PRIu64 " fetches, %" PRIu64 " skipped, %" PRIu64 " bytes out, %" PRIu64 " bytes in, "
-            "%" PRIu64 " rejoins, %" PRIu64 " gradients refused (422)",
+            "%" PRIu64 " rejoins, %" PRIu64 " gradients refused (422), %" PRIu64 " waits after refusals "
+            "(%.1f s)",
             r->id, r->name, r->steps, secs, secs > 0 ? (double) r->steps / secs : 0.0,
             t.pushes, t.repeats, t.accumulated, t.fetches, t.fetch_skips, t.bytes_out, t.bytes_in,
-            r->rejoins, r->failures [0]);
+            r->rejoins, r->failures [0], r->waits, r->waited);
     /*  A step pushes to every shard: the message counts are the
         shards' sum, and say so.  */
     if (fasgd_client_shards (r->client) > 1)

@@ -3,12 +3,16 @@
 # the steps: by the C example of fasgd_client(3), extracted from the page,
 # built against this tree's library and run against a server that refuses
 # every third gradient it computes (NaN); and by fasgd-client, whose
-# summary line and its --metrics count them apart from its pushes. TAP
-# output.
+# summary line and its --metrics count them apart from its pushes. Against
+# a server that refuses every gradient, fasgd-client backs off: at its
+# longest wait it pushes about once a second (it pushed hundreds a second
+# without). Against one that refuses many of them (a fixed bound amid the
+# gradients' norms), each accepted push ends the wait, so that it trains
+# on at speed. TAP output.
 tap_name=refusals
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 7
+plan_mnist 10
 
 key() { "$ctl" -j -p "$1" status | sed -n "s/^ *\"$2\": \([0-9]*\),*$/\1/p"; }
 
@@ -75,8 +79,13 @@ printf 'eval: {enabled: false}\n' > "$tmp/probe.yaml"
 "$client" -s "$push" -f "$fetch" --data "$data" --quiet $metrics > "$tmp/out" 2> "$tmp/err" &
 cpid=$!
 pids="$pids $cpid"
-wait_for "[ \"\$(\"$ctl\" -j -p '$tmp/pm' status | sed -n 's/^ *\"guard_refused\": \([0-9]*\),*$/\1/p')\" -ge 20 ]" 30
-# The client's metrics into $tmp/metrics, true once they count 20 refused
+wait_for "[ \"\$(\"$ctl\" -j -p '$tmp/pm' status | sed -n 's/^ *\"guard_refused\": \([0-9]*\),*$/\1/p')\" -ge 10 ]" 30
+# At its longest wait (1 s, from the 8th refusal in a row), a fixed window:
+# the pushes refused in it, with a generous bound.
+r0=$(key "$tmp/pm" guard_refused)
+sleep 5
+r1=$(key "$tmp/pm" guard_refused)
+# The client's metrics into $tmp/metrics, true once they count 10 refused
 # gradients.
 cat > "$tmp/scrape.sh" <<SH
 url=\$(sed -n 's|.*metrics at \\(http://[^ ]*\\).*|\\1|p' '$tmp/err')
@@ -85,7 +94,7 @@ sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())
     sh '$tmp/counted.sh'
 SH
 cat > "$tmp/counted.sh" <<SH
-awk '/^fasgd_client_refusals_total\\{cause="gradient"\\}/ { found = \$2 >= 20 } END { exit !found }' '$tmp/metrics'
+awk '/^fasgd_client_refusals_total\\{cause="gradient"\\}/ { found = \$2 >= 10 } END { exit !found }' '$tmp/metrics'
 SH
 [ -n "$metrics" ] && wait_for "sh '$tmp/scrape.sh'" 20
 kill -INT "$cpid"
@@ -94,8 +103,13 @@ g=$(sed -n 's/.* \([0-9]*\) gradients refused (422).*/\1/p' "$tmp/out")
 check "fasgd-client goes on past refused gradients until signalled (exit $rc)" \
     sh -c "[ $rc = 0 ] && grep -q ': 0 steps in .* 0 pushes,' '$tmp/out'"
 check "... and its summary counts them apart (${g:-none} refused; the server refused $(key "$tmp/pm" guard_refused))" \
-    sh -c "[ '${g:-0}' -ge 20 ] && [ '$g' = '$(key "$tmp/pm" guard_refused)' ]"
-check "... logging each refusal" sh -c "[ \$(grep -c '422' '$tmp/err') -ge 20 ]"
+    sh -c "[ '${g:-0}' -ge 10 ] && [ '$g' = '$(key "$tmp/pm" guard_refused)' ]"
+check "... logging each refusal" sh -c "[ \$(grep -c '422' '$tmp/err') -ge 10 ]"
+check "... backing off: $((r1 - r0)) gradients refused in 5 s at the longest wait (at most 15)" \
+    test "$((r1 - r0))" -le 15
+w=$(sed -n 's/.* gradients refused (422), \([0-9]*\) waits after refusals.*/\1/p' "$tmp/out")
+check "... its summary counts the waits (${w:-none}: one after each refusal but the first) and its log says so" \
+    sh -c "[ '${w:-x}' = $((${g:-0} - 1)) ] && grep -q '2 gradients refused in a row: waiting 10 ms' '$tmp/err'"
 if [ -n "$metrics" ]; then
     check "... and its --metrics count them apart from the pushes ($(grep '^fasgd_client_\(pushes_total\|refusals_total{cause="gradient"\)' "$tmp/metrics" 2> /dev/null | tr '\n' ' '))" \
         sh -c "grep -q '^fasgd_client_pushes_total 0\$' '$tmp/metrics' && grep -q '^fasgd_client_steps_total 0\$' '$tmp/metrics' &&
@@ -103,4 +117,25 @@ if [ -n "$metrics" ]; then
 else
     ok "... and its --metrics count them apart # SKIP this build has no libmicrohttpd"
 fi
+
+# A fixed bound amid the gradients' norms (the parameters barely move, so
+# the norms stay where they are): about a third refused, in short runs.
+# Each accepted push ends the wait; were it to last, each refusal would
+# cost a second and 300 steps minutes.
+cat > "$tmp/some.yaml" <<YAML
+push_endpoint: tcp://127.0.0.1:*
+fetch_endpoint: tcp://127.0.0.1:*
+control_endpoint: tcp://127.0.0.1:*
+eval: {enabled: false}
+rule: {name: asgd, lr: 1e-9}
+guard: {probation: 0}
+limits: {grad_norm: 2.2, grad_norm_action: refuse, refusals: 0}
+YAML
+serve "$tmp/ps" "$tmp/server.log" "$server" -c "$tmp/some.yaml"
+t0=$(date +%s)
+timeout 60 "$client" -s "$push" -f "$fetch" --data "$data" --quiet --seed 1 -n 300 > "$tmp/out" 2> "$tmp/err"
+rc=$? took=$(($(date +%s) - t0))
+g=$(sed -n 's/.* \([0-9]*\) gradients refused (422).*/\1/p' "$tmp/out")
+check "a server refusing some gradients: 300 steps in ${took} s (at most 30), ${g:-?} refused (at least 30; exit $rc)" \
+    sh -c "[ $rc = 0 ] && grep -q ': 300 steps in' '$tmp/out' && [ $took -le 30 ] && [ '${g:-0}' -ge 30 ]"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,157 @@
+"""Runs of fasgd-sim kept with their provenance: what scripts/ablation and
+scripts/baselines share (standard library only).
+
+A run goes to results/ as a CSV (through NAME.tmp, its messages in NAME.log,
+its CPU seconds in NAME.cpu); a run whose CSV is complete is not run again,
+so an interrupted invocation resumes. keep() copies the runs a report reads
+into a kept directory under experiments/data/, each CSV gzipped (the same CSV
+always makes the same bytes), with a line per run in finals.csv: its keys,
+the file, the command line, the commit, the binary's SHA-256, the CPU
+seconds and the machine.
+"""
+import concurrent.futures
+import csv
+import gzip
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import time
+
+from paperreport.common import TOP, TAIL
+
+SIM = os.path.join(TOP, "build", "sim", "fasgd-sim")
+BASE = os.path.join(TOP, "experiments", "base.yaml")
+PROVENANCE = ["file", "command", "commit", "binary_sha256", "cpu_s", "machine"]
+
+
+def read_rows(f):
+    """A CSV's rows as dicts of floats (complete rows only)."""
+    r = csv.reader(f)
+    header = next(r)
+    return [{k: float(v) for k, v in zip(header, row)} for row in r if len(row) == len(header)]
+
+
+def read_kept(path):
+    """A kept (gzipped) CSV's rows."""
+    with gzip.open(path, "rt") as f:
+        return read_rows(f)
+
+
+def tail_mean(rows, col):
+    """The final value of a column: the mean of its last TAIL evaluations."""
+    v = [x[col] for x in rows[-TAIL:]]
+    return sum(v) / len(v)
+
+
+def complete(path, n):
+    """The CSV's rows if it reached iteration n, else None."""
+    try:
+        with open(path) as f:
+            rows = read_rows(f)
+        return rows if rows and int(rows[-1]["iteration"]) == n else None
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
+def command(keys):
+    """The command line a run's keys make, as finals.csv records it."""
+    return "fasgd-sim -c experiments/base.yaml -t 1 " + " ".join("--set " + k for k in keys)
+
+
+def run_sim(path, keys):
+    """Runs fasgd-sim into path (through path.tmp; its messages in
+    path.log); returns the run's own CPU seconds."""
+    args = ["nice", "-n", "19", SIM, "-c", BASE, "-t", "1", "-q", "-o", path + ".tmp"]
+    for k in keys:
+        args += ["--set", k]
+    with open(path + ".log", "w") as log:
+        p = subprocess.Popen(args, stdout=log, stderr=log)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        with open(path + ".log") as log:
+            raise RuntimeError("%s failed (exit %d): %s" % (" ".join(args), p.returncode, log.read()[-400:]))
+    os.replace(path + ".tmp", path)
+    cpu = usage.ru_utime + usage.ru_stime
+    with open(path + ".cpu", "w") as f:
+        f.write("%.1f\n" % cpu)
+    return cpu
+
+
+def run_all(jobs, todo, what, tag, deadline=None):
+    """todo: [(path, keys)], each run whose CSV is not complete; returns
+    {path: CPU seconds}. Progress lines start with tag. A run not started
+    by deadline (seconds since the epoch) is left out."""
+    if not todo:
+        return {}
+    cpu = {}
+    t0 = time.time()
+
+    def one(path, keys):
+        return None if deadline is not None and time.time() >= deadline else run_sim(path, keys)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
+        futs = {ex.submit(one, path, keys): path for path, keys in todo}
+        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
+            path = futs[fut]
+            secs = fut.result()
+            if secs is None:
+                continue
+            cpu[path] = secs
+            el = time.time() - t0
+            print("%s: %s %d/%d, %s (%.0f s), ETA %.0f s" % (
+                tag, what, i, len(todo), os.path.basename(path), cpu[path], el / i * (len(todo) - i)), flush=True)
+    return cpu
+
+
+def provenance():
+    """The commit (with "+changes" when the tree differs in what the binary
+    computes), the binary's hash and the machine."""
+    commit = subprocess.run(["git", "-C", TOP, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    # Changes to the scripts, the grid and the kept data do not change
+    # what the binary computes; any other change is recorded.
+    dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                            ":!scripts", ":!experiments", ":!tests", ":!docs"],
+                           capture_output=True, text=True).stdout.strip()
+    with open(SIM, "rb") as f:
+        binhash = hashlib.sha256(f.read()).hexdigest()[:16]
+    model = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {"commit": commit + ("+changes" if dirty else ""), "binary_sha256": binhash,
+            "machine": "%s, %d cores, %s %s" % (model, os.cpu_count() or 0, platform.system(), platform.release())}
+
+
+def keep(kept, key_cols, runs, cpu, prov):
+    """Copies each run into kept and writes kept/finals.csv. runs: [(key,
+    src, keys)], key a tuple of key_cols' values, src the run's CSV, keys its
+    --set keys. A run kept before keeps its provenance unless it ran again in
+    this invocation (its path in cpu)."""
+    old = {}
+    path = os.path.join(kept, "finals.csv")
+    if os.path.exists(path):
+        with open(path) as f:
+            old = {tuple(x[c] for c in key_cols): x for x in csv.DictReader(f)}
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, key_cols + PROVENANCE, lineterminator="\n")
+        w.writeheader()
+        for key, src, keys in runs:
+            gz = os.path.basename(src) + ".gz"
+            with open(src, "rb") as fi, open(os.path.join(kept, gz), "wb") as fo:
+                # mtime 0: the same CSV always makes the same bytes.
+                with gzip.GzipFile(filename="", mode="wb", fileobj=fo, mtime=0) as z:
+                    shutil.copyfileobj(fi, z)
+            row = old.get(key)
+            if row is None or src in cpu:
+                secs = ""
+                if os.path.exists(src + ".cpu"):
+                    with open(src + ".cpu") as fc:
+                        secs = fc.read().strip()
+                row = dict(prov, file=gz, command=command(keys), cpu_s=secs, **dict(zip(key_cols, key)))
+            w.writerow(row)

@@ -1,4 +1,5 @@
-/*  checkpoint: the FASGDCK2 file (see checkpoint.h for its layout).
+/*  checkpoint: the FASGDCK3 file, and FASGDCK2 read (see checkpoint.h
+    for their layout).
 
     A file is hostile input: every length in it is checked against the
     description the reader expects before anything is allocated from it,
@@ -25,6 +26,7 @@
 #include <zlib.h>
 
 #define S_OLD_MAGIC "FASGDCK1"
+#define S_V2_MAGIC "FASGDCK2"          /* FASGDCK3 without the guard's state */
 #define S_HEADER_MAX (FASGD_CHECKPOINT_HEADER_FIXED + FASGD_CHECKPOINT_MAX_TENSORS * FASGD_CHECKPOINT_TENSOR_SIZE)
 #define S_CHUNK (1u << 20)      /* bytes converted or checksummed at a time */
 
@@ -162,6 +164,61 @@ fasgd_checkpoint_desc_check (const fasgd_checkpoint_desc_t *desc, char *err, siz
         return fasgd_errbuf (err, errlen, "the tensors hold %" PRIu64 " parameters, not %" PRIu64,
                              total, desc->params);
     return 0;
+}
+
+int
+fasgd_checkpoint_guard_check (const fasgd_checkpoint_guard_t *guard, char *err, size_t errlen)
+{
+    if (guard->nnorms > FASGD_CHECKPOINT_GUARD_NORMS)
+        return fasgd_errbuf (err, errlen, "the guard's state holds %u norms, at most %d can be", (unsigned) guard->nnorms,
+                             FASGD_CHECKPOINT_GUARD_NORMS);
+    if (guard->nrefs > FASGD_CHECKPOINT_GUARD_REFS)
+        return fasgd_errbuf (err, errlen, "the guard's state holds %u reference norms, at most %d can be",
+                             (unsigned) guard->nrefs, FASGD_CHECKPOINT_GUARD_REFS);
+    for (int k = 0; k < 2; k++) {
+        const double *v = k ? guard->refs : guard->norms;
+        uint32_t used = k ? guard->nrefs : guard->nnorms;
+        int size = k ? FASGD_CHECKPOINT_GUARD_REFS : FASGD_CHECKPOINT_GUARD_NORMS;
+        const char *what = k ? "reference norm" : "norm";
+        for (int i = 0; i < size; i++) {
+            if ((uint32_t) i >= used ? v [i] != 0 : !(v [i] >= 0 && v [i] <= FASGD_CHECKPOINT_GUARD_MAX))
+                return fasgd_errbuf (err, errlen, "the guard's state: %s %d of %u is %g, %s", what, i + 1,
+                                     (unsigned) used, v [i], (uint32_t) i >= used ? "where nothing should be"
+                                     : "not a norm (0 to 1e18)");
+        }
+    }
+    return 0;
+}
+
+/*  The guard's state as FASGDCK3 holds it, into out
+    (FASGD_CHECKPOINT_GUARD_SIZE bytes).  */
+static void
+s_guard_encode (const fasgd_checkpoint_guard_t *g, unsigned char *out)
+{
+    s_put32 (out, g->nnorms);
+    s_put32 (out + 4, g->nrefs);
+    for (int i = 0; i < FASGD_CHECKPOINT_GUARD_NORMS + FASGD_CHECKPOINT_GUARD_REFS; i++) {
+        double v = i < FASGD_CHECKPOINT_GUARD_NORMS ? g->norms [i] : g->refs [i - FASGD_CHECKPOINT_GUARD_NORMS];
+        uint64_t bits;
+        memcpy (&bits, &v, 8);
+        s_put64 (out + 8 + 8 * (size_t) i, bits);
+    }
+}
+
+static void
+s_guard_decode (const unsigned char *in, fasgd_checkpoint_guard_t *g)
+{
+    g->nnorms = s_get32 (in);
+    g->nrefs = s_get32 (in + 4);
+    for (int i = 0; i < FASGD_CHECKPOINT_GUARD_NORMS + FASGD_CHECKPOINT_GUARD_REFS; i++) {
+        uint64_t bits = s_get64 (in + 8 + 8 * (size_t) i);
+        double v;
+        memcpy (&v, &bits, 8);
+        if (i < FASGD_CHECKPOINT_GUARD_NORMS)
+            g->norms [i] = v;
+        else
+            g->refs [i - FASGD_CHECKPOINT_GUARD_NORMS] = v;
+    }
 }
 
 static size_t
@@ -334,10 +391,11 @@ s_header_check (const unsigned char *h, size_t hlen, const fasgd_checkpoint_desc
     return 0;
 }
 
-/*  The magic and the header into h (*hlen bytes), its checksum checked:
-    0, or -1 with the reason in err.  */
+/*  The magic and the header into h (*hlen bytes), its checksum checked;
+    *guarded: 1 for FASGDCK3, 0 for FASGDCK2 (no guard state). 0, or -1
+    with the reason in err.  */
 static int
-s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, char *err, size_t errlen)
+s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, int *guarded, char *err, size_t errlen)
 {
     if (src->size < 8)
         return fasgd_errbuf (err, errlen, "truncated: %zu bytes, not even a checkpoint's magic", src->size);
@@ -349,7 +407,8 @@ s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, char *err, s
         return fasgd_errbuf (err, errlen, "a checkpoint of the old format " S_OLD_MAGIC ", which has neither a "
                              "checksum nor a model description; this version reads only " FASGD_CHECKPOINT_MAGIC
                              " (start without --resume, or resume with the version that wrote it)");
-    if (memcmp (h, FASGD_CHECKPOINT_MAGIC, 8) != 0) {
+    *guarded = memcmp (h, S_V2_MAGIC, 8) != 0;
+    if (*guarded && memcmp (h, FASGD_CHECKPOINT_MAGIC, 8) != 0) {
         char q [48];
         s_quote (h, 8, q, sizeof q);
         return fasgd_errbuf (err, errlen, "not a fasgd checkpoint: it starts with \"%s\", not \"%s\"", q,
@@ -380,15 +439,19 @@ s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, char *err, s
     return 0;
 }
 
-/*  θ, the rule's state and the final checksum into self, whose lengths
-    are set; the source must end there (want bytes in all), θ be finite
-    and the state one the rule accepts. 0, or -1 with the reason in err.  */
+/*  θ, the rule's state, the guard's (when self->has_guard) and the
+    final checksum into self, whose lengths are set; the source must end
+    there (want bytes in all), θ be finite, the state one the rule accepts
+    and the guard's one fasgd_checkpoint_guard_check accepts. 0, or -1
+    with the reason in err.  */
 static int
 s_read_body (s_source_t *src, fasgd_checkpoint_t *self, size_t want, char *err, size_t errlen)
 {
     size_t n = self->n, slen = self->state_len;
     unsigned char tail [4];
-    if (s_take (src, self->theta, n * sizeof (float)) != 0 || s_take (src, self->state, slen) != 0) {
+    unsigned char guard [FASGD_CHECKPOINT_GUARD_SIZE];
+    if (s_take (src, self->theta, n * sizeof (float)) != 0 || s_take (src, self->state, slen) != 0
+        || (self->has_guard && s_take (src, guard, sizeof guard) != 0)) {
         s_fail_taken (src, want, err, errlen);
         return -1;
     }
@@ -418,6 +481,11 @@ s_read_body (s_source_t *src, fasgd_checkpoint_t *self, size_t want, char *err, 
     char why [160];
     if (fasgd_rule_state_check (self->state, slen, n, why, sizeof why) != 0)
         return fasgd_errbuf (err, errlen, "%s", why);
+    if (self->has_guard) {
+        s_guard_decode (guard, &self->guard);
+        if (fasgd_checkpoint_guard_check (&self->guard, why, sizeof why) != 0)
+            return fasgd_errbuf (err, errlen, "%s", why);
+    }
     return 0;
 }
 
@@ -434,7 +502,9 @@ s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_
     unsigned char h [S_HEADER_MAX];
     uint32_t hlen = 0;
     uint64_t T;
-    if (s_read_header (src, h, &hlen, err, errlen) != 0 || s_header_check (h, hlen, expect, &T, err, errlen) != 0)
+    int guarded = 1;
+    if (s_read_header (src, h, &hlen, &guarded, err, errlen) != 0
+        || s_header_check (h, hlen, expect, &T, err, errlen) != 0)
         return NULL;
     /*  Every length is now the expected one, which the caller could
         allocate: so can we.  */
@@ -443,7 +513,7 @@ s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_
         fasgd_errbuf (err, errlen, "too large for this machine");
         return NULL;
     }
-    size_t want = hlen + 4 * n + slen + 4;
+    size_t want = hlen + 4 * n + slen + (guarded ? FASGD_CHECKPOINT_GUARD_SIZE : 0) + 4;
     if (src->size < want) {
         fasgd_errbuf (err, errlen, "truncated: %zu bytes of the %zu its header announces", src->size, want);
         return NULL;
@@ -466,6 +536,7 @@ s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_
     self->T = T;
     self->n = n;
     self->state_len = slen;
+    self->has_guard = guarded;
     if (s_read_body (src, self, want, err, errlen) != 0)
         fasgd_checkpoint_destroy (&self);
     return self;
@@ -544,7 +615,7 @@ s_write_all (int fd, const void *buf, size_t len)
 /*  Writes the whole file to fd. -1 with errno set.  */
 static int
 s_write_file (int fd, const unsigned char *header, size_t hlen, const float *theta, size_t n,
-              const void *state, size_t state_len)
+              const void *state, size_t state_len, const unsigned char *guard)
 {
     uint32_t crc = s_crc (0, header, hlen);
     if (s_write_all (fd, header, hlen) != 0)
@@ -571,6 +642,9 @@ s_write_file (int fd, const unsigned char *header, size_t hlen, const float *the
 #endif
     crc = s_crc (crc, state, state_len);
     if (s_write_all (fd, state, state_len) != 0)
+        return -1;
+    crc = s_crc (crc, guard, FASGD_CHECKPOINT_GUARD_SIZE);
+    if (s_write_all (fd, guard, FASGD_CHECKPOINT_GUARD_SIZE) != 0)
         return -1;
     unsigned char tail [4];
     s_put32 (tail, crc);
@@ -603,7 +677,7 @@ s_sync_dir (const char *path)
 int
 fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, uint64_t T,
                         const float *theta, size_t n, const void *state, size_t state_len,
-                        char *err, size_t errlen)
+                        const fasgd_checkpoint_guard_t *guard, char *err, size_t errlen)
 {
     char why [160];
     if (fasgd_checkpoint_desc_check (desc, why, sizeof why) != 0)
@@ -620,6 +694,11 @@ fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, u
         return fasgd_errbuf (err, errlen, "not writing %s: the parameters are not all finite", path);
     if (fasgd_rule_state_check (state, state_len, n, why, sizeof why) != 0)
         return fasgd_errbuf (err, errlen, "not writing %s: %s", path, why);
+    static const fasgd_checkpoint_guard_t none;
+    if (fasgd_checkpoint_guard_check (guard ? guard : &none, why, sizeof why) != 0)
+        return fasgd_errbuf (err, errlen, "not writing %s: %s", path, why);
+    unsigned char gbytes [FASGD_CHECKPOINT_GUARD_SIZE];
+    s_guard_encode (guard ? guard : &none, gbytes);
     char tmp [4096 + 8];
     if ((size_t) snprintf (tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
         return fasgd_errbuf (err, errlen, "not writing %s: the path is too long", path);
@@ -634,7 +713,7 @@ fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, u
     if (fd < 0)
         return fasgd_errbuf (err, errlen, "cannot write %s: %s", tmp, strerror (errno));
     const char *step = "write";
-    int rc = s_write_file (fd, header, hlen, theta, n, state, state_len);
+    int rc = s_write_file (fd, header, hlen, theta, n, state, state_len, gbytes);
     if (rc == 0 && (step = "sync", fsync (fd) != 0))
         rc = -1;
     int e = errno;

@@ -1,18 +1,20 @@
 /*  checkpoint: the checkpoint file of fasgd-server, written and read
     without a server, so that it can be tested and fuzzed on its own.
 
-    A checkpoint holds θ, the timestamp T and the rule's mutable state
-    (fasgd_rule_state_get), and the description of the model it belongs
-    to: every tensor's name and shape, θ's length D, the rule and the
-    state's length. A reader is given the description it expects and
-    refuses a file that is truncated, carries trailing bytes, fails its
-    checksum, describes another model or rule, or holds a non-finite
-    value or an impossible T; nothing of a refused file is handed out.
+    A checkpoint holds θ, the timestamp T, the rule's mutable state
+    (fasgd_rule_state_get) and the guard's (the norms that bound the next
+    pushes), and the description of the model it belongs to: every
+    tensor's name and shape, θ's length D, the rule and the state's
+    length. A reader is given the description it expects and refuses a
+    file that is truncated, carries trailing bytes, fails its checksum,
+    describes another model or rule, or holds a non-finite value, an
+    impossible T or an impossible guard state; nothing of a refused file
+    is handed out.
 
-    The format, FASGDCK2, all integers little-endian:
+    The format, FASGDCK3, all integers little-endian:
 
         offset      bytes       field
-        0           8           magic "FASGDCK2"
+        0           8           magic "FASGDCK3"
         8           4           H: the header's length, its checksum included
         12          4           rule kind (fasgd_rule_kind_t)
         16          8           T
@@ -24,19 +26,29 @@
         H − 4       4           crc32 of bytes 0 .. H − 4
         H           4·D         θ, float32
         H + 4·D     S           the rule state, in the writer's byte order
-        H+4·D+S     4           crc32 of every byte before it
+        H+4·D+S     G           the guard's state (G = 8232 bytes):
+                                  4  m: accepted norms kept, 0..1024
+                                  4  r: reference norms kept, 0..4
+                                  8·1024  the m norms, oldest first,
+                                          float64; the rest 0
+                                  8·4     the r reference norms; the rest 0
+        H+4·D+S+G   4           crc32 of every byte before it
 
     H = 48 + 104·k. The header has a checksum of its own so that its
     lengths are trusted before anything is allocated from them. crc32
     finds accidental damage (a torn write, a flipped bit); it is not a
-    signature: whoever can write the file can forge it.  */
+    signature: whoever can write the file can forge it.
+
+    FASGDCK2, the format before, is FASGDCK3 without the guard's state;
+    it is still read (the checkpoint then holds no guard state, and the
+    server's guard starts fresh).  */
 #ifndef FASGD_CHECKPOINT_H_INCLUDED
 #define FASGD_CHECKPOINT_H_INCLUDED
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define FASGD_CHECKPOINT_MAGIC "FASGDCK2"
+#define FASGD_CHECKPOINT_MAGIC "FASGDCK3"
 #define FASGD_CHECKPOINT_MAX_TENSORS 64
 #define FASGD_CHECKPOINT_MAX_DIMS 8
 #define FASGD_CHECKPOINT_NAME_LEN 32
@@ -46,6 +58,22 @@
 /*  T counts updates: at a billion a second, 2^62 takes 146 years. A
     larger T is damage or forgery, and would soon wrap.  */
 #define FASGD_CHECKPOINT_T_MAX ((uint64_t) 1 << 62)
+
+/*  The guard's state (server/guard.c says what it is for): what bounds
+    the first pushes after a restart.  */
+#define FASGD_CHECKPOINT_GUARD_NORMS 1024
+#define FASGD_CHECKPOINT_GUARD_REFS 4
+#define FASGD_CHECKPOINT_GUARD_SIZE (8 + 8 * (FASGD_CHECKPOINT_GUARD_NORMS + FASGD_CHECKPOINT_GUARD_REFS))
+/*  The largest norm a guard keeps: larger pushes are refused before
+    they are counted.  */
+#define FASGD_CHECKPOINT_GUARD_MAX 1e18
+
+typedef struct {
+    uint32_t nnorms;                                    /* accepted pushes' norms, */
+    double norms [FASGD_CHECKPOINT_GUARD_NORMS];        /* oldest first */
+    uint32_t nrefs;                                     /* the last reference gradients' norms */
+    double refs [FASGD_CHECKPOINT_GUARD_REFS];
+} fasgd_checkpoint_guard_t;
 
 typedef struct {
     char name [FASGD_CHECKPOINT_NAME_LEN];      /* [A-Za-z0-9_.-], NUL-terminated */
@@ -70,23 +98,32 @@ typedef struct {
     size_t n;
     void *state;                /* state_len bytes, accepted by fasgd_rule_state_check */
     size_t state_len;
+    int has_guard;              /* 0: a FASGDCK2 file, which has no guard state */
+    fasgd_checkpoint_guard_t guard;     /* accepted by fasgd_checkpoint_guard_check */
 } fasgd_checkpoint_t;
 
 /*  Checks that desc is well formed (names, shapes, sizes adding up to
     params). Returns 0, or -1 with the reason in err.  */
 int fasgd_checkpoint_desc_check (const fasgd_checkpoint_desc_t *desc, char *err, size_t errlen);
 
+/*  Checks a guard state: counts within their arrays, every value kept
+    finite and in [0, FASGD_CHECKPOINT_GUARD_MAX], every slot past the
+    counts 0. Returns 0, or -1 with the reason in err.  */
+int fasgd_checkpoint_guard_check (const fasgd_checkpoint_guard_t *guard, char *err, size_t errlen);
+
 /*  Writes a checkpoint to path, safely against crashes and planted
     files: path.tmp is unlinked (unlink never follows a link), created
     with O_EXCL and O_NOFOLLOW, written, fsync'd, renamed over path, and
     the folder fsync'd; on any failure path is left as it was and path.tmp
     removed. theta holds n = desc->params floats and state state_len =
-    desc->state_len bytes; a non-finite θ or state, or T above
+    desc->state_len bytes, and guard the guard's state (NULL: an empty
+    one); a non-finite θ or state, a guard state that
+    fasgd_checkpoint_guard_check refuses, or T above
     FASGD_CHECKPOINT_T_MAX, is refused rather than written (a reader would
     refuse it). Returns 0, or -1 with the cause, naming the file, in err.  */
 int fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, uint64_t T,
                             const float *theta, size_t n, const void *state, size_t state_len,
-                            char *err, size_t errlen);
+                            const fasgd_checkpoint_guard_t *guard, char *err, size_t errlen);
 
 /*  Reads the checkpoint at path, expecting the model and rule of expect.
     Returns a new checkpoint (the caller destroys it), or NULL with the

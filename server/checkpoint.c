@@ -1,11 +1,13 @@
-/*  checkpoint: θ, T and the rule's state on disk, written periodically,
-    on request and at exit, and read back by --resume. The file format,
-    its checks and the safe write are common/checkpoint.c's; here is when
-    to write, what to do when writing fails, and what a resume applies.  */
+/*  checkpoint: θ, T, the rule's state and the guard's on disk, written
+    periodically, on request and at exit, and read back by --resume. The
+    file format, its checks and the safe write are common/checkpoint.c's;
+    here is when to write, what to do when writing fails, and what a
+    resume applies.  */
 #include "checkpoint.h"
 
 #include "../common/checkpoint.h"
 #include "clock.h"
+#include "guard.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -28,6 +30,9 @@ struct fasgd_srv_checkpoint_t {
     uint64_t failures;                  /* failed writes in a row */
     int64_t backoff_ms;                 /* the pause after the last of them, */
     int64_t retry_ms;                   /* and when it ends */
+    fasgd_srv_guard_t *guard;           /* whose state checkpoints hold; NULL: none */
+    int resumed;                        /* a resume's guard state waits for the guard */
+    fasgd_checkpoint_guard_t guard_state;   /* that state; the guard's at each write */
 };
 
 static uint64_t
@@ -153,8 +158,10 @@ fasgd_srv_checkpoint_write (fasgd_srv_checkpoint_t *self, char *err, size_t errl
         snprintf (why, sizeof why, "writing %s failed: out of memory for the rule's state", self->cfg->checkpoint);
     else {
         fasgd_rule_state_get (p->rule, state);
+        if (self->guard)
+            fasgd_srv_guard_save (self->guard, &self->guard_state);
         rc = fasgd_checkpoint_write (self->cfg->checkpoint, &self->desc, p->T, p->theta, p->n, state, state_len,
-                                     why, sizeof why);
+                                     self->guard ? &self->guard_state : NULL, why, sizeof why);
     }
     free (state);
     int64_t now = fasgd_srv_now_ms ();
@@ -264,7 +271,23 @@ fasgd_srv_checkpoint_resume (fasgd_srv_checkpoint_t *self)
     memcpy (p->theta, ck->theta, p->n * sizeof (float));
     fasgd_srv_params_set_T (p, ck->T);
     self->last_T = p->T;
+    self->resumed = ck->has_guard;
+    if (ck->has_guard)
+        self->guard_state = ck->guard;
     fasgd_checkpoint_destroy (&ck);
     fasgd_log_notice ("resumed from %s at T=%llu", path, (unsigned long long) p->T);
+    if (!self->resumed)
+        fasgd_log_notice ("resume: %s is of the format before (FASGDCK2), which does not hold the guard's "
+                          "state: the guard starts fresh, and its size bound learns again from the first "
+                          "pushes", path);
     return 0;
+}
+
+void
+fasgd_srv_checkpoint_guard (fasgd_srv_checkpoint_t *self, fasgd_srv_guard_t *guard)
+{
+    self->guard = guard;
+    if (self->resumed)
+        fasgd_srv_guard_restore (guard, &self->guard_state);
+    self->resumed = 0;
 }

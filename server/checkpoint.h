@@ -1,4 +1,4 @@
-/*  checkpoint: θ, T and the rule's state on disk, written periodically,
+/*  checkpoint: θ, T, the rule's state and the guard's on disk, written periodically,
     on request and at exit, and read back by --resume (checkpoint.c). It
     owns when to write and what to do when writing fails; the file
     format is common/checkpoint.c's.  */
@@ -6,6 +6,7 @@
 #define FASGD_SERVER_CHECKPOINT_H_INCLUDED
 
 #include "codec.h"
+#include "guard.h"
 #include "model.h"
 #include "params.h"
 #include "server.h"
@@ -23,7 +24,7 @@ fasgd_srv_checkpoint_t *fasgd_srv_checkpoint_new (const fasgd_server_cfg_t *cfg,
 void fasgd_srv_checkpoint_destroy (fasgd_srv_checkpoint_t **self_p);
 /*  checkpoint.seconds count from now (ms): when the server starts serving.  */
 void fasgd_srv_checkpoint_start (fasgd_srv_checkpoint_t *self, int64_t now);
-/*  Writes θ, T and the rule's state (common/checkpoint.h): to a temporary
+/*  Writes θ, T, the rule's state and the guard's (common/checkpoint.h): to a temporary
     file, fsync, rename, so a crash or a failure leaves the previous
     checkpoint whole. On failure returns -1 with the cause in err (when
     given), after logging it and doubling the pause before the next
@@ -39,9 +40,14 @@ void fasgd_srv_checkpoint_updated (fasgd_srv_checkpoint_t *self);
     since the last and T moved (after a failure, not until its pause is
     over).  */
 void fasgd_srv_checkpoint_tick (fasgd_srv_checkpoint_t *self, int64_t now);
-/*  Loads θ, T and the rule's state from checkpoint.file, all or nothing;
-    -1 logged with the file and the cause.  */
+/*  Loads θ, T and the rule's state from checkpoint.file, all or nothing,
+    and keeps the guard's state for fasgd_srv_checkpoint_guard (a file
+    of the format before holds none: logged); -1 logged with the file
+    and the cause.  */
 int fasgd_srv_checkpoint_resume (fasgd_srv_checkpoint_t *self);
+/*  The guard whose state the checkpoints written from now on hold
+    (borrowed); after a resume, it takes the state the checkpoint held.  */
+void fasgd_srv_checkpoint_guard (fasgd_srv_checkpoint_t *self, fasgd_srv_guard_t *guard);
 /*  1 when this process wrote one, with its T and when (ms); else 0.  */
 int fasgd_srv_checkpoint_last (const fasgd_srv_checkpoint_t *self, uint64_t *T, int64_t *ms);
 

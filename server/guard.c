@@ -26,7 +26,11 @@
        PyTorch workers' norms grow from 0.56 to 6–10 in 20 steps: a bound
        of 5.6 refused them until they were forgotten). The history's vote
        keeps what the clients that left knew: a poisoner left alone with
-       it cannot raise the bound.
+       it cannot raise the bound. The history (and the references'
+       norms) are in the checkpoint (fasgd_srv_guard_save), so that after
+       a restart the first pushes meet the bound the run had learnt: a
+       guard starting fresh has no median, and one push of norm 1e16
+       landed.
        A client refused limits.refusals times in a row is forgotten (its
        next request gets 401) and logged: one client cannot keep pushing
        poison. The guard gives that verdict; the registry, which owns the
@@ -80,8 +84,11 @@
 #define S_REMEASURE 4096                /* accepted pushes between measures of max|θ| */
 #define S_MEDIAN_EVERY 64               /* pushes between medians, once more clients or norms than this */
 #define S_VOTE_WEIGHT 0.0625            /* a push's weight in its client's typical norm */
-#define S_NORM_WINDOW 1024              /* accepted gradient norms the history's median is taken over */
-#define S_REFS 4                        /* reference gradients kept: the last ones */
+/*  Accepted gradient norms the history's median is taken over, and the
+    reference gradients kept (the last ones): as many as a checkpoint
+    holds.  */
+#define S_NORM_WINDOW FASGD_CHECKPOINT_GUARD_NORMS
+#define S_REFS FASGD_CHECKPOINT_GUARD_REFS
 #define S_REF_STREAM 0x72656667u        /* "refg": the reference batches' rng stream */
 #define S_IGNORED_NOTICE 1000           /* pushes ignored in a row that are logged */
 
@@ -118,6 +125,8 @@ struct fasgd_srv_guard_t {
     uint8_t *ref_y;
     uint32_t *ref_idx;
     int ref_due;                        /* compute one before the next judgement */
+    double resumed_refs [S_REFS];       /* the norms of the references a checkpoint kept, */
+    int fresh_refs;                     /* counted in the anchor until S_REFS new ones are */
     uint64_t since_ref;                 /* pushes judged since */
     uint64_t ignored_in_row;            /* pushes ignored (weight 0) in a row, of all clients */
     fasgd_rng_t rng;
@@ -301,6 +310,8 @@ s_reference (fasgd_srv_guard_t *self)
     }
     self->ref_norms [k] = norm;
     self->ref_Ts [k] = self->params->T;
+    if (self->fresh_refs < S_REFS)
+        self->fresh_refs++;
     self->ref_last = k;
     self->ref_next = (k + 1) % S_REFS;
 }
@@ -329,9 +340,12 @@ static double
 s_ref_scale (const fasgd_srv_guard_t *self)
 {
     double m = 0;
-    for (int i = 0; i < S_REFS; i++)
+    for (int i = 0; i < S_REFS; i++) {
         if (self->ref_norms [i] > m)
             m = self->ref_norms [i];
+        if (self->fresh_refs < S_REFS && self->resumed_refs [i] > m)
+            m = self->resumed_refs [i];
+    }
     return m;
 }
 
@@ -620,4 +634,42 @@ double
 fasgd_srv_guard_median (const fasgd_srv_guard_t *self)
 {
     return self->median;
+}
+
+void
+fasgd_srv_guard_save (const fasgd_srv_guard_t *self, fasgd_checkpoint_guard_t *out)
+{
+    memset (out, 0, sizeof *out);
+    /*  The ring from its oldest: at 0 until it is full, then at the next slot.  */
+    int start = self->norm_count < S_NORM_WINDOW ? 0 : self->norm_next;
+    for (int i = 0; i < self->norm_count; i++)
+        out->norms [i] = self->norms [(start + i) % S_NORM_WINDOW];
+    out->nnorms = (uint32_t) self->norm_count;
+    for (int i = 0; i < S_REFS; i++)
+        if (self->ref_norms [i] > 0)
+            out->refs [out->nrefs++] = self->ref_norms [i];
+    for (int i = 0; i < S_REFS && out->nrefs < S_REFS && self->fresh_refs < S_REFS; i++)
+        if (self->resumed_refs [i] > 0)
+            out->refs [out->nrefs++] = self->resumed_refs [i];
+}
+
+void
+fasgd_srv_guard_restore (fasgd_srv_guard_t *self, const fasgd_checkpoint_guard_t *in)
+{
+    int n = in->nnorms < S_NORM_WINDOW ? (int) in->nnorms : S_NORM_WINDOW;
+    memcpy (self->norms, in->norms, (size_t) n * sizeof (double));
+    self->norm_count = n;
+    self->norm_next = n % S_NORM_WINDOW;
+    double tmp [S_NORM_WINDOW];
+    memcpy (tmp, self->norms, (size_t) n * sizeof (double));
+    self->history = s_lower_median (tmp, (size_t) n);
+    self->since_history = 0;
+    /*  No client votes yet: the history's vote is the median.  */
+    self->median = self->history;
+    memset (self->resumed_refs, 0, sizeof self->resumed_refs);
+    for (uint32_t i = 0; i < in->nrefs && i < S_REFS; i++)
+        self->resumed_refs [i] = in->refs [i];
+    self->fresh_refs = 0;
+    fasgd_log_notice ("guard: resumed with the norms of the last %d accepted pushes (their median %.4g bounds the "
+                      "first pushes) and of %u reference gradients", n, self->history, (unsigned) in->nrefs);
 }

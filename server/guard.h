@@ -5,6 +5,7 @@
 #ifndef FASGD_SERVER_GUARD_H_INCLUDED
 #define FASGD_SERVER_GUARD_H_INCLUDED
 
+#include "../common/checkpoint.h"
 #include "data.h"
 #include "model.h"
 #include "params.h"
@@ -55,6 +56,13 @@ void fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, d
 /*  After a refusal: counts it, and says whether c is to be forgotten
     (the caller then asks the registry to free it).  */
 fasgd_srv_guard_verdict_t fasgd_srv_guard_refused (fasgd_srv_guard_t *self, fasgd_srv_client_t *c);
+/*  What bounds the next pushes, for a checkpoint: the last accepted
+    norms (the history's), the last references' norms.  */
+void fasgd_srv_guard_save (const fasgd_srv_guard_t *self, fasgd_checkpoint_guard_t *out);
+/*  Takes back what a checkpoint kept (in checked by common/checkpoint.c):
+    before the first push, so that the first pushes after a restart meet
+    the bound the run had learnt, not none.  */
+void fasgd_srv_guard_restore (fasgd_srv_guard_t *self, const fasgd_checkpoint_guard_t *in);
 /*  The median the factor multiplies; 0 before the first push.  */
 double fasgd_srv_guard_median (const fasgd_srv_guard_t *self);
 /*  Before c is freed (by the registry): its vote leaves the median's.  */

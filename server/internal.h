@@ -26,7 +26,7 @@
                        owner of client records  → guard, security
         eval.c         the evaluation thread and the validation CSV
                        → params, registry
-        checkpoint.c   writing and resuming checkpoints  → params
+        checkpoint.c   writing and resuming checkpoints  → params, guard
         connections.c  connection counts and limits, from socket monitors
                        → security, greeting
         greeting.c     the connections not yet heard from, by age and

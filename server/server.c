@@ -383,6 +383,8 @@ s_state (fasgd_server_t *self, int resume)
         fasgd_log_error ("out of memory");
         return -1;
     }
+    /*  It takes back what a resumed checkpoint kept of it.  */
+    fasgd_srv_checkpoint_guard (self->checkpoint, self->guard);
     return 0;
 }
 
@@ -520,8 +522,8 @@ fasgd_server_destroy (fasgd_server_t **self_p)
     zsock_destroy (&self->push);
     zsock_destroy (&self->fetch);
     zsock_destroy (&self->control);
-    fasgd_srv_guard_destroy (&self->guard);
     fasgd_srv_checkpoint_destroy (&self->checkpoint);
+    fasgd_srv_guard_destroy (&self->guard);
     fasgd_srv_params_destroy (&self->params);
     free (self->grad);
     fasgd_model_destroy (&self->model);

@@ -25,9 +25,9 @@ typedef struct {
 } server_t;
 
 /*  Starts the server with --set for each of sets (NULL-terminated; may
-    be NULL).  */
+    be NULL), and --resume when resume is 1.  */
 static inline void
-s_start_sets (server_t *s, const char *const *sets)
+s_start_opts (server_t *s, const char *const *sets, int resume)
 {
     snprintf (s->dir, sizeof s->dir, "/tmp/fasgd-test-server-XXXXXX");
     ck_assert_ptr_nonnull (mkdtemp (s->dir));
@@ -56,6 +56,8 @@ s_start_sets (server_t *s, const char *const *sets)
         freopen (log, "w", stderr);
         const char *argv [32] = { "fasgd-server", "-c", cfg, "--port-file", port };
         int argc = 5;
+        if (resume)
+            argv [argc++] = "--resume";
         for (int i = 0; sets && sets [i] && argc < 29; i++) {
             argv [argc++] = "--set";
             argv [argc++] = sets [i];
@@ -78,6 +80,12 @@ s_start_sets (server_t *s, const char *const *sets)
         usleep (10000);
     }
     ck_abort_msg ("no port file from the server");
+}
+
+static inline void
+s_start_sets (server_t *s, const char *const *sets)
+{
+    s_start_opts (s, sets, 0);
 }
 
 static inline void

@@ -1,4 +1,4 @@
-/*  checkpoint: the FASGDCK2 file on its own, without a server. What is
+/*  checkpoint: the FASGDCK3 file (and FASGDCK2) on its own, without a server. What is
     written reads back bit for bit; every damage a disk, a crash or a
     hostile hand can do is refused with its cause (a flipped bit anywhere,
     a cut anywhere, trailing bytes, NaN or Inf under a correct checksum,
@@ -67,6 +67,7 @@ typedef struct {
     float theta [D];
     unsigned char *state;
     size_t state_len;
+    fasgd_checkpoint_guard_t guard;
     char dir [64], path [128], tmp [128];
 } fixture_t;
 
@@ -88,6 +89,14 @@ s_fixture (fixture_t *f)
     f->state = malloc (f->state_len);
     ck_assert_ptr_nonnull (f->state);
     fasgd_rule_state_get (f->rule, f->state);
+    /*  A guard that has seen 300 pushes and 3 references.  */
+    memset (&f->guard, 0, sizeof f->guard);
+    f->guard.nnorms = 300;
+    for (int i = 0; i < 300; i++)
+        f->guard.norms [i] = 0.5 + 0.01 * (i % 31);
+    f->guard.nrefs = 3;
+    for (int i = 0; i < 3; i++)
+        f->guard.refs [i] = 2.0 + i;
     snprintf (f->dir, sizeof f->dir, "/tmp/fasgd-test-checkpoint-XXXXXX");
     ck_assert_ptr_nonnull (mkdtemp (f->dir));
     snprintf (f->path, sizeof f->path, "%s/ckpt", f->dir);
@@ -127,7 +136,7 @@ static unsigned char *
 s_image (fixture_t *f, uint64_t T, size_t *len)
 {
     char err [256] = "";
-    ck_assert_msg (fasgd_checkpoint_write (f->path, &f->desc, T, f->theta, D, f->state, f->state_len, err,
+    ck_assert_msg (fasgd_checkpoint_write (f->path, &f->desc, T, f->theta, D, f->state, f->state_len, &f->guard, err,
                                            sizeof err) == 0, "%s", err);
     return s_slurp (f->path, len);
 }
@@ -187,8 +196,8 @@ START_TEST (test_round_trip)
     s_fixture (&f);
     size_t len;
     unsigned char *image = s_image (&f, 12345, &len);
-    ck_assert_uint_eq (len, 48 + 4 * 104 + 4 * D + f.state_len + 4);
-    ck_assert_int_eq (memcmp (image, "FASGDCK2", 8), 0);
+    ck_assert_uint_eq (len, 48 + 4 * 104 + 4 * D + f.state_len + 8232 + 4);
+    ck_assert_int_eq (memcmp (image, "FASGDCK3", 8), 0);
     char err [256] = "";
     fasgd_checkpoint_t *ck = fasgd_checkpoint_read (f.path, &f.desc, err, sizeof err);
     ck_assert_msg (ck != NULL, "%s", err);
@@ -197,6 +206,8 @@ START_TEST (test_round_trip)
     ck_assert_int_eq (memcmp (ck->theta, f.theta, sizeof f.theta), 0);
     ck_assert_uint_eq (ck->state_len, f.state_len);
     ck_assert_int_eq (memcmp (ck->state, f.state, f.state_len), 0);
+    ck_assert_int_eq (ck->has_guard, 1);
+    ck_assert_int_eq (memcmp (&ck->guard, &f.guard, sizeof f.guard), 0);
     /*  The state restores into a fresh rule of the same kind.  */
     fasgd_rule_t *r = s_rule (FASGD_RULE_FASGD, FASGD_STAT_STD, D);
     ck_assert_int_eq (fasgd_rule_state_set (r, ck->state, ck->state_len), 0);
@@ -245,6 +256,10 @@ START_TEST (test_every_bit_flip_is_refused)
             /*  The magic and the header's length are read before any
                 checksum can be: their damage has causes of its own.  */
             const char *cause = i < 8 ? "not a fasgd checkpoint" : i < 12 ? "" : "corrupted";
+            /*  FASGDCK3's last bit flipped is FASGDCK2, read too: its
+                header's checksum then fails.  */
+            if (i == 7 && bit == 0)
+                cause = "corrupted";
             s_refused (NULL, image, len, &f.desc, what, cause);
             image [i] ^= (unsigned char) (1u << bit);
         }
@@ -327,7 +342,7 @@ START_TEST (test_non_finite_values_are_refused)
     memcpy (theta, f.theta, sizeof theta);
     theta [9] = NAN;
     char err [256] = "";
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, theta, D, f.state, f.state_len, err,
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, theta, D, f.state, f.state_len, NULL, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, "not all finite"), "%s", err);
     size_t now_len;
@@ -353,7 +368,7 @@ START_TEST (test_impossible_timestamp_is_refused)
         s_refused (&f, image, len, &f.desc, "an impossible T", "impossible timestamp");
     }
     char err [256] = "";
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, UINT64_MAX, f.theta, D, f.state, f.state_len, err,
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, UINT64_MAX, f.theta, D, f.state, f.state_len, NULL, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, "above 2^62"), "%s", err);
     free (image);
@@ -380,7 +395,7 @@ START_TEST (test_another_model_is_refused)
     char dir [64] = "/tmp/fasgd-test-checkpoint-XXXXXX", path [128], err [512] = "";
     ck_assert_ptr_nonnull (mkdtemp (dir));
     snprintf (path, sizeof path, "%s/ckpt", dir);
-    ck_assert_int_eq (fasgd_checkpoint_write (path, &a, 5, theta, 79510, state, a.state_len, err, sizeof err), 0);
+    ck_assert_int_eq (fasgd_checkpoint_write (path, &a, 5, theta, 79510, state, a.state_len, NULL, err, sizeof err), 0);
     size_t len;
     unsigned char *image = s_slurp (path, &len);
     s_refused (NULL, image, len, &b, "784-96-30-30-10 into 784-100-10",
@@ -559,7 +574,7 @@ START_TEST (test_failed_write_keeps_the_previous_checkpoint)
     char err [512] = "";
     /*  Something at the temporary path that cannot be removed.  */
     ck_assert_int_eq (mkdir (f.tmp, 0755), 0);
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, err,
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, NULL, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, f.tmp) != NULL, "%s", err);
     size_t now_len;
@@ -570,7 +585,7 @@ START_TEST (test_failed_write_keeps_the_previous_checkpoint)
     /*  A read-only folder (root writes there anyway: then not checked).  */
     if (geteuid () != 0) {
         ck_assert_int_eq (chmod (f.dir, 0555), 0);
-        ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 79, f.theta, D, f.state, f.state_len, err,
+        ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 79, f.theta, D, f.state, f.state_len, NULL, err,
                                                   sizeof err), -1);
         ck_assert_msg (strstr (err, "Permission denied") != NULL, "%s", err);
         ck_assert_int_eq (chmod (f.dir, 0755), 0);
@@ -580,21 +595,159 @@ START_TEST (test_failed_write_keeps_the_previous_checkpoint)
     }
     /*  A folder that does not exist.  */
     ck_assert_int_eq (fasgd_checkpoint_write ("/nonexistent-fasgd-dir/ckpt", &f.desc, 78, f.theta, D, f.state,
-                                              f.state_len, err, sizeof err), -1);
+                                              f.state_len, NULL, err, sizeof err), -1);
     ck_assert_msg (!strcmp (err, "cannot write /nonexistent-fasgd-dir/ckpt.tmp: No such file or directory"),
                    "%s", err);
     /*  A description that does not add up, or does not fit θ.  */
     fasgd_checkpoint_desc_t bad = f.desc;
     bad.params++;
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &bad, 78, f.theta, D, f.state, f.state_len, err,
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &bad, 78, f.theta, D, f.state, f.state_len, NULL, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, "the tensors hold 204 parameters, not 205"), "%s", err);
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D - 1, f.state, f.state_len, err,
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D - 1, f.state, f.state_len, NULL, err,
                                               sizeof err), -1);
     now = s_slurp (f.path, &now_len);
     ck_assert (now_len == len && memcmp (now, good, len) == 0);
     free (now);
     free (good);
+    s_fixture_end (&f);
+}
+END_TEST
+
+/*  The image with the guard's state changed by change (which may leave
+    it alone), resealed.  */
+static unsigned char *
+s_guard_image (const unsigned char *image, size_t len, void (*change) (fasgd_checkpoint_guard_t *g, unsigned char *at),
+               fasgd_checkpoint_guard_t *g)
+{
+    unsigned char *copy = malloc (len);
+    ck_assert_ptr_nonnull (copy);
+    memcpy (copy, image, len);
+    change (g, copy + len - 4 - 8232);
+    s_reseal (copy, len);
+    return copy;
+}
+
+static void
+s_put_le64 (unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p [i] = (unsigned char) (v >> (8 * i));
+}
+
+static double s_value;          /* what the next change writes */
+static int s_slot;              /* where: a norm's index, or 1024 + a reference's */
+
+static void
+s_set_value (fasgd_checkpoint_guard_t *g, unsigned char *at)
+{
+    (void) g;
+    uint64_t bits;
+    memcpy (&bits, &s_value, 8);
+    s_put_le64 (at + 8 + 8 * (size_t) s_slot, bits);
+}
+
+static void
+s_set_counts (fasgd_checkpoint_guard_t *g, unsigned char *at)
+{
+    s_put_le32 (at, g->nnorms);
+    s_put_le32 (at + 4, g->nrefs);
+}
+
+START_TEST (test_guard_state_checked)
+{
+    /*  The guard's state under a correct checksum: counts past its
+        arrays, a norm NaN, infinite, negative or beyond 1e18, a value
+        where the counts say none is: each refused with what it is.  */
+    fixture_t f;
+    s_fixture (&f);
+    size_t len;
+    unsigned char *image = s_image (&f, 77, &len);
+    fasgd_checkpoint_guard_t g = f.guard;
+    struct { uint32_t nnorms, nrefs; const char *cause; } counts [] = {
+        { 1025, 3, "the guard's state holds 1025 norms, at most 1024" },
+        { UINT32_MAX, 3, "holds 4294967295 norms" },
+        { 300, 5, "holds 5 reference norms, at most 4" },
+        { 299, 3, "norm 300 of 299 is" },           /* a value past the count */
+    };
+    for (size_t k = 0; k < sizeof counts / sizeof counts [0]; k++) {
+        g.nnorms = counts [k].nnorms;
+        g.nrefs = counts [k].nrefs;
+        unsigned char *copy = s_guard_image (image, len, s_set_counts, &g);
+        s_refused (&f, copy, len, &f.desc, counts [k].cause, counts [k].cause);
+        free (copy);
+    }
+    struct { int slot; double value; const char *cause; } values [] = {
+        { 7, NAN, "norm 8 of 300 is nan, not a norm" },
+        { 7, INFINITY, "norm 8 of 300 is inf" },
+        { 0, -1, "norm 1 of 300 is -1, not a norm" },
+        { 299, 1e19, "norm 300 of 300 is 1e+19" },
+        { 1024 + 2, -INFINITY, "reference norm 3 of 3 is -inf" },
+        { 1024 + 3, 1.0, "reference norm 4 of 3 is 1, where nothing should be" },
+        { 1000, 2.0, "norm 1001 of 300 is 2, where nothing should be" },
+    };
+    for (size_t k = 0; k < sizeof values / sizeof values [0]; k++) {
+        s_slot = values [k].slot;
+        s_value = values [k].value;
+        unsigned char *copy = s_guard_image (image, len, s_set_value, &g);
+        s_refused (&f, copy, len, &f.desc, values [k].cause, values [k].cause);
+        free (copy);
+    }
+    /*  0 and 1e18 are norms.  */
+    s_slot = 3;
+    s_value = 0;
+    unsigned char *copy = s_guard_image (image, len, s_set_value, &g);
+    char err [256] = "";
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_parse (copy, len, &f.desc, err, sizeof err);
+    ck_assert_msg (ck && ck->guard.norms [3] == 0, "%s", err);
+    fasgd_checkpoint_destroy (&ck);
+    free (copy);
+    /*  The writer refuses a state the reader would, and keeps the
+        checkpoint there.  */
+    fasgd_test_write_file (f.path, image, len);
+    g = f.guard;
+    g.norms [5] = NAN;
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, &g, err,
+                                              sizeof err), -1);
+    ck_assert_msg (strstr (err, "not writing") && strstr (err, "norm 6 of 300 is nan"), "%s", err);
+    size_t now_len;
+    unsigned char *now = s_slurp (f.path, &now_len);
+    ck_assert (now_len == len && memcmp (now, image, len) == 0);
+    free (now);
+    free (image);
+    s_fixture_end (&f);
+}
+END_TEST
+
+START_TEST (test_format_before_is_read_without_guard_state)
+{
+    /*  A FASGDCK2 file (FASGDCK3 without the guard's state) is read, and
+        says it holds none; FASGDCK3's length with FASGDCK2's magic is
+        not.  */
+    fixture_t f;
+    s_fixture (&f);
+    size_t len;
+    unsigned char *image = s_image (&f, 77, &len);
+    size_t old_len = len - 8232;
+    unsigned char *old = malloc (len);
+    ck_assert_ptr_nonnull (old);
+    memcpy (old, image, old_len - 4);
+    memcpy (old, "FASGDCK2", 8);
+    s_reseal (old, old_len);
+    char err [256] = "";
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_parse (old, old_len, &f.desc, err, sizeof err);
+    ck_assert_msg (ck != NULL, "%s", err);
+    ck_assert_int_eq (ck->has_guard, 0);
+    ck_assert_uint_eq (ck->T, 77);
+    ck_assert_int_eq (memcmp (ck->theta, f.theta, sizeof f.theta), 0);
+    ck_assert_int_eq (memcmp (ck->state, f.state, f.state_len), 0);
+    fasgd_checkpoint_destroy (&ck);
+    memcpy (old, image, len);
+    memcpy (old, "FASGDCK2", 8);
+    s_reseal (old, len);
+    s_refused (&f, old, len, &f.desc, "FASGDCK2 with a guard state", "8232 trailing bytes");
+    free (old);
+    free (image);
     s_fixture_end (&f);
 }
 END_TEST
@@ -616,6 +769,8 @@ checkpoint_suite (void)
     tcase_add_test (tc, test_old_format_and_strangers_are_refused);
     tcase_add_test (tc, test_write_does_not_follow_a_planted_link);
     tcase_add_test (tc, test_failed_write_keeps_the_previous_checkpoint);
+    tcase_add_test (tc, test_guard_state_checked);
+    tcase_add_test (tc, test_format_before_is_read_without_guard_state);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -401,6 +401,75 @@ START_TEST (test_dcasgd_overflow_refused)
 }
 END_TEST
 
+/*  Stops the server, keeping its log in log (len bytes).  */
+static int
+s_stop_log (server_t *s, char *log, size_t len)
+{
+    char path [128];
+    snprintf (path, sizeof path, "%s/log", s->dir);
+    kill (s->pid, SIGTERM);
+    int status = 0;
+    for (int i = 0; i < 500 && waitpid (s->pid, &status, WNOHANG) == 0; i++)
+        usleep (10000);
+    FILE *f = fopen (path, "r");
+    size_t got = f ? fread (log, 1, len - 1, f) : 0;
+    log [got] = 0;
+    if (f)
+        fclose (f);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s->dir);
+    ck_assert_int_eq (system (cmd), 0);
+    return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+/*  The first push after a restart meets the bound the run had learnt:
+    the guard's state is in the checkpoint. A fresh server (the same
+    guard with nothing learnt) lets the same push land.  */
+START_TEST (test_bound_survives_a_restart)
+{
+    char dir [64], file [128], log [16384];
+    snprintf (dir, sizeof dir, "/tmp/fasgd-test-guard-XXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (dir));
+    snprintf (file, sizeof file, "checkpoint.file=%s/ckpt", dir);
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "checkpoint.seconds=0", file, NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push = s_connect (s.push);
+    uint32_t id = s_join (push);
+    float g [D];
+    s_fill (g, 0.1f);                   /* 1.43 */
+    for (uint32_t k = 1; k <= 40; k++)
+        ck_assert_int_eq (s_push (push, id, k, k - 1, g), FASGD_STATUS_OK);
+    zsock_destroy (&push);
+    ck_assert_int_eq (s_stop_log (&s, log, sizeof log), 0);
+    ck_assert_msg (strstr (log, "final checkpoint written at T=40"), "%s", log);
+
+    /*  Resumed: a new client's first push, of norm 1e16, is refused; one
+        of an honest size lands.  */
+    float huge [D];
+    s_fill (huge, (float) (1e16 / sqrt (D)));
+    s_start_opts (&s, sets, 1);
+    push = s_connect (s.push);
+    id = s_join (push);
+    ck_assert_int_eq (s_push (push, id, 1, 40, huge), FASGD_STATUS_NONFINITE);
+    ck_assert_int_eq (s_push (push, id, 2, 40, g), FASGD_STATUS_OK);
+    zsock_destroy (&push);
+    ck_assert_int_eq (s_stop_log (&s, log, sizeof log), 0);
+    ck_assert_msg (strstr (log, "guard: resumed with the norms of the last 40 accepted pushes"), "%s", log);
+
+    /*  Started fresh, the guard has no median yet: the same push lands.  */
+    s_start_sets (&s, sets);
+    push = s_connect (s.push);
+    id = s_join (push);
+    ck_assert_int_eq (s_push (push, id, 1, 0, huge), FASGD_STATUS_OK);
+    zsock_destroy (&push);
+    ck_assert_int_eq (s_stop (&s), 0);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
 START_TEST (test_limits)
 {
     server_t s;
@@ -479,6 +548,7 @@ guard_suite (void)
     tcase_add_test (tc, test_one_key_one_vote);
     tcase_add_test (tc, test_dcasgd_overflow_refused);
     tcase_add_test (tc, test_limits);
+    tcase_add_test (tc, test_bound_survives_a_restart);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -1088,7 +1088,7 @@ s_le32 (const unsigned char *p)
     return (uint32_t) p [0] | (uint32_t) p [1] << 8 | (uint32_t) p [2] << 16 | (uint32_t) p [3] << 24;
 }
 
-/*  Makes both checksums of a FASGDCK2 image (common/checkpoint.h) right
+/*  Makes both checksums of a FASGDCK3 (or FASGDCK2) image (common/checkpoint.h) right
     again after a deliberate change, as a forger would.  */
 static void
 s_reseal (unsigned char *image, size_t len)
@@ -1213,9 +1213,40 @@ START_TEST (test_resume_refuses_damaged_checkpoints)
     memcpy (bad, good, len);
     bad [17] ^= 0x01;
     s_expect_refused (dir, "a bit flipped in T", bad, len, "20,8,4", "asgd", "corrupted");
+    const size_t guard_at = len - 4 - 8232;
     memcpy (bad, good, len);
-    bad [len - 10] ^= 0x01;
+    bad [guard_at - 4] ^= 0x01;
     s_expect_refused (dir, "a bit flipped in the rule state", bad, len, "20,8,4", "asgd", "corrupted");
+    memcpy (bad, good, len);
+    bad [guard_at + 9] ^= 0x01;
+    s_expect_refused (dir, "a bit flipped in the guard's state", bad, len, "20,8,4", "asgd", "corrupted");
+    /*  The guard's state impossible under correct checksums: a count
+        past its array, a norm NaN or negative.  */
+    ck_assert_int_eq (s_le32 (good + guard_at), 1);         /* the one push's norm */
+    memcpy (bad, good, len);
+    bad [guard_at + 1] = 0x20;                              /* 8193 norms */
+    s_reseal (bad, len);
+    s_expect_refused (dir, "8193 norms", bad, len, "20,8,4", "asgd", "the guard's state holds 8193 norms, at most 1024");
+    const double notnorms [] = { NAN, -2.5 };
+    const char *causes [] = { "the guard's state: norm 1 of 1 is nan", "norm 1 of 1 is -2.5, not a norm" };
+    for (int k = 0; k < 2; k++) {
+        memcpy (bad, good, len);
+        memcpy (bad + guard_at + 8, &notnorms [k], 8);
+        s_reseal (bad, len);
+        s_expect_refused (dir, causes [k], bad, len, "20,8,4", "asgd", causes [k]);
+    }
+    /*  The format before, FASGDCK2, without the guard's state: resumed,
+        and the log says the guard starts fresh.  */
+    char path [128];
+    snprintf (path, sizeof path, "%s/ckpt", dir);
+    memcpy (bad, good, guard_at);
+    memcpy (bad, "FASGDCK2", 8);
+    memset (bad + guard_at, 0, 4);
+    s_reseal (bad, guard_at + 4);
+    fasgd_test_write_file (path, bad, guard_at + 4);
+    ck_assert_msg (s_resume_check (dir, "20,8,4", "asgd", log, sizeof log) == 0, "%s", log);
+    ck_assert_msg (strstr (log, "resumed from") && strstr (log, "(FASGDCK2)")
+                   && strstr (log, "the guard starts fresh"), "%s", log);
     /*  NaN and Inf in θ, and T = 2^64 - 1, under correct checksums.  */
     const size_t theta_at = s_le32 (good + 8);
     const float nonfinite [] = { NAN, INFINITY };

@@ -1,22 +1,24 @@
-# Fig. 3 (B-FASGD) for one statistic: validation error vs iteration for the
+# Fig. 3 (B-FASGD) for one statistic: test error vs iteration for the
 # fetch-gate and push-gate sweeps, and transmitted vs potential copies.
-# Called by scripts/paper with R, OUT, ST (std or abs), CF and CP (the c
-# values), KF and KP (every-k baselines, may be empty), SET, PFX (the runs'
-# name prefix, fig3-ST-aALPHA), SEED (the suffix of the runs whose copies
-# are drawn, -s1), ALPHA, BAND (what the error curves are), QUICK.
-# Error curves read R/band-PFX....dat (scripts/paper-report): iteration,
-# then the mean, smallest and largest over the seeds of the running mean of
-# the last 10 validations. Copy curves read one seed's CSV: 1 iteration,
-# 6 fetches, 7 potential_fetches, 8 pushes, 9 potential_pushes.
+# Called by scripts/paper-report with R, OUT, ST (std or abs), CF and CP
+# (the c values), KF and KP (every-k baselines, may be empty), SET, PFX (the
+# runs' name prefix, fig3-ST-aALPHA), SEED (the suffix of the runs whose
+# copies are drawn, -s1), ALPHA, BAND (what the error curves are), YLO and
+# YHI (the error panels' range: every curve after the first tenth of the
+# run), QUICK. Error curves read R/band-PFX....dat: iteration, then the
+# mean, smallest and largest over the seeds of the running mean of the last
+# 10 test errors. Copy curves read one seed's kept curve: 1 iteration,
+# 6 fetches, 7 potential_fetches, 8 pushes, 9 potential_pushes. Each row's
+# key sits below its middle panel, off the data.
 load "experiments/smooth.gp"
-YMAX = 0.3
-set terminal pngcairo size 2100, 1150 font "DejaVu Sans,12" linewidth 1.5
+set terminal pngcairo size 2100, 1300 font "DejaVu Sans,12" linewidth 1.5
 set output OUT
 set datafile separator ","
 set grid
-set key top right box opaque
 x = strstrt(SET, "x")
-set multiplot layout 2, 3 title sprintf("Fig. 3: B-FASGD, fasgd %s at α = %s, μ = %s, λ = %s (errors: %s; copies: seed %s)%s", ST, ALPHA, SET[1:x-1], SET[x+1:], BAND, SEED[3:], QUICK ? " (--smoke)" : "") font ",15"
+# one key a row, below its middle panel (KEYON), none elsewhere
+KEYON = 'set key at graph 0.5, graph -0.2 center top horizontal maxrows 2 box opaque font ",11"'
+set multiplot layout 2, 3 margins 0.05, 0.98, 0.1, 0.93 spacing 0.06, 0.17 title sprintf("Fig. 3: B-FASGD, fasgd %s at α = %s, μ = %s, λ = %s (errors: %s; copies: seed %s)%s", ST, ALPHA, SET[1:x-1], SET[x+1:], BAND, SEED[3:], QUICK ? " (--smoke)" : "") font ",15"
 f(n) = sprintf("%s/%s%s%s.csv", R, PFX, n, SEED)
 b(n) = sprintf("%s/band-%s%s.dat", R, PFX, n)
 base = f("-c0")
@@ -40,11 +42,11 @@ KPR = (words(KP) > 0) ? ', for [i = 1:words(KP)] f("-kpush".word(KP, i)) using 1
 # row 1: the fetch gate
 set format x "%.0s%c"
 set format y "%.2f"
-set key top right
+unset key
 set xrange [0:*]
-set yrange [0:YMAX]
+set yrange [YLO + 0 : YHI + 0]
 set xlabel "iteration"
-set ylabel "validation error (mean of last 10)"
+set ylabel "test error (mean of last 10)"
 set title "fetch gate swept (every push sent)"
 set datafile separator whitespace
 plot b("-c0") using 1:3:4 with filledcurves ls 1 fs transparent solid 0.15 notitle, \
@@ -55,7 +57,7 @@ set datafile separator ","
 set format x "%g"
 set format y "%g"
 set yrange [0:*]
-set key top left
+@KEYON
 set xlabel "potential fetches (thousands)"
 set ylabel "actual fetches (copies of θ sent, thousands)"
 set title "fetches: actual vs potential"
@@ -64,7 +66,7 @@ plot base using ($7/1000):($6/1000) with lines ls 1 title "c = 0", \
 set format x "%.0s%c"
 set format y "%.1f"
 set yrange [0:1.05]
-set key top right
+unset key
 set xlabel "iteration"
 set ylabel "fetches / potential fetches"
 set title "fetch rate over the last 1,000 iterations"
@@ -74,9 +76,9 @@ plot base using 1:(wr($6, $7)) with lines ls 1 title "c = 0", \
 # row 2: the push gate
 set format x "%.0s%c"
 set format y "%.2f"
-set yrange [0:YMAX]
+set yrange [YLO + 0 : YHI + 0]
 set xlabel "iteration"
-set ylabel "validation error (mean of last 10)"
+set ylabel "test error (mean of last 10)"
 set title "push gate swept (every fetch made; skipped push: resend last)"
 set datafile separator whitespace
 plot b("-c0") using 1:3:4 with filledcurves ls 1 fs transparent solid 0.15 notitle, \
@@ -87,7 +89,7 @@ set datafile separator ","
 set format x "%g"
 set format y "%g"
 set yrange [0:*]
-set key top left
+@KEYON
 set xlabel "potential pushes (thousands)"
 set ylabel "actual pushes (gradients sent, thousands)"
 set title "pushes: actual vs potential"
@@ -96,7 +98,7 @@ plot base using ($9/1000):($8/1000) with lines ls 1 title "c = 0", \
 set format x "%.0s%c"
 set format y "%.1f"
 set yrange [0:1.05]
-set key top right
+unset key
 set xlabel "iteration"
 set ylabel "pushes / potential pushes"
 set title "push rate over the last 1,000 iterations"

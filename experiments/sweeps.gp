@@ -1,6 +1,7 @@
 # Learning-rate sweep (final validation error vs alpha per rule, one panel
-# per setting) and the epsilon sweep of fasgd std. Called by scripts/paper
-# with R, OUT, SETS (MUxLAMBDA words), RULES, QUICK, and AF, AS, EPS (the
+# per setting) and the epsilon sweep of fasgd std. Called by scripts/paper-report
+# with R, OUT, SETS (MUxLAMBDA words), ESETS (the ε sweep's settings, if
+# not SETS), RULES, QUICK, and AF, AS, EPS (the
 # figures' fasgd and sasgd alpha and epsilon, marked by dotted lines). Reads the tables that
 # scripts/paper-report writes: R/plot-lr-SETTING.dat (one block per rule:
 # alpha final best) and R/plot-eps.dat (epsilon, final per setting).
@@ -46,6 +47,7 @@ set label 3 "ε used: ".EPS at EPS, graph 0.04 left offset 0.5, 0 font ",10" bac
 set title "ε sweep, fasgd std at α = ".AF
 set key below vertical maxrows 2 box
 set xlabel "ε (fasgd.epsilon)"
-plot for [i = 1:ns] sprintf("%s/plot-eps.dat", R) using 1:(clip(column(i + 1))) \
-    with linespoints ls (i + 20) title sprintf("μ = %s, λ = %s", word(SETS, i)[1:strstrt(word(SETS, i), "x")-1], word(SETS, i)[strstrt(word(SETS, i), "x")+1:])
+ES = exists("ESETS") ? ESETS : SETS
+plot for [i = 1:words(ES)] sprintf("%s/plot-eps.dat", R) using 1:(clip(column(i + 1))) \
+    with linespoints ls (i + 20) title sprintf("μ = %s, λ = %s", word(ES, i)[1:strstrt(word(ES, i), "x")-1], word(ES, i)[strstrt(word(ES, i), "x")+1:])
 unset multiplot

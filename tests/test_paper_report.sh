@@ -115,13 +115,14 @@ g3() {
     } > "$1"
 }
 f3="$tmp/fig3"; mkdir -p "$f3"; a3=$(rec fasgd 4x32)
+c3=$(sed -n "s/^fig3\.cfetch\.std:[[:space:]]*//p" "$grid" | cut -d" " -f1)
 for sd in 1 2; do
     g3 "$f3/fig3-std-a$a3-c0-s$sd.csv" straight
-    g3 "$f3/fig3-std-a$a3-cfetch0.01-s$sd.csv" concave
+    g3 "$f3/fig3-std-a$a3-cfetch$c3-s$sd.csv" concave
 done
 "$python" "$report" --results "$f3" --output "$tmp/f3.md" --figures "" --seeds "1 2" --quick 1 > "$tmp/out" 2> "$tmp/err"
 check "Fig. 3: concave at both seeds, held" grep -q "are concave (fewer transmissions later in training): held\*\* (1 of 1 settings held, 0 within noise, 0 reversed, a gated run a setting; std: late/early transmit rate 0.11–0.11 over its 1 gated runs and their seeds (1 of 1 runs below 0.95 at every seed)" "$tmp/f3.md"
-g3 "$f3/fig3-std-a$a3-cfetch0.01-s2.csv" straight
+g3 "$f3/fig3-std-a$a3-cfetch$c3-s2.csv" straight
 "$python" "$report" --results "$f3" --output "$tmp/f3.md" --figures "" --seeds "1 2" --quick 1 > "$tmp/out" 2> "$tmp/err"
 check "Fig. 3: straight at one seed, not held (the seeds' mean rate would be 0.43)" grep -q "are concave (fewer transmissions later in training): did not hold\*\* (0 of 1 settings held, 1 within noise, 0 reversed, a gated run a setting; std: late/early transmit rate 0.11–1.00 over its 1 gated runs and their seeds (0 of 1 runs below 0.95 at every seed)" "$tmp/f3.md"
 

@@ -119,6 +119,16 @@ def table(header, rows, align=None):
 
 # ---------------------------------------------------------------- sweeps
 
+def lr_rules(grid, setting):
+    """The rules swept on setting: lr.rules.SETTING if the grid narrows it,
+    else lr.rules."""
+    return grid.get("lr.rules." + setting, grid["lr.rules"])
+
+
+def eps_settings(grid):
+    return grid.get("eps.settings", grid["lr.settings"])
+
+
 def lr_runs(res, grid, setting, rule):
     n = int(grid["lr.iterations"][0]) // res.scale
     out = []
@@ -148,7 +158,7 @@ def recorded_pick(grid, rule, setting):
 
 
 def sweep_done(res, grid):
-    return all(run is not None for s in grid["lr.settings"] for r in grid["lr.rules"]
+    return all(run is not None for s in grid["lr.settings"] for r in lr_rules(grid, s)
                for _, run in lr_runs(res, grid, s, r))
 
 

@@ -17,9 +17,9 @@ class Fig3:
         a = self.pick("fasgd", s)
         aa = self.pick("fasgd-abs", s)
         pfx = {"std": "fig3-std-a%s" % a, "abs": "fig3-abs-a%s" % aa}
-        self.w("fasgd at %s, %s iterations (the paper ran 10^6, ten times longer). The setting "
+        self.w("fasgd at %s, %s iterations (the paper ran 10^6). The setting "
                "is the middle of Fig. 1: enough clients (32) for staleness to matter, and cheap "
-               "enough (μ = 4) for about twenty-five 100,000-iteration runs. Each statistic runs "
+               "enough (μ = 4) for many runs. Each statistic runs "
                "at its own sweep winner on this setting, std α = %s (ε = %s, so v̄ ≥ sqrt(ε) = "
                "%.3g) and abs α = %s (v̄ = mean m has no floor; the gate adds ε_g = 1e-4)%s. Fetch gate "
                "swept with every push transmitted (`gates.fetch.gate=bfasgd`); push gate swept "

@@ -9,7 +9,7 @@ import os
 import shutil
 import subprocess
 
-from .common import TOP, sweep_done
+from .common import TOP, eps_settings, sweep_done
 
 # The figures this report draws (docs/figures/ holds others too).
 OWN = ("lr-sweep", "fig1", "fig2", "fig2-summary", "fig3-std", "fig3-abs", "fashion")
@@ -43,6 +43,14 @@ class Figures:
         if run_gnuplot(script, out, plots, log, **kv):
             self.drawn.add(os.path.basename(out)[:-len(".png")])
 
+    def yrange(self, points):
+        """An error panel's y range: every band of points after the first
+        tenth of the run, with a margin, as text."""
+        rows = [row for p in points for row in p.band() if row[0] >= self.n_fig // 10]
+        lo, hi = min(x[2] for x in rows), max(x[3] for x in rows)
+        pad = 0.06 * (hi - lo) + 0.002
+        return "%.3f" % max(0.0, lo - pad), "%.3f" % min(1.0, hi + pad)
+
     def have(self, *names):
         return all(os.path.exists(os.path.join(self.args.plots, "band-%s.dat" % n)) for n in names)
 
@@ -67,7 +75,7 @@ class Figures:
         sw1, sw2 = g["lr.settings"][0], g["lr.settings"][1]
         if sweep_done(self.vres, g) and os.path.exists(os.path.join(plots, "plot-eps.dat")):
             self.gp("sweeps.gp", os.path.join(figdir, "lr-sweep.png"), plots, log("lr-sweep"), QUICK=smoke,
-               SETS=" ".join(g["lr.settings"]), RULES=" ".join(g["lr.rules"]), AF=g["alpha.fasgd"][0],
+               SETS=" ".join(g["lr.settings"]), ESETS=" ".join(eps_settings(g)), RULES=" ".join(g["lr.rules"]), AF=g["alpha.fasgd"][0],
                AS=g["alpha.sasgd"][0], EPS=self.base_epsilon())
         n = len(self.seeds)
         band = "mean of %d seeds, band: their range" % n if n > 1 else "seed %s" % self.seeds[0]
@@ -93,8 +101,9 @@ class Figures:
                 with gzip.open(src, "rb") as fi, open(os.path.join(plots, "%s-s%s.csv" % (nm, self.seeds[0])),
                                                       "wb") as fo:
                     shutil.copyfileobj(fi, fo)
+            ylo, yhi = self.yrange([self.res.point(nm, self.n_fig, self.seeds) for nm in names])
             self.gp("fig3.gp", os.path.join(figdir, "fig3-%s.png" % st), plots, log("fig3-" + st), QUICK=smoke,
-               ST=st, CF=" ".join(cf), CP=" ".join(cp), KF=" ".join(kf), KP=" ".join(kp), SET=s3, PFX=pfx,
+               YLO=ylo, YHI=yhi, ST=st, CF=" ".join(cf), CP=" ".join(cp), KF=" ".join(kf), KP=" ".join(kp), SET=s3, PFX=pfx,
                SEED="-s" + self.seeds[0], ALPHA=a, BAND=band)
         self.curves(figdir, "fashion", "fashion", sw2, g["fashion.settings"], g["fashion.rules"],
                     "Fashion-MNIST (60,000/10,000), μ = 128, test error vs iteration (%s)" % band, False)
@@ -119,11 +128,9 @@ class Figures:
         # the run, with a margin.
         ylos, yhis = [], []
         for s in sets:
-            rows = [row for r, a, _ in lines for row in pts[(s, r, a)].band() if row[0] >= self.n_fig // 10]
-            lo, hi = min(x[2] for x in rows), max(x[3] for x in rows)
-            pad = 0.06 * (hi - lo) + 0.002
-            ylos.append("%.3f" % max(0.0, lo - pad))
-            yhis.append("%.3f" % min(1.0, hi + pad))
+            lo, hi = self.yrange([pts[(s, r, a)] for r, a, _ in lines])
+            ylos.append(lo)
+            yhis.append(hi)
         smoke = 1 if self.args.smoke else 0
         plots = self.args.plots
         self.gp("curves.gp", os.path.join(figdir, name + ".png"), plots, os.path.join(plots, "gnuplot-%s.log" % name),

@@ -4,8 +4,8 @@ import math
 import os
 import re
 
-from .common import (TOP, eps_runs, lr_runs, mean, pick, recorded_pick, setting_label, sweep_done,
-                     table)
+from .common import (TOP, eps_runs, eps_settings, lr_rules, lr_runs, mean, pick, recorded_pick, setting_label,
+                     sweep_done, table)
 
 
 class Sweeps:
@@ -32,11 +32,14 @@ class Sweeps:
                "final) is in bold; an empty cell is not on that rule's grid." % (
                    "{:,}".format(self.n_lr), "{:,}".format(self.n_fig)))
         self.w()
-        rules = g["lr.rules"]
-        alphas = sorted({float(a) for r in rules for a in g["lr.grid." + r]})
+        allrules = g["lr.rules"]
         winners = {}
         for s in g["lr.settings"]:
-            self.w("**%s** (%s iterations)" % (setting_label(s), "{:,}".format(self.n_lr)))
+            rules = lr_rules(g, s)
+            alphas = sorted({float(a) for r in rules for a in g["lr.grid." + r]})
+            self.w("**%s** (%s iterations%s)" % (setting_label(s), "{:,}".format(self.n_lr), "" if rules == allrules
+                                                 else "; not swept here: " + ", ".join(
+                                                     r for r in allrules if r not in rules)))
             self.w()
             rows = []
             runs = {r: dict((float(a), run) for a, run in lr_runs(self.vres, g, s, r)) for r in rules}
@@ -63,13 +66,14 @@ class Sweeps:
         self.w("Winners (α with the lowest final error):")
         self.w()
         rows = []
-        for r in rules:
-            rows.append([r] + [winners[s][r] or "—" for s in g["lr.settings"]])
+        for r in allrules:
+            rows.append([r] + [winners[s].get(r) or ("—" if r in winners[s] else "not swept")
+                               for s in g["lr.settings"]])
         paper = {"fasgd": g["alpha.fasgd"][0], "sasgd": g["alpha.sasgd"][0]}
         self.w(table(["rule"] + [setting_label(s) for s in g["lr.settings"]], rows, ["---", "---:", "---:"]))
         self.w()
         stale = ["%s on %s: %s recorded, %s now" % (r, setting_label(s), recorded_pick(g, r, s), winners[s][r])
-                 for s in g["lr.settings"] for r in rules
+                 for s in g["lr.settings"] for r in winners[s]
                  if winners[s][r] is not None and recorded_pick(g, r, s) != winners[s][r]]
         if not self.args.smoke:
             self.w("The winners `experiments/grid.conf` records for `--quick` (`pick.RULE.SETTING`) %s." % (
@@ -79,7 +83,8 @@ class Sweeps:
         notes = []
         for r in ("fasgd", "sasgd"):
             notes.append("%s: the paper's α = %s, the sweep's %s (%s) and %s (%s)" % (
-                r, paper[r], winners[s1][r], setting_label(s1), winners[s2][r], setting_label(s2)))
+                r, paper[r], winners[s1].get(r) or "not swept", setting_label(s1),
+                winners[s2].get(r) or "not swept", setting_label(s2)))
         self.w("The figures keep the paper's picks for fasgd and sasgd (%s). dcasgd and gap-aware "
                "run at their winners: Fig. 1 at the %s winner, Fig. 2 and Fashion at the %s "
                "winner. See ![learning-rate sweep](figures/lr-sweep.png) (final error vs α, "
@@ -89,21 +94,22 @@ class Sweeps:
 
         self.w("## ε sweep (fasgd std)")
         self.w()
-        self.w("fasgd std at α = %s, %s iterations, the same two settings. ε bounds the step "
+        self.w("fasgd std at α = %s, %s iterations, on %s. ε bounds the step "
                "amplification of a parameter whose gradient is (nearly) always zero at 1/sqrt(ε), "
                "and it is also the floor of σ, so of the statistic v̄ = mean σ ≥ sqrt(ε) that the "
-               "B-FASGD gates use." % (g["alpha.fasgd"][0], "{:,}".format(self.n_lr)))
+               "B-FASGD gates use." % (g["alpha.fasgd"][0], "{:,}".format(self.n_lr),
+                                       " and ".join(setting_label(s) for s in eps_settings(g))))
         self.w()
         rows = []
-        eruns = {s: eps_runs(self.vres, g, s) for s in g["lr.settings"]}
+        eruns = {s: eps_runs(self.vres, g, s) for s in eps_settings(g)}
         for i, e in enumerate(g["eps.grid"]):
             row = ["%s" % e, "%.3g" % (1 / math.sqrt(float(e)))]
-            for s in g["lr.settings"]:
+            for s in eruns:
                 run = eruns[s][i][1]
                 row.append("missing" if run is None else "%.4f / %.4f" % (run.final, run.best))
             rows.append(row)
         self.w(table(["ε", "max amplification 1/sqrt(ε)"] + [setting_label(s) + ": final / best"
-                                                           for s in g["lr.settings"]], rows))
+                                                           for s in eruns], rows))
         self.w()
         self.write_eps_dat(eruns)
         self.w(self.eps_choice(eruns))
@@ -143,12 +149,16 @@ class Sweeps:
         return m.group(1) if m else "1e-4"
 
     def write_lr_dat(self, s, rules, runs):
+        """One block per rule of lr.rules (sweeps.gp indexes them so); a
+        rule not swept on s has one row of NaN."""
         path = os.path.join(self.args.plots, "plot-lr-%s.dat" % s)
         with open(path, "w") as f:
-            f.write("# alpha final best, one block per rule: %s\n" % " ".join(rules))
-            for r in rules:
+            f.write("# alpha final best, one block per rule: %s\n" % " ".join(self.grid["lr.rules"]))
+            for r in self.grid["lr.rules"]:
                 f.write("# %s\n" % r)
-                for a in sorted(runs[r]):
+                if r not in rules:
+                    f.write("1 NaN NaN\n")
+                for a in sorted(runs.get(r, {})):
                     run = runs[r][a]
                     if run is not None:
                         f.write("%g %.6f %.6f\n" % (a, run.final, run.best))
@@ -171,19 +181,21 @@ class Sweeps:
         parts = []
         for st in g["lr.settings"]:
             fin = {}
-            for r in g["lr.rules"]:
+            for r in lr_rules(g, st):
                 a = pick(self.vres, g, r, st)
                 if a is None:
                     return None
                 fin[r] = (a, dict(lr_runs(self.vres, g, st, r))[a].final)
             order = sorted(fin, key=lambda r: fin[r][1])
             paper = ""
-            pe = dict(eps_runs(self.vres, g, st)).get(self.base_epsilon())
+            pe = dict(eps_runs(self.vres, g, st)).get(self.base_epsilon()) if st in eps_settings(g) else None
             if pe:
                 paper = " (fasgd at the paper's α = %s: %.4f)" % (g["alpha.fasgd"][0], pe.final)
-            parts.append("%s: fasgd %.4f (α=%s) vs sasgd %.4f (α=%s)%s; all six ranked: %s" % (
-                setting_label(st), fin["fasgd"][1], fin["fasgd"][0], fin["sasgd"][1], fin["sasgd"][0],
-                paper, ", ".join("%s %.4f" % (r, fin[r][1]) for r in order)))
+            pair = ("fasgd %.4f (α=%s) vs sasgd %.4f (α=%s)" % (fin["fasgd"][1], fin["fasgd"][0], fin["sasgd"][1],
+                                                              fin["sasgd"][0]) if "sasgd" in fin and "fasgd" in fin
+                    else "sasgd not swept")
+            parts.append("%s: %s%s; the %d swept ranked: %s" % (
+                setting_label(st), pair, paper, len(fin), ", ".join("%s %.4f" % (r, fin[r][1]) for r in order)))
         self.headline.append(("Beyond the paper: every rule at its own best α (the learning-rate sweep)",
                               "not judged", "one seed", "none: one seed"))
         return ("**Beyond the paper: every rule at its own best α** (the learning-rate sweep, "

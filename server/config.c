@@ -99,6 +99,13 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "the norm bound follows the clients' median between half the reference's norm and this many times it"),
     FASGD_CFG_KEY_DOUBLE ("guard.probation", fasgd_server_cfg_t, guard_probation, 0, 1e9, 0, "16",
         "a client's first pushes that are judged and counted but not applied (acknowledged with 200)"),
+    FASGD_CFG_KEY_STRING ("guard.trusted", fasgd_server_cfg_t, guard_trusted, 0, "",
+        "a directory of client certificates (public NAME.key files, as security.curve.clients) whose "
+        "pushes serve as the direction reference where the server computes none (an external model, a "
+        "shard, no validation set); needs CURVE, re-read by fasgd-ctl reload (empty: none)"),
+    FASGD_CFG_KEY_INT ("guard.trusted_age", fasgd_server_cfg_t, guard_trusted_age, 1, 1000000000, "256",
+        "a trusted push judges the pushes computed within this many updates of its parameters; a push "
+        "further from every trusted one is checked for size only"),
     FASGD_CFG_KEY_INT ("limits.clients", fasgd_server_cfg_t, max_clients, 1, 10000000, "10000",
         "clients joined at once; a JOIN beyond is refused with 503"),
     FASGD_CFG_KEY_INT ("limits.connections", fasgd_server_cfg_t, max_connections, 0, 10000000, "0",

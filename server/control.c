@@ -209,7 +209,7 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 (unsigned long long) a->guarded, (unsigned long long) a->clipped,
                 (unsigned long long) a->forgotten, fasgd_srv_guard_median (self->guard));
     s_text_add (t, "guard_direction=%s\nguard_reference_norm=%.6g\nguard_references=%llu\nguard_ignored=%llu\n"
-                "guard_weighted=%llu\n", fasgd_srv_guard_has_reference (self->guard) ? "reference" : "unchecked",
+                "guard_weighted=%llu\n", fasgd_srv_guard_direction (self->guard),
                 fasgd_srv_guard_reference_norm (self->guard), (unsigned long long) a->references,
                 (unsigned long long) a->ignored, (unsigned long long) a->weighted);
     s_text_add (t, "security=%s\n", fasgd_srv_security_curve (self->security) ? "curve" : "off");
@@ -292,10 +292,10 @@ s_control_reload (fasgd_server_t *self, s_text_t *t)
         return;
     }
     size_t revoked = fasgd_srv_registry_revoke (self->registry, self->security);
-    size_t keys = fasgd_srv_security_nkeys (self->security);
-    fasgd_log_notice ("allowlist reloaded from %s: %zu keys, %zu clients revoked", self->cfg.curve_clients, keys,
-                      revoked);
-    s_text_add (t, "status=200\nallowed_keys=%zu\nrevoked=%zu\n", keys, revoked);
+    size_t keys = fasgd_srv_security_nkeys (self->security), trusted = fasgd_srv_security_ntrusted (self->security);
+    fasgd_log_notice ("allowlist reloaded from %s: %zu keys, %zu clients revoked; %zu keys trusted (guard.trusted)",
+                      *self->cfg.curve_clients ? self->cfg.curve_clients : "(allow_any)", keys, revoked, trusted);
+    s_text_add (t, "status=200\nallowed_keys=%zu\nrevoked=%zu\ntrusted_keys=%zu\n", keys, revoked, trusted);
 }
 
 /*  Sends one control reply to the peer whose routing id is id (after an

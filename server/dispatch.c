@@ -143,7 +143,7 @@ s_apply (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
         s_guard_refused (self, c);
         return -1;
     }
-    fasgd_srv_guard_accepted (self->guard, c, norm, repeat);
+    fasgd_srv_guard_accepted (self->guard, c, g, j, norm, repeat);
     s_count_tau (self, c, tau);
     if (rc == 1) {
         fasgd_srv_params_advance (p);
@@ -250,7 +250,9 @@ s_on_join (fasgd_server_t *self, const fasgd_srv_request_t *r, const char *body,
         return;
     }
     char why [FASGD_PROTO_TEXT_MAX + 1];
-    fasgd_srv_client_t *c = fasgd_srv_registry_join (self->registry, body, len, key, key_name, why, sizeof why);
+    fasgd_srv_client_t *c = fasgd_srv_registry_join (self->registry, body, len, key, key_name,
+                                                     fasgd_srv_security_trusted (self->security, key), why,
+                                                     sizeof why);
     if (!c) {
         fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "%s", why);
         return;

@@ -63,7 +63,21 @@
        common/verdict.c (its header says how): applied in full, in part,
        not at all (0: acknowledged, not applied), or refused (422).
        Without a reference the guard logs at start that it judges sizes
-       only.  */
+       only.
+
+    5. Direction, against trusted clients' pushes: where the server
+       computes no reference (an external model, a shard, no validation
+       set) and guard.trusted names CURVE keys (security.c loads them;
+       the registry marks their clients trusted), every push of a trusted
+       client that is applied goes into the ring of references instead,
+       computed at the θ its client fetched. A trusted push is checked
+       as in 1.-3. only. Every other push is judged as in 4. against the
+       trusted push of the nearest θ (the last one computed at its θ or
+       before), as long as that one is within guard.trusted_age updates
+       of it; when none is (no trusted client has pushed yet, or none
+       for that long), it is checked for size only, and that is logged
+       when it starts and ends. Without CURVE, guard.trusted is refused
+       at start: a push's key would not be known.  */
 #include "guard.h"
 
 #include "clock.h"
@@ -125,6 +139,8 @@ struct fasgd_srv_guard_t {
     uint8_t *ref_y;
     uint32_t *ref_idx;
     int ref_due;                        /* compute one before the next judgement */
+    int trusted_refs;                   /* the ring holds trusted clients' pushes (5.), not computed ones */
+    int trusted_near;                   /* the last push judged had a trusted one near enough */
     double resumed_refs [S_REFS];       /* the norms of the references a checkpoint kept, */
     int fresh_refs;                     /* counted in the anchor until S_REFS new ones are */
     uint64_t since_ref;                 /* pushes judged since */
@@ -215,17 +231,58 @@ fasgd_srv_guard_destroy (fasgd_srv_guard_t **self_p)
     *self_p = NULL;
 }
 
+/*  The verdict's parameters from the configuration (common/verdict.h).  */
+static void
+s_verdict_params (fasgd_srv_guard_t *self)
+{
+    const fasgd_server_cfg_t *cfg = self->cfg;
+    fasgd_verdict_params_default (&self->vp);
+    self->vp.factor = cfg->grad_norm_factor > 0 ? cfg->grad_norm_factor : INFINITY;
+    self->vp.clip = cfg->grad_norm_action != FASGD_SRV_NORM_REFUSE;
+    self->vp.cost = cfg->guard_cost;
+    self->vp.trust = cfg->guard_trust;
+    self->vp.refuse = cfg->guard_refuse;
+    self->vp.stale = cfg->guard_stale;
+    self->vp.span = cfg->guard_span;
+    self->vp.probation = cfg->guard_probation;
+}
+
+/*  The ring of references; -1 out of memory.  */
+static int
+s_ring (fasgd_srv_guard_t *self)
+{
+    for (int i = 0; i < S_REFS; i++)
+        if (!(self->ref [i] = malloc (self->params->n * sizeof (float))))
+            return -1;
+    self->ref_last = -1;
+    return 0;
+}
+
 int
 fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, const fasgd_dataset_t *valid)
 {
     const fasgd_server_cfg_t *cfg = self->cfg;
     if (!model || !valid || cfg->guard_examples <= 0 || self->params->n != self->params->total) {
-        fasgd_log_notice ("guard: no reference gradient (%s): pushes are checked for NaN, Inf and size only; "
-                          "their direction is not, so a client pushing a negated or otherwise harmful "
-                          "gradient within the size bound is not stopped",
-                          !model ? "an external model" : self->params->n != self->params->total
+        const char *why = !model ? "an external model" : self->params->n != self->params->total
                           ? "a shard holds part of the parameters" : cfg->guard_examples <= 0
-                          ? "guard.examples is 0" : "no validation set: eval.enabled is false");
+                          ? "guard.examples is 0" : "no validation set: eval.enabled is false";
+        if (!*cfg->guard_trusted) {
+            fasgd_log_notice ("guard: no reference gradient (%s): pushes are checked for NaN, Inf and size only; "
+                              "their direction is not, so a client pushing a negated or otherwise harmful "
+                              "gradient within the size bound is not stopped (guard.trusted, with CURVE, names "
+                              "client keys whose pushes would serve as the reference)", why);
+            return 0;
+        }
+        /*  5.: trusted clients' pushes are the reference.  */
+        if (s_ring (self) != 0)
+            return -1;
+        s_verdict_params (self);
+        self->trusted_refs = 1;
+        fasgd_log_notice ("guard: no reference gradient of its own (%s): the pushes of the keys of "
+                          "guard.trusted serve as the reference, each judging the direction of the pushes "
+                          "computed within %d updates of its parameters (guard.trusted_age); the trusted "
+                          "pushes themselves are checked for NaN, Inf and size only, and so are all pushes "
+                          "until a trusted one comes and while none is that near", why, cfg->guard_trusted_age);
         return 0;
     }
     uint32_t n = valid->n < (uint32_t) cfg->guard_pool ? valid->n : (uint32_t) cfg->guard_pool;
@@ -233,10 +290,8 @@ fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, 
     self->model = model;
     self->pool = fasgd_dataset_slice (valid, 0, n);
     self->ws = fasgd_model_ws_new (model, batch);
-    for (int i = 0; i < S_REFS; i++)
-        if (!(self->ref [i] = malloc (self->params->n * sizeof (float))))
-            return -1;
-    self->ref_last = -1;
+    if (s_ring (self) != 0)
+        return -1;
     self->ref_x = malloc ((size_t) batch * valid->dim * sizeof (float));
     self->ref_y = malloc ((size_t) batch);
     self->ref_idx = malloc ((size_t) batch * sizeof (uint32_t));
@@ -254,25 +309,24 @@ fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, 
         fclose (f);
     }
     fasgd_rng_seed (&self->rng, seed, S_REF_STREAM);
-    fasgd_verdict_params_default (&self->vp);
-    self->vp.factor = cfg->grad_norm_factor > 0 ? cfg->grad_norm_factor : INFINITY;
-    self->vp.clip = cfg->grad_norm_action != FASGD_SRV_NORM_REFUSE;
-    self->vp.cost = cfg->guard_cost;
-    self->vp.trust = cfg->guard_trust;
-    self->vp.refuse = cfg->guard_refuse;
-    self->vp.stale = cfg->guard_stale;
-    self->vp.span = cfg->guard_span;
-    self->vp.probation = cfg->guard_probation;
+    s_verdict_params (self);
     self->ref_due = 1;
     fasgd_log_notice ("guard: judging each push's direction against a reference gradient on %d of %u "
-                      "validation examples, every %d updates", batch, n, cfg->guard_every);
+                      "validation examples, every %d updates%s", batch, n, cfg->guard_every, *cfg->guard_trusted
+                      ? " (guard.trusted is not used: the trusted keys' pushes are judged like the others')" : "");
     return 0;
 }
 
 int
 fasgd_srv_guard_has_reference (const fasgd_srv_guard_t *self)
 {
-    return self->pool != NULL;
+    return self->pool != NULL || self->trusted_refs;
+}
+
+const char *
+fasgd_srv_guard_direction (const fasgd_srv_guard_t *self)
+{
+    return self->pool ? "reference" : self->trusted_refs ? "trusted" : "unchecked";
 }
 
 double
@@ -333,6 +387,41 @@ s_ref_for (const fasgd_srv_guard_t *self, uint64_t j)
             oldest = i;
     }
     return best >= 0 ? best : oldest;
+}
+
+/*  5.: whether reference k, from a trusted push, is near enough to a
+    push computed at θ of timestamp j to judge it (within
+    guard.trusted_age updates); logged when that changes.  */
+static int
+s_trusted_near (fasgd_srv_guard_t *self, int k, uint64_t j)
+{
+    uint64_t rT = self->ref_Ts [k], d = j > rT ? j - rT : rT - j;
+    int near = d <= (uint64_t) self->cfg->guard_trusted_age;
+    if (near != self->trusted_near)
+        fasgd_log_notice (near ? "guard: a trusted push (T=%llu) judges the pushes' direction again"
+                               : "guard: no trusted push within guard.trusted_age of a push's parameters (the last "
+                                 "one at T=%llu): pushes are checked for size only until one comes",
+                          (unsigned long long) rT);
+    self->trusted_near = near;
+    return near;
+}
+
+/*  5.: an applied push of a trusted client, g of norm `norm` computed at
+    θ of timestamp j, into the ring. A zero or non-finite one is not kept.  */
+static void
+s_trusted_keep (fasgd_srv_guard_t *self, const float *g, uint64_t j, double norm)
+{
+    if (!g || !(norm > 0) || !isfinite (norm))
+        return;
+    int k = self->ref_next;
+    memcpy (self->ref [k], g, self->params->n * sizeof (float));
+    self->ref_norms [k] = norm;
+    self->ref_Ts [k] = j;
+    self->ref_last = k;
+    self->ref_next = (k + 1) % S_REFS;
+    if (self->fresh_refs < S_REFS)
+        self->fresh_refs++;
+    self->st->references++;
 }
 
 /*  The largest norm of the references kept: the anchor's floor.  */
@@ -527,16 +616,20 @@ fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const flo
     const fasgd_server_cfg_t *cfg = self->cfg;
     const float *g = *gp;
     *weight_p = 1;
-    int judge = self->pool != NULL;
-    if (judge && (self->ref_due || self->since_ref >= (uint64_t) cfg->guard_every))
+    int builtin = self->pool != NULL;
+    if (builtin && (self->ref_due || self->since_ref >= (uint64_t) cfg->guard_every))
         s_reference (self);
-    judge = judge && self->ref_last >= 0;
+    /*  A trusted client's push is not judged against another's: it is
+        one (5.).  */
+    int judge = self->ref_last >= 0 && (builtin || (self->trusted_refs && !c->trusted));
     int k = judge ? s_ref_for (self, self->params->T - tau) : -1;
+    if (judge && self->trusted_refs)
+        judge = s_trusted_near (self, k, self->params->T - tau);
     /*  Pushes judged, not updates applied, count towards the next
         reference: were every push ignored, θ and a reference that an
         unlucky batch made point away from every client's pushes would
         otherwise stay as they are for good.  */
-    if (judge)
+    if (judge && builtin)
         self->since_ref++;
     /*  A repeat's size was judged when it came: only what it may add
         is, and its direction against today's reference.  */
@@ -591,8 +684,11 @@ overflow:;
 }
 
 void
-fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, int repeat)
+fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float *g, uint64_t j, double norm,
+                          int repeat)
 {
+    if (self->trusted_refs && c->trusted && !repeat)
+        s_trusted_keep (self, g, j, norm);
     double state;
     self->theta_bound += s_step_bound (self, norm, &state);
     self->state_bound = state;

@@ -30,12 +30,17 @@ fasgd_srv_guard_t *fasgd_srv_guard_new (const fasgd_server_cfg_t *cfg, const fas
     drawn at random from the first guard.pool examples of valid (copied;
     data no client trains on), every guard.every accepted updates; the
     guard then judges direction (common/verdict.h). Without one (an
-    external model, a shard, no validation set) it judges sizes only,
-    and logs so. model and valid are borrowed; valid may be NULL. -1
-    out of memory.  */
+    external model, a shard, no validation set), the pushes of the
+    clients whose key guard.trusted names (c->trusted) are the reference when guard.trusted is set; else it
+    judges sizes only. It logs which. model and valid are borrowed;
+    valid may be NULL. -1 out of memory.  */
 int fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, const fasgd_dataset_t *valid);
-/*  1 when it judges direction against a reference.  */
+/*  1 when it judges direction against a reference (computed, or a
+    trusted client's push).  */
 int fasgd_srv_guard_has_reference (const fasgd_srv_guard_t *self);
+/*  What the direction is judged against: "reference" (computed on
+    held-out data), "trusted" (trusted clients' pushes) or "unchecked".  */
+const char *fasgd_srv_guard_direction (const fasgd_srv_guard_t *self);
 /*  The last reference gradient's norm (0 without one).  */
 double fasgd_srv_guard_reference_norm (const fasgd_srv_guard_t *self);
 /*  c's mean score with the guard (common/verdict.h).  */
@@ -50,9 +55,11 @@ void fasgd_srv_guard_destroy (fasgd_srv_guard_t **self_p);
     refused either). *norm_p: its norm, as applied.  */
 int fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int repeat,
                            uint64_t tau, double *weight_p, double *norm_p, char *why, size_t whylen);
-/*  After the rule applied (or buffered) a gradient of this norm; a
-    repeat does not count in the history.  */
-void fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, int repeat);
+/*  After the rule applied (or buffered) g, computed at θ of timestamp
+    j, of this norm (as applied); a repeat does not count in the
+    history. A trusted client's g becomes the reference (copied).  */
+void fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float *g, uint64_t j,
+                               double norm, int repeat);
 /*  After a refusal: counts it, and says whether c is to be forgotten
     (the caller then asks the registry to free it).  */
 fasgd_srv_guard_verdict_t fasgd_srv_guard_refused (fasgd_srv_guard_t *self, fasgd_srv_client_t *c);

@@ -130,6 +130,11 @@ fasgd_srv_registry_revoke (fasgd_srv_registry_t *self, fasgd_srv_security_t *sec
             revoked++;
             fasgd_srv_registry_free (self, c);
         }
+        else if (c && c->trusted != fasgd_srv_security_trusted (security, c->key)) {
+            c->trusted = !c->trusted;
+            fasgd_log_notice ("client %u (%s): key %s is %s trusted (guard.trusted)", c->id, c->name, c->key,
+                              c->trusted ? "now" : "no longer");
+        }
     }
     return revoked;
 }
@@ -163,7 +168,7 @@ fasgd_srv_registry_cache (fasgd_srv_registry_t *self, fasgd_srv_client_t *c)
 
 fasgd_srv_client_t *
 fasgd_srv_registry_join (fasgd_srv_registry_t *self, const char *body, size_t len, const char *key,
-                         const char *key_name, char *why, size_t whylen)
+                         const char *key_name, int trusted, char *why, size_t whylen)
 {
     if (self->live >= (size_t) self->cfg->max_clients) {
         self->st->refused++;
@@ -218,12 +223,14 @@ fasgd_srv_registry_join (fasgd_srv_registry_t *self, const char *body, size_t le
     if (key_name) {
         snprintf (c->key, sizeof c->key, "%s", key);
         snprintf (c->key_name, sizeof c->key_name, "%s", key_name);
+        c->trusted = trusted;
     }
     c->joined_ms = c->last_seen_ms = fasgd_srv_now_ms ();
     self->st->joins++;
     if (key_name)
-        fasgd_log_notice ("client %u (%s) joined with key %s (%s); %zu connected", c->id,
-                          *c->name ? c->name : "-", c->key_name, c->key, self->live);
+        fasgd_log_notice ("client %u (%s) joined with key %s (%s%s); %zu connected", c->id,
+                          *c->name ? c->name : "-", c->key_name, c->key, c->trusted ? ", trusted" : "",
+                          self->live);
     else
         fasgd_log_notice ("client %u (%s) joined; %zu connected", c->id, *c->name ? c->name : "-", self->live);
     return c;

@@ -44,6 +44,7 @@ typedef struct {
     fasgd_snapshot_t *snap;             /* θ_used, for the rules that need it */
     char key [41];                      /* CURVE: the public key (Z85) it joined with; "" off */
     char key_name [64];                 /* that key's name in the allowlist */
+    int trusted;                        /* that key is one of guard.trusted's: its pushes are the guard's reference */
 } fasgd_srv_client_t;
 
 typedef struct fasgd_srv_registry_t fasgd_srv_registry_t;
@@ -64,10 +65,12 @@ fasgd_srv_registry_t *fasgd_srv_registry_new (const fasgd_server_cfg_t *cfg, siz
 void fasgd_srv_registry_destroy (fasgd_srv_registry_t **self_p);
 /*  Registers a client named by body (len bytes, sanitised), bound to a
     new session token and to key (NULL without CURVE) allowed under
-    key_name. Returns it, borrowed, or NULL with the reason to refuse the
-    JOIN with (503) in why.  */
+    key_name; trusted: that key is one of guard.trusted's. Returns it,
+    borrowed, or NULL with the reason to refuse the JOIN with (503) in
+    why.  */
 fasgd_srv_client_t *fasgd_srv_registry_join (fasgd_srv_registry_t *self, const char *body, size_t len,
-                                             const char *key, const char *key_name, char *why, size_t whylen);
+                                             const char *key, const char *key_name, int trusted, char *why,
+                                             size_t whylen);
 /*  The client with this id; NULL when unknown (never joined, left,
     expired). Borrowed.  */
 fasgd_srv_client_t *fasgd_srv_registry_lookup (const fasgd_srv_registry_t *self, uint32_t id);
@@ -84,7 +87,8 @@ void fasgd_srv_registry_free (fasgd_srv_registry_t *self, fasgd_srv_client_t *c)
     now (ms).  */
 void fasgd_srv_registry_expire (fasgd_srv_registry_t *self, int64_t now);
 /*  Forgets every client whose key security no longer allows (after a
-    reload of its allowlist); returns how many.  */
+    reload of its allowlist), and marks the others trusted or not as
+    guard.trusted now says; returns how many were forgotten.  */
 size_t fasgd_srv_registry_revoke (fasgd_srv_registry_t *self, fasgd_srv_security_t *security);
 
 #endif

@@ -10,7 +10,10 @@
     any key with security.curve.allow_any, or the server's own (for
     fasgd-ctl on the server's host). A key allowed is the User-Id of
     every message its connection brings; the registry binds a client id
-    to it at JOIN. This file gives verdicts on keys and owns no client:
+    to it at JOIN. The keys of guard.trusted (a directory of certificates
+    too) are those whose pushes serve as the guard's reference where the
+    server computes none: this file says which keys they are, the guard
+    what it makes of their pushes. This file gives verdicts on keys and owns no client:
     after a reload the registry forgets the clients whose key it no
     longer allows.
 
@@ -43,6 +46,7 @@ struct fasgd_srv_security_t {
     zcert_t *cert;                      /* NULL: CURVE off */
     zsock_t *zap;                       /* the ZAP handler */
     zhashx_t *allowed;                  /* public key (Z85) → name; NULL with allow_any */
+    zhashx_t *trusted;                  /* guard.trusted's keys → name; NULL without */
     int64_t log_ms;                     /* refusal log lines: this second's start, */
     int log_count;                      /* lines in it, */
     uint64_t log_dropped;               /* and those left out */
@@ -73,18 +77,19 @@ fasgd_srv_security_refusal_log (fasgd_srv_security_t *self, const char *fmt, ...
     self->log_dropped = 0;
 }
 
-/*  The allowlist: every certificate file in dir, keyed by its public key
-    (Z85), each named by its metadata's name or else its file name. NULL
-    with the reason in err when the directory cannot be read.  */
+/*  A list of keys: every certificate file in dir, keyed by its public key
+    (Z85), each named by its metadata's name or else its file name; what
+    is the configuration key that names dir. NULL with the reason in err
+    when the directory cannot be read.  */
 static zhashx_t *
-s_allowlist_load (const char *dir, char *err, size_t errlen)
+s_allowlist_load (const char *dir, const char *what, char *err, size_t errlen)
 {
     DIR *d = opendir (dir);
     if (!d) {
         int e = errno;
         char shown [8192];
-        snprintf (err, errlen, "security.curve.clients: cannot read %s: %s",
-                  fasgd_path_shown (dir, shown, sizeof shown), strerror (e));
+        snprintf (err, errlen, "%s: cannot read %s: %s", what, fasgd_path_shown (dir, shown, sizeof shown),
+                  strerror (e));
         return NULL;
     }
     zhashx_t *keys = zhashx_new ();
@@ -113,7 +118,7 @@ s_allowlist_load (const char *dir, char *err, size_t errlen)
         fasgd_curve_cert_t cert;
         char why [512];
         if (fasgd_curve_cert_read (path, &cert, why, sizeof why) != 0) {
-            fasgd_log_warn ("security.curve.clients: %s; skipped", why);
+            fasgd_log_warn ("%s: %s; skipped", what, why);
             continue;
         }
         memset (cert.secret_key, 0, sizeof cert.secret_key);
@@ -129,6 +134,29 @@ s_allowlist_load (const char *dir, char *err, size_t errlen)
     return keys;
 }
 
+/*  guard.trusted's keys; a key that the allowlist does not hold (it can
+    never connect) is warned about. NULL with the reason in err.  */
+static zhashx_t *
+s_trusted_load (fasgd_srv_security_t *self, char *err, size_t errlen)
+{
+    zhashx_t *keys = s_allowlist_load (self->cfg->guard_trusted, "guard.trusted", err, errlen);
+    if (!keys)
+        return NULL;
+    for (const char *name = zhashx_first (keys); name; name = zhashx_next (keys)) {
+        const char *key = zhashx_cursor (keys);
+        if (self->allowed && !zhashx_lookup (self->allowed, key))
+            fasgd_log_warn ("guard.trusted: %s (%s) is not in security.curve.clients: it cannot connect", name,
+                            key);
+    }
+    if (zhashx_size (keys) == 0)
+        fasgd_log_warn ("guard.trusted: no certificate in %s: no push serves as the reference until one is "
+                        "added and the server reloads", self->cfg->guard_trusted);
+    else
+        fasgd_log_notice ("guard.trusted: %zu keys trusted, whose pushes serve as the guard's reference where "
+                          "the server computes none", zhashx_size (keys));
+    return keys;
+}
+
 fasgd_srv_security_t *
 fasgd_srv_security_new (const fasgd_server_cfg_t *cfg, fasgd_srv_stats_t *st, char *err, size_t errlen)
 {
@@ -140,9 +168,11 @@ fasgd_srv_security_new (const fasgd_server_cfg_t *cfg, fasgd_srv_stats_t *st, ch
     self->cfg = cfg;
     self->st = st;
     if (!*cfg->curve_cert) {
-        if (*cfg->curve_clients || cfg->curve_allow_any) {
-            snprintf (err, errlen, "security.curve.%s needs security.curve.server_cert",
-                      *cfg->curve_clients ? "clients" : "allow_any");
+        if (*cfg->curve_clients || cfg->curve_allow_any || *cfg->guard_trusted) {
+            snprintf (err, errlen, "%s needs security.curve.server_cert%s", *cfg->curve_clients
+                      ? "security.curve.clients" : cfg->curve_allow_any ? "security.curve.allow_any"
+                      : "guard.trusted", *cfg->guard_trusted && !*cfg->curve_clients && !cfg->curve_allow_any
+                      ? ": without CURVE a push's key is not known, and anyone could claim a trusted one" : "");
             goto fail;
         }
         return self;
@@ -170,12 +200,14 @@ fasgd_srv_security_new (const fasgd_server_cfg_t *cfg, fasgd_srv_stats_t *st, ch
         fasgd_log_warn ("security.curve.server_cert: %s can be read by other users (mode %03o): "
                         "chmod 600 it", which, (unsigned) (sb.st_mode & 0777));
     if (*cfg->curve_clients) {
-        if (!(self->allowed = s_allowlist_load (cfg->curve_clients, err, errlen)))
+        if (!(self->allowed = s_allowlist_load (cfg->curve_clients, "security.curve.clients", err, errlen)))
             goto fail;
         if (zhashx_size (self->allowed) == 0)
             fasgd_log_warn ("security.curve.clients: no certificate in %s: no client can join "
                             "until one is added and the server reloads", cfg->curve_clients);
     }
+    if (*cfg->guard_trusted && !(self->trusted = s_trusted_load (self, err, errlen)))
+        goto fail;
     /*  The handler must be bound before the first CURVE socket.  */
     self->zap = zsock_new (ZMQ_REP);
     if (!self->zap || zsock_bind (self->zap, S_ZAP_ENDPOINT) != 0) {
@@ -208,6 +240,7 @@ fasgd_srv_security_destroy (fasgd_srv_security_t **self_p)
     fasgd_srv_security_t *self = *self_p;
     zsock_destroy (&self->zap);
     zhashx_destroy (&self->allowed);
+    zhashx_destroy (&self->trusted);
     zcert_destroy (&self->cert);
     free (self);
     *self_p = NULL;
@@ -325,17 +358,39 @@ fasgd_srv_security_handshake_failed (fasgd_srv_security_t *self, const char *wha
 int
 fasgd_srv_security_reload (fasgd_srv_security_t *self, char *err, size_t errlen)
 {
-    if (!self->cert || !self->allowed) {
+    if (!self->cert || (!self->allowed && !self->trusted)) {
         snprintf (err, errlen, self->cert ? "security.curve.allow_any: there is no allowlist to reload"
                                           : "CURVE is off: there is no allowlist to reload");
         return 1;
     }
-    zhashx_t *keys = s_allowlist_load (self->cfg->curve_clients, err, errlen);
-    if (!keys)
+    zhashx_t *keys = NULL, *trusted = NULL;
+    if (self->allowed && !(keys = s_allowlist_load (self->cfg->curve_clients, "security.curve.clients", err,
+                                                    errlen)))
         return -1;
-    zhashx_destroy (&self->allowed);
-    self->allowed = keys;
+    if (keys) {
+        zhashx_destroy (&self->allowed);
+        self->allowed = keys;
+    }
+    /*  The trusted keys are checked against the new allowlist.  */
+    if (self->trusted) {
+        if (!(trusted = s_trusted_load (self, err, errlen)))
+            return -1;
+        zhashx_destroy (&self->trusted);
+        self->trusted = trusted;
+    }
     return 0;
+}
+
+int
+fasgd_srv_security_trusted (fasgd_srv_security_t *self, const char *key)
+{
+    return self->trusted && key && *key && zhashx_lookup (self->trusted, key) != NULL;
+}
+
+size_t
+fasgd_srv_security_ntrusted (const fasgd_srv_security_t *self)
+{
+    return self->trusted ? zhashx_size (self->trusted) : 0;
 }
 
 size_t

@@ -45,11 +45,18 @@ const char *fasgd_srv_security_key (fasgd_srv_security_t *self, zmq_msg_t *msg);
 /*  The name under which key is allowed now; NULL when it is not (or
     CURVE is off): the verdict on a key. Borrowed.  */
 const char *fasgd_srv_security_allowed (fasgd_srv_security_t *self, const char *key);
-/*  Re-reads the allowlist. 0 done (the caller then asks the registry to
-    forget the clients whose key left it); 1 nothing to reload (CURVE off
-    or allow_any) and -1 unreadable, with the reason in err (the old list
-    then stays).  */
+/*  Re-reads the allowlist and guard.trusted's keys. 0 done (the caller
+    then asks the registry to forget the clients whose key left the
+    allowlist, and to mark again those trusted); 1 nothing to reload
+    (CURVE off, or allow_any without guard.trusted) and -1 unreadable,
+    with the reason in err (a list that cannot be read stays as it was).  */
 int fasgd_srv_security_reload (fasgd_srv_security_t *self, char *err, size_t errlen);
+/*  1 when key is one of guard.trusted's (whose pushes serve as the
+    guard's reference); 0 when not, or without CURVE: the verdict on a
+    key's pushes.  */
+int fasgd_srv_security_trusted (fasgd_srv_security_t *self, const char *key);
+/*  The keys guard.trusted names.  */
+size_t fasgd_srv_security_ntrusted (const fasgd_srv_security_t *self);
 /*  The keys in the allowlist.  */
 size_t fasgd_srv_security_nkeys (const fasgd_srv_security_t *self);
 

@@ -55,6 +55,8 @@ typedef struct {
     int guard_every;                /* accepted updates between reference gradients */
     int guard_pool;                 /* validation examples the reference draws from */
     double guard_cost, guard_trust, guard_refuse, guard_stale, guard_span, guard_probation;   /* common/verdict.h */
+    char guard_trusted [FASGD_PATH_LEN];    /* a directory of trusted client certificates; empty: none */
+    int guard_trusted_age;          /* updates within which a trusted push judges others */
     int max_clients;                /* clients joined at once; JOIN beyond: 503 */
     int status_clients;             /* clients STATUS lists, the busiest first */
     int max_connections;            /* TCP connections open at once; 0: from the clients and descriptors */

@@ -69,7 +69,7 @@ s_push (fasgd_srv_guard_t *guard, fasgd_srv_client_t *c, double norm, fasgd_srv_
     int status = fasgd_srv_guard_check (guard, c, &gp, 0, 0, &weight, &applied, why, sizeof why);
     *verdict = FASGD_SRV_GUARD_KEEP;
     if (status == 0)
-        fasgd_srv_guard_accepted (guard, c, applied, 0);
+        fasgd_srv_guard_accepted (guard, c, gp, 0, applied, 0);
     else
         *verdict = fasgd_srv_guard_refused (guard, c);
     return status;
@@ -112,7 +112,7 @@ static fasgd_srv_client_t *
 s_join (s_engine_t *e, const char *name)
 {
     char why [256] = "";
-    fasgd_srv_client_t *c = fasgd_srv_registry_join (e->reg, name, strlen (name), NULL, NULL, why, sizeof why);
+    fasgd_srv_client_t *c = fasgd_srv_registry_join (e->reg, name, strlen (name), NULL, NULL, 0, why, sizeof why);
     ck_assert_msg (c != NULL, "join refused: %s", why);
     return c;
 }
@@ -236,6 +236,121 @@ START_TEST (test_guard_median_resists_one_client)
 }
 END_TEST
 
+/*  A gradient along a fixed direction (every value 1/√N, norm 1) plus
+    noise of about the same norm, scaled by scale; *x is the noise's
+    state.  */
+static void
+s_noisy (float g [N], double scale, uint32_t *x)
+{
+    for (int i = 0; i < N; i++) {
+        *x = *x * 1664525u + 1013904223u;
+        double u = ((double) (*x >> 8) / (double) (1u << 24) - 0.5) * 3.46;    /* variance 1 */
+        g [i] = (float) (scale * (1.0 + u) / sqrt (N));
+    }
+}
+
+/*  A push of g from c computed at θ of timestamp j: the guard's status,
+    and the weight it is applied with in *weight (-1 refused).  */
+static int
+s_push_g (s_engine_t *e, fasgd_srv_client_t *c, const float g [N], uint64_t j, double *weight)
+{
+    const float *gp = g;
+    double applied;
+    char why [256];
+    int status = fasgd_srv_guard_check (e->guard, c, &gp, 0, e->params->T - j, weight, &applied, why, sizeof why);
+    if (status == 0 && *weight > 0)
+        fasgd_srv_guard_accepted (e->guard, c, gp, j, applied, 0);
+    if (status != 0) {
+        *weight = -1;
+        fasgd_srv_guard_refused (e->guard, c);
+    }
+    return status;
+}
+
+/*  Without a reference of its own, a trusted client's pushes are the
+    reference: a client pushing its gradient negated at ten times the
+    honest norm is ignored (or refused), an honest one is applied and
+    never refused; before any trusted push, and once the last one is
+    more than guard.trusted_age updates from a push's θ, pushes are
+    checked for size only.  */
+START_TEST (test_guard_trusted_reference)
+{
+    const char *sets [] = { "limits.refusals=0", "guard.trusted=/nonexistent", "guard.trusted_age=50", NULL };
+    s_engine_t e;
+    s_engine (&e, sets, 0);
+    ck_assert_int_eq (fasgd_srv_guard_reference (e.guard, NULL, NULL), 0);
+    ck_assert_str_eq (fasgd_srv_guard_direction (e.guard), "trusted");
+    fasgd_srv_client_t *t = s_join (&e, "trusted"), *h = s_join (&e, "honest"), *a = s_join (&e, "attacker");
+    t->trusted = 1;
+    uint32_t x = 7;
+    float g [N];
+    double w;
+    /*  No trusted push yet: the negation lands (size only).  */
+    s_noisy (g, -9.9, &x);
+    ck_assert_int_eq (s_push_g (&e, a, g, 0, &w), 0);
+    ck_assert_double_eq (w, 1);
+    int honest_applied = 0, hostile_applied = 0;
+    for (int round = 0; round < 200; round++) {
+        uint64_t T = (uint64_t) round * 3;
+        fasgd_srv_params_set_T (e.params, T + 2);
+        s_noisy (g, 1, &x);
+        ck_assert_int_eq (s_push_g (&e, t, g, T, &w), 0);
+        ck_assert_double_eq (w, 1);
+        s_noisy (g, 1, &x);
+        ck_assert_msg (s_push_g (&e, h, g, T + 1, &w) == 0, "round %d: the honest push was refused", round);
+        honest_applied += w == 1;
+        s_noisy (g, -9.9, &x);
+        s_push_g (&e, a, g, T, &w);
+        hostile_applied += w > 0;
+    }
+    /*  The honest client's pushes count in full after its probation, the
+        attacker's not at all.  */
+    ck_assert_int_ge (honest_applied, 200 - 16 - 5);
+    ck_assert_int_eq (hostile_applied, 0);
+    ck_assert_int_eq (h->refused, 0);
+    ck_assert_uint_gt (e.st.references, 199);
+    /*  The trusted client goes quiet: within guard.trusted_age the last
+        of its pushes still judges; past it, sizes only.  */
+    uint64_t last = 199 * 3;
+    fasgd_srv_params_set_T (e.params, last + 50);
+    s_noisy (g, -9.9, &x);
+    s_push_g (&e, a, g, last + 50, &w);
+    ck_assert_double_le (w, 0);
+    fasgd_srv_params_set_T (e.params, last + 60);
+    s_noisy (g, -9.9, &x);
+    ck_assert_int_eq (s_push_g (&e, a, g, last + 60, &w), 0);
+    ck_assert_double_eq (w, 1);
+    s_engine_end (&e);
+}
+END_TEST
+
+/*  Without a reference and without guard.trusted, direction is
+    unchecked: a client marked trusted makes no reference, and a
+    negation within the bound lands.  */
+START_TEST (test_guard_unchecked_without_trusted)
+{
+    const char *sets [] = { "limits.refusals=0", NULL };
+    s_engine_t e;
+    s_engine (&e, sets, 0);
+    ck_assert_int_eq (fasgd_srv_guard_reference (e.guard, NULL, NULL), 0);
+    ck_assert_str_eq (fasgd_srv_guard_direction (e.guard), "unchecked");
+    fasgd_srv_client_t *t = s_join (&e, "trusted"), *a = s_join (&e, "attacker");
+    t->trusted = 1;
+    uint32_t x = 7;
+    float g [N];
+    double w;
+    for (int round = 0; round < 50; round++) {
+        s_noisy (g, 1, &x);
+        ck_assert_int_eq (s_push_g (&e, t, g, 0, &w), 0);
+        s_noisy (g, -5, &x);
+        ck_assert_int_eq (s_push_g (&e, a, g, 0, &w), 0);
+        ck_assert_double_eq (w, 1);
+    }
+    ck_assert_uint_eq (e.st.references, 0);
+    s_engine_end (&e);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /*  The registry                                                        */
 
@@ -256,7 +371,7 @@ START_TEST (test_registry_join_ids_and_sessions)
     ck_assert_ptr_null (fasgd_srv_registry_lookup (e.reg, UINT32_MAX));
     /*  limits.clients: the third is refused with the reason.  */
     char why [256] = "";
-    ck_assert_ptr_null (fasgd_srv_registry_join (e.reg, "c", 1, NULL, NULL, why, sizeof why));
+    ck_assert_ptr_null (fasgd_srv_registry_join (e.reg, "c", 1, NULL, NULL, 0, why, sizeof why));
     ck_assert_ptr_nonnull (strstr (why, "limits.clients (2)"));
     ck_assert_uint_eq (e.st.refused, 1);
     ck_assert_uint_eq (e.st.joins, 2);
@@ -283,7 +398,7 @@ START_TEST (test_registry_cache_bytes_and_expiry)
     ck_assert_int_eq (fasgd_srv_registry_cache (e.reg, b), 0);
     ck_assert_int_eq (fasgd_srv_registry_cache (e.reg, b), 0);      /* has one: counted once */
     char why [256] = "";
-    ck_assert_ptr_null (fasgd_srv_registry_join (e.reg, "c", 1, NULL, NULL, why, sizeof why));
+    ck_assert_ptr_null (fasgd_srv_registry_join (e.reg, "c", 1, NULL, NULL, 0, why, sizeof why));
     ck_assert_ptr_nonnull (strstr (why, "limits.cache_bytes"));
     fasgd_srv_registry_free (e.reg, a);
     fasgd_srv_client_t *c = s_join (&e, "c");
@@ -396,8 +511,8 @@ START_TEST (test_security_allowlist_reload_and_revocation)
     ck_assert_ptr_null (fasgd_srv_security_allowed (sec, other));
     ck_assert_ptr_null (fasgd_srv_security_allowed (sec, NULL));
     char why [256];
-    fasgd_srv_client_t *a = fasgd_srv_registry_join (e.reg, "a", 1, k.alice, "alice", why, sizeof why);
-    fasgd_srv_client_t *b = fasgd_srv_registry_join (e.reg, "b", 1, k.bob, "bob", why, sizeof why);
+    fasgd_srv_client_t *a = fasgd_srv_registry_join (e.reg, "a", 1, k.alice, "alice", 0, why, sizeof why);
+    fasgd_srv_client_t *b = fasgd_srv_registry_join (e.reg, "b", 1, k.bob, "bob", 0, why, sizeof why);
     ck_assert (a && b);
     uint32_t bob_id = b->id;
     /*  bob's certificate leaves the folder: after a reload, security's
@@ -616,6 +731,8 @@ engine_suite (void)
     tcase_add_test (tc, test_guard_nonfinite_bound_and_forgetting);
     tcase_add_test (tc, test_guard_clip_and_overflow);
     tcase_add_test (tc, test_guard_median_resists_one_client);
+    tcase_add_test (tc, test_guard_trusted_reference);
+    tcase_add_test (tc, test_guard_unchecked_without_trusted);
     suite_add_tcase (s, tc);
     tc = tcase_create ("registry");
     tcase_set_timeout (tc, 30);

@@ -22,7 +22,9 @@
     link lost in it (or sitting it out) has never put its part into the
     caller's θ since the client joined: there is no last fetched part to
     go on with, and a gradient on such a θ would be garbage to every
-    shard. fasgd_client_join then joins the lost links again.  */
+    shard. fasgd_client_join then joins the lost links again; when some
+    do not answer and every link that does last sent θ the client refused,
+    it says that no honest shard is left (FASGD_CLIENT_EPROTO).  */
 #include "link.h"
 #include "codec.h"
 
@@ -535,6 +537,32 @@ s_shards_check (fasgd_client_t *self)
     return rc;
 }
 
+/*  A join of S links that failed with rc, a lost link's error: when
+    every shard that answered it last sent θ no server holds (refused,
+    and none taken from it since), and the others do not answer, no shard
+    is left whose θ the client can take; said, as FASGD_CLIENT_EPROTO.
+    Else rc.  */
+static int
+s_no_honest_shard (fasgd_client_t *self, int rc)
+{
+    char bad [128] = "";
+    size_t len = 0;
+    for (int i = 0; i < self->nlinks; i++) {
+        if (self->parts [i].rc != 0)
+            continue;
+        if (fasgd_link_theta_refused (self->parts [i].link) == 0)
+            return rc;
+        if (len < sizeof bad)
+            len += (size_t) snprintf (bad + len, sizeof bad - len, "%s%d", len ? ", " : "", i + 1);
+    }
+    if (!len)
+        return rc;
+    char reason [sizeof self->reason];
+    snprintf (reason, sizeof reason, "%s", fasgd_client_last_reason (self));
+    return s_fail (self, FASGD_CLIENT_EPROTO, "no honest shard left: endpoint %s answers but sent θ no server "
+                   "holds, and the others do not (%s)", bad, reason);
+}
+
 int
 fasgd_client_join (fasgd_client_t *self, const char *name)
 {
@@ -563,6 +591,8 @@ fasgd_client_join (fasgd_client_t *self, const char *name)
         theirs join again (all of them the first time).  */
     s_all (self, s_join_op, (void *) name);
     int rc = s_result (self);
+    if (s_lost_error (rc))
+        rc = s_no_honest_shard (self, rc);
     if (rc == 0 && (rc = s_shards_check (self)) != 0) {
         /*  Servers that do not fit together: none of them keeps us.  */
         int keep = self->err_link;

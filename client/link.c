@@ -85,6 +85,7 @@ struct fasgd_link_t {
     /*  pushed: this session's first PUSH went through; fetched: θ was
         received in this session.  */
     fasgd_gates_t gates;
+    uint64_t theta_refused;         /* PARAMS refused since θ was last taken, in any session */
     int resolved;                   /* the endpoints' host names resolved once */
     uint64_t last_push_ts;          /* the timestamp the last PUSH carried */
     int then_fetch;                 /* a request with THEN_FETCH is waiting */
@@ -642,10 +643,12 @@ s_params_take (fasgd_link_t *self, zframe_t **body_p, const fasgd_header_t *rep,
     }
     if (s_params_plausible (self, zframe_data (body), self->nparams) != 0) {
         zframe_destroy (&body);
+        self->theta_refused++;
         return FASGD_CLIENT_EPROTO;
     }
     fasgd_proto_wire_decode (self->wire_params, zframe_data (body), self->nparams, theta);
     zframe_destroy (&body);
+    self->theta_refused = 0;
     *ts = rep->timestamp;
     self->gates.fetched = 1;
     return 0;
@@ -994,4 +997,10 @@ int
 fasgd_link_fetched (const fasgd_link_t *self)
 {
     return self && self->gates.fetched;
+}
+
+uint64_t
+fasgd_link_theta_refused (const fasgd_link_t *self)
+{
+    return self ? self->theta_refused : 0;
 }

@@ -24,6 +24,9 @@ int fasgd_link_join (fasgd_link_t *self, const char *name);
 int fasgd_link_joined (const fasgd_link_t *self);
 /*  1 once θ was received (and taken) in this session.  */
 int fasgd_link_fetched (const fasgd_link_t *self);
+/*  PARAMS refused since θ was last taken from this server (in any
+    session): values no server holds (NaN, Inf, beyond ±1e19).  */
+uint64_t fasgd_link_theta_refused (const fasgd_link_t *self);
 const fasgd_proto_desc_t *fasgd_link_desc (const fasgd_link_t *self);
 uint32_t fasgd_link_id (const fasgd_link_t *self);
 size_t fasgd_link_nparams (const fasgd_link_t *self);

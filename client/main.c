@@ -36,6 +36,9 @@
     last, so a restarted server is found within a second of coming back.  */
 #define S_BACKOFF_FIRST_MS  50
 #define S_BACKOFF_MAX_MS    1000
+/*  How long a sharded client tries to join again while every shard that
+    answers sends θ no server holds.  */
+#define S_NO_HONEST_SHARD_S 20
 /*  After gradients refused (422) in a row: the first refusal is followed
     at once (an honest client meets one now and then), each later one by
     a wait twice the last, from S_REFUSED_FIRST_MS to S_REFUSED_MAX_MS.
@@ -349,12 +352,18 @@ s_log_failure (const s_run_t *r, const char *what, int rc)
 }
 
 /*  Joins again after the server went away, until it answers or the run
-    is signalled: 0 joined and holding θ, 1 signalled, -1 fatal.  */
+    is signalled: 0 joined and holding θ, 1 signalled, -1 fatal. A
+    sharded client whose shards that answer all send θ no server holds
+    (the library says so as FASGD_CLIENT_EPROTO) tries for
+    S_NO_HONEST_SHARD_S, in case the others come back, then gives up.  */
 static int
 s_rejoin (s_run_t *r)
 {
     uint64_t backoff = S_BACKOFF_FIRST_MS;
     uint64_t tries = 0;
+    int said = 0;
+    struct timespec t0, now;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
     while (!s_stop) {
         /*  join starts the counters afresh: keep what they hold.  */
         s_stats_add (&r->past, fasgd_client_stats (r->client));
@@ -375,6 +384,19 @@ s_rejoin (s_run_t *r)
         int status = fasgd_client_last_status (r->client);
         int retry = rc == FASGD_CLIENT_ETIMEOUT || rc == FASGD_CLIENT_ENOTJOINED
                  || (rc == FASGD_CLIENT_EREFUSED && status == FASGD_STATUS_UNAVAILABLE);
+        if (rc == FASGD_CLIENT_EPROTO && fasgd_client_shards (r->client) > 1) {
+            clock_gettime (CLOCK_MONOTONIC, &now);
+            double spent = s_elapsed (&t0, &now);
+            if (spent >= S_NO_HONEST_SHARD_S) {
+                fasgd_log_error ("cannot join again: %s; still so after %" PRIu64 " tries in %.0f s: giving up",
+                                 fasgd_client_last_reason (r->client), tries, spent);
+                return -1;
+            }
+            if (!said++)
+                fasgd_log_warn ("cannot join again: %s; trying for %d s before giving up",
+                                fasgd_client_last_reason (r->client), S_NO_HONEST_SHARD_S);
+            retry = 1;
+        }
         if (!retry) {
             s_log_failure (r, "cannot join again", rc);
             return -1;

@@ -6,13 +6,15 @@
 # theta, say so, and never push a gradient computed on it: with no part of
 # shard 1 ever held it stops at once, non-zero, and shard 0 applies nothing;
 # with a part held it trains on with shard 0 alone, which applies only sound
-# gradients. An honest pair of shards sees no refusal. A single server
+# gradients; when shard 0 then goes away, leaving only the fake, the client
+# tries to join again for 20 s, then gives up, non-zero, saying no honest
+# shard is left. An honest pair of shards sees no refusal. A single server
 # serving NaN theta is refused the same way. TAP output.
 tap_name=hostile_shard
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 fake="$top_build/tests/fake_shard"
 
-plan_mnist 17
+plan_mnist 20
 
 for i in 0 1 9; do
     count=2; [ $i = 9 ] && count=1 i_=0 || i_=$i
@@ -27,7 +29,7 @@ heartbeat: {interval_ms: 200, expiry_ms: 3000}
 YAML
 done
 serve "$tmp/p0" "$tmp/server.log" "$server" -c "$tmp/s0.yaml"
-push0=$push fetch0=$fetch
+push0=$push fetch0=$fetch s0_pid=$server_pid
 serve "$tmp/p1" "$tmp/s1.log" "$server" -c "$tmp/s1.yaml"
 push1=$push fetch1=$fetch
 key() { "$ctl" -j -p "$tmp/p0" status | sed -n "s/^ *\"$1\": \([0-9]*\),*$/\1/p"; }
@@ -94,3 +96,27 @@ stop_fake
 check "a server serving NaN theta: the client exits non-zero, no step taken (exit $rc)" \
     sh -c "[ $rc != 0 ] && grep -q ': 0 steps in' '$tmp/out'"
 check "... and says which value it refused" grep -q "$refusal: value 39755 of 79510 is nan" "$tmp/err"
+
+# The fake beside shard 0 again, then shard 0 silent: no shard left whose
+# theta the client can take. It tries to join again for 20 s (shard 0 may
+# come back), then gives up.
+check "a fake shard 1 serving NaN after 5 plausible PARAMS starts again" start_fake nan 5
+t0=$(date +%s)
+"$client" -s "$push0,$fpush" -f "$fetch0,$ffetch" --data "$data" --seed 1 --quiet --timeout-ms 1000 \
+    --delay-ms 2 > "$tmp/out" 2> "$tmp/err" &
+cpid=$!
+pids="$pids $cpid"
+wait_for "grep -q 'the other shards train on' '$tmp/err'" 30
+# Stopped, not killed: its ports stay its own (a server started meanwhile
+# could take them), and it answers nothing.
+kill -STOP "$s0_pid"
+i=0
+while kill -0 "$cpid" 2> /dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+kill -9 "$cpid" 2> /dev/null
+wait "$cpid"; rc=$?
+stop_fake
+check "shard 0 silent, the fake left: the client gives up, non-zero, within 60 s (exit $rc after $(($(date +%s) - t0)) s)" \
+    sh -c "[ $rc != 0 ] && [ $rc != 137 ]"
+check "... saying no honest shard is left, and after how long" \
+    sh -c "grep -q 'no honest shard left: endpoint 2 answers but sent θ no server holds' '$tmp/err' &&
+        grep -q 'error: cannot join again: no honest shard left: .* tries in 2[0-9] s: giving up' '$tmp/err'"

@@ -11,7 +11,7 @@ tap_name=slurm
 if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
     echo "1..0 # SKIP MNIST digits missing: run scripts/get-mnist"; exit 0
 fi
-"$top_src/scripts/slurm-local" --build "$top_build" --data "$data" --seconds 20 > "$tmp/out" 2> "$tmp/err"
+"$top_src/scripts/slurm-local" --build "$top_build" --data "$data" --seconds 30 --more-steps 100 > "$tmp/out" 2> "$tmp/err"
 rc=$?
 if [ $rc -eq 77 ]; then
     echo "1..0 # SKIP $(sed -n 's/.*SKIP: //p' "$tmp/err" | head -1)"; exit 0

@@ -83,14 +83,22 @@ def run_sim(path, keys):
 def run_all(jobs, todo, what, tag, deadline=None):
     """todo: [(path, keys)], each run whose CSV is not complete; returns
     {path: CPU seconds}. Progress lines start with tag. A run not started
-    by deadline (seconds since the epoch) is left out."""
+    by deadline (seconds since the epoch), or that fails, is left out."""
     if not todo:
         return {}
     cpu = {}
     t0 = time.time()
 
     def one(path, keys):
-        return None if deadline is not None and time.time() >= deadline else run_sim(path, keys)
+        if deadline is not None and time.time() >= deadline:
+            return None
+        try:
+            return run_sim(path, keys)
+        except RuntimeError as e:
+            # A run stopped from outside (a signal) is left out, not the
+            # whole invocation: the next one runs it again.
+            print("%s: %s" % (tag, e), flush=True)
+            return None
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
         futs = {ex.submit(one, path, keys): path for path, keys in todo}

@@ -53,6 +53,11 @@
     widen each reply's parameters to float32, as fasgd-client does, and
     its vs-asgd column is what the wire gains or costs next to float32.
 
+    A rule named with "+noguard" (asgd+noguard) runs the same server with
+    its push guard off (guard.enabled false): its vs-asgd column is what
+    the guard costs. The guard here judges sizes only (no validation set
+    is loaded, so there is no reference gradient).
+
     Usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST]
                      [--clients LIST] [--trips LIST] [--seconds S]
                      [--warmup S] [--rounds R] [--fresh-pages]
@@ -388,6 +393,11 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
             s->wire = w;
             fprintf (f, "wire: {push: %s, params: %s}\n", tag + 1, tag + 1);
         }
+    }
+    char *off = strstr (name, "+noguard");
+    if (off) {
+        memmove (off, off + strlen ("+noguard"), strlen (off + strlen ("+noguard")) + 1);
+        fputs ("guard: {enabled: false}\n", f);
     }
     char *plus = strstr (name, "+curve");
     if (plus) {
@@ -1197,6 +1207,7 @@ s_usage (FILE *out)
            "                   same with CURVE on, its vs-asgd the price of encryption;\n"
            "                   RULE+bf16, RULE+f16: the compact wire both ways, the\n"
            "                   clients rounding each push and widening each reply\n"
+           "                   RULE+noguard: the same with the push guard off\n"
            "  --clients LIST   concurrent clients; default 1,4,16\n"
            "  --trips LIST     round trips a step: 2 (PUSH then FETCH, as ps-lite's push\n"
            "                   then pull) and 1 (PUSH with THEN_FETCH); default 2,1\n"

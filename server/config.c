@@ -79,6 +79,9 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_INT ("limits.refusals", fasgd_server_cfg_t, max_refusals, 0, 1000000000, "10",
         "a client with this many gradients in a row refused is forgotten (its next request gets 401); "
         "0: never"),
+    FASGD_CFG_KEY_BOOL ("guard.enabled", fasgd_server_cfg_t, guard_enabled, "true",
+        "false: pushes reach the rule unjudged; it still refuses NaN and Inf, but no size, direction or "
+        "overflow is checked (to measure what the guard costs; never with clients you do not control)"),
     FASGD_CFG_KEY_INT ("guard.examples", fasgd_server_cfg_t, guard_examples, 0, 100000, "128",
         "examples of the validation set the server computes its reference gradient on, which judges "
         "every push's direction (built-in model with eval.enabled; 0: no reference, sizes only)"),

@@ -77,7 +77,11 @@
        of it; when none is (no trusted client has pushed yet, or none
        for that long), it is checked for size only, and that is logged
        when it starts and ends. Without CURVE, guard.trusted is refused
-       at start: a push's key would not be known.  */
+       at start: a push's key would not be known.
+
+    guard.enabled false turns all of this off, to measure what it costs:
+    every push goes to the rule as it came, and the rule's own first pass
+    (common/rules.c) refuses NaN and Inf; nothing else is checked.  */
 #include "guard.h"
 
 #include "clock.h"
@@ -262,6 +266,11 @@ int
 fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, const fasgd_dataset_t *valid)
 {
     const fasgd_server_cfg_t *cfg = self->cfg;
+    if (!cfg->guard_enabled) {
+        fasgd_log_warn ("guard: off (guard.enabled false): pushes reach the rule unjudged, which refuses NaN "
+                        "and Inf only; no size, direction or overflow is checked");
+        return 0;
+    }
     if (!model || !valid || cfg->guard_examples <= 0 || self->params->n != self->params->total) {
         const char *why = !model ? "an external model" : self->params->n != self->params->total
                           ? "a shard holds part of the parameters" : cfg->guard_examples <= 0
@@ -616,6 +625,10 @@ fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const flo
     const fasgd_server_cfg_t *cfg = self->cfg;
     const float *g = *gp;
     *weight_p = 1;
+    if (!cfg->guard_enabled) {
+        *norm_p = 0;
+        return 0;
+    }
     int builtin = self->pool != NULL;
     if (builtin && (self->ref_due || self->since_ref >= (uint64_t) cfg->guard_every))
         s_reference (self);
@@ -687,6 +700,9 @@ void
 fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float *g, uint64_t j, double norm,
                           int repeat)
 {
+    c->refused_in_row = 0;
+    if (!self->cfg->guard_enabled)
+        return;
     if (self->trusted_refs && c->trusted && !repeat)
         s_trusted_keep (self, g, j, norm);
     double state;
@@ -697,7 +713,6 @@ fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const 
         self->theta_bound = fasgd_floats_max_abs (self->params->theta, self->params->n);
         self->since_measure = 0;
     }
-    c->refused_in_row = 0;
     if (repeat || self->cfg->grad_norm_factor <= 0)
         return;
     self->norms [self->norm_next] = norm;

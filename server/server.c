@@ -307,8 +307,10 @@ s_params (fasgd_server_t *self, size_t n, size_t total, size_t offset)
         fasgd_log_error ("rule: %s", err);
         return -1;
     }
-    /*  guard.c checks every gradient before the rule sees it.  */
-    fasgd_rule_gradients_checked (rule);
+    /*  guard.c checks every gradient before the rule sees it (unless
+        guard.enabled is false: the rule's own pass then refuses NaN).  */
+    if (cfg->guard_enabled)
+        fasgd_rule_gradients_checked (rule);
     self->needs_used = fasgd_rule_needs_theta_used (rule);
     self->cache_last = cfg->gates.push.kind != FASGD_GATE_ALWAYS
                        && cfg->gates.push_skip == FASGD_PUSH_SKIP_RESEND_LAST;

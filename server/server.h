@@ -51,6 +51,7 @@ typedef struct {
     int grad_norm_action;           /* fasgd_srv_norm_action_t: above a bound */
     int wire_push, wire_params;     /* fasgd_wire_t: how gradients and parameters travel */
     int max_refusals;               /* refusals in a row that make the server forget a client; 0 never */
+    int guard_enabled;              /* 0: pushes reach the rule unjudged (measuring the guard's cost) */
     int guard_examples;             /* the reference gradient's examples; 0: no reference */
     int guard_every;                /* accepted updates between reference gradients */
     int guard_pool;                 /* validation examples the reference draws from */

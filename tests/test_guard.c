@@ -134,6 +134,32 @@ START_TEST (test_norm_bound_and_forgetting)
 }
 END_TEST
 
+/*  guard.enabled false (for measuring the guard's cost): no bound is
+    applied, and the rule's own pass still refuses NaN, changing nothing.  */
+START_TEST (test_guard_off)
+{
+    const char *sets [] = { "guard.enabled=false", "limits.grad_norm=10", "limits.refusals=0", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push = s_connect (s.push), *fetch = s_connect (s.fetch);
+    uint32_t id = s_join (push);
+    float before [D], after [D], g [D];
+    uint64_t ts;
+    s_fill (g, 1.0f);                   /* norm √204 ≈ 14.3, above the bound */
+    ck_assert_int_eq (s_push (push, id, 1, 0, g), FASGD_STATUS_OK);
+    s_fetch (fetch, id, 2, before, &ts);
+    ck_assert_uint_eq (ts, 1);
+    g [3] = NAN;
+    ck_assert_int_eq (s_push (push, id, 3, ts, g), FASGD_STATUS_NONFINITE);
+    s_fetch (fetch, id, 4, after, &ts);
+    ck_assert_mem_eq (before, after, sizeof before);
+    ck_assert_uint_eq (ts, 1);
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 START_TEST (test_clip)
 {
     const char *sets [] = { "limits.grad_norm=1", "limits.grad_norm_action=clip", NULL };
@@ -540,6 +566,7 @@ guard_suite (void)
     tcase_add_test (tc, test_huge_pushes_change_nothing);
     tcase_add_test (tc, test_refused_push_is_not_repeated);
     tcase_add_test (tc, test_norm_bound_and_forgetting);
+    tcase_add_test (tc, test_guard_off);
     tcase_add_test (tc, test_clip);
     tcase_add_test (tc, test_median_factor);
     tcase_add_test (tc, test_median_follows_growing_norms);

@@ -449,6 +449,15 @@ START_TEST (test_sumsq_dot)
         ck_assert_double_eq (fasgd_floats_sumsq_dot (v, r, lens [k], &dot), want_sq);
         ck_assert_double_eq (dot, want_dot);
     }
+    /*  Values whose sums round: the one pass gives the bits of
+        fasgd_floats_sumsq, and v·v the same.  */
+    for (int i = 0; i < 1000; i++)
+        v [i] = 1.0f / (float) (i + 3);
+    for (size_t k = 0; k < sizeof lens / sizeof lens [0]; k++) {
+        double dot = -1, sq = fasgd_floats_sumsq_dot (v, v, lens [k], &dot);
+        ck_assert (sq == fasgd_floats_sumsq (v, lens [k]));
+        ck_assert (dot == sq);
+    }
 }
 END_TEST
 

@@ -3,7 +3,7 @@
 import re
 import statistics
 
-from .common import GROUP_PREFIX, TAIL, setting_label, table
+from .common import GROUP_PREFIX, TAIL, eps_settings, lr_rules, setting_label, table
 
 
 INTRO = """\
@@ -113,8 +113,11 @@ class Intro:
                 else "and at its sweep winner"),
             "The learning-rate sweep: 8 half-decade candidates per rule instead of the paper's 16, on "
             "two settings (%s) instead of every setting, %s iterations instead of the full "
-            "length, and seed 1 only." % (" and ".join(setting_label(s) for s in g["lr.settings"]),
-                                           "{:,}".format(self.n_lr)),
+            "length, and seed 1 only%s; the ε sweep on %s." % (
+                " and ".join(setting_label(s) for s in g["lr.settings"]), "{:,}".format(self.n_lr),
+                "".join("; on %s only %s" % (setting_label(s), ", ".join(lr_rules(g, s)))
+                        for s in g["lr.settings"] if lr_rules(g, s) != g["lr.rules"]),
+                " and ".join(setting_label(s) for s in eps_settings(g))),
             "Fig. 2 runs only %s: dcasgd and gap-aware were cut to keep Fig. 1 + Fig. 2 (one seed) "
             "within 15 minutes; Fashion-MNIST runs them at every λ of Fig. 2." % (
                 ", ".join(g["fig2.rules"])) if "dcasgd" not in g["fig2.rules"] else

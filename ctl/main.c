@@ -423,9 +423,14 @@ s_one (const char *ep, const s_curve_t *curve, const char *command, int timeout_
             if (!json)
                 fasgd_ctl_reply_print_status (&r, ep);
         }
-        else if (!json && !strcmp (command, "RELOAD"))
-            printf ("allowlist reloaded: %.0f keys allowed, %.0f clients revoked\n",
+        else if (!json && !strcmp (command, "RELOAD")) {
+            printf ("allowlist reloaded: %.0f keys allowed, %.0f clients revoked",
                     fasgd_ctl_reply_num (&r, "allowed_keys"), fasgd_ctl_reply_num (&r, "revoked"));
+            /*  A server with guard.trusted reads those keys again too.  */
+            if (fasgd_ctl_reply_num (&r, "trusted_keys") > 0)
+                printf (", %.0f keys trusted", fasgd_ctl_reply_num (&r, "trusted_keys"));
+            printf ("\n");
+        }
         else if (!json) {
             char file [FASGD_PATH_LEN];
             printf ("checkpoint written to %s at T=%.0f in %.3f s\n",

@@ -124,7 +124,8 @@ s_requests (fasgd_srv_metrics_t *self)
     fasgd_metrics_text_counter (t, "fasgd_server_guard_weighted_total",
                                 "pushes the guard's direction check applied with a weight below 1", st->weighted);
     fasgd_metrics_text_counter (t, "fasgd_server_guard_references_total",
-                                "reference gradients the guard computed on held-out data", st->references);
+                                "reference gradients the guard computed on held-out data, or took from trusted clients' pushes",
+                                st->references);
     fasgd_metrics_text_counter (t, "fasgd_server_received_bytes_total", "bytes received on the data sockets",
                                 st->bytes_in);
     fasgd_metrics_text_counter (t, "fasgd_server_sent_bytes_total", "bytes sent on the data sockets",

@@ -13,7 +13,7 @@ tap_name=trusted
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 worker="$top_build/tests/ext_worker"
 
-echo "1..12"
+echo "1..14"
 
 cd "$tmp" || exit 99
 mkdir keys allowed trusted
@@ -122,6 +122,10 @@ serve "$ports" "$tmp/server.log" "$server" -c "$tmp/guarded.yaml"
 work honest honest honest --steps 300 --seed 2
 wait_for "grep -q '^ext_worker: ' '$tmp/honest.out'" 60
 a_refused=$(stat honest guard_refused) a_ignored=$(stat honest guard_ignored)
+# Its key made trusted while it is joined: a reload says so.
+cp "$tmp/keys/honest.key" "$tmp/trusted/"
+"$ctl" -p "$ports" -k "$tmp/keys/server.key" --cert "$tmp/keys/server.key_secret" reload > "$tmp/out" 2> "$tmp/err"
+reload_rc=$?
 kill "$wpid"; wait "$wpid"
 sed 's/^/# /' "$tmp/honest.out"
 check "an honest untrusted client alone is never refused ($(field honest refused); the server counts $a_refused)" \
@@ -131,4 +135,8 @@ check "... nor ignored ($a_ignored), and it trains" \
 check "STATUS says what the direction is judged against" \
     sh -c "'$ctl' -p '$ports' -k '$tmp/keys/server.key' --cert '$tmp/keys/server.key_secret' --json status |
            grep -q '\"guard_direction\": \"trusted\"'"
+check "a reload reads guard.trusted again (exit $reload_rc: $(cat "$tmp/out"))" \
+    sh -c "[ $reload_rc = 0 ] && grep -q 'allowlist reloaded: 3 keys allowed, 0 clients revoked, 2 keys trusted' '$tmp/out'"
+check "... and the client already joined with the key is trusted from then on" \
+    grep -q 'client 1 (honest): key .* is now trusted (guard.trusted)' "$tmp/server.log"
 exit $((failed > 0))

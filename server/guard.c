@@ -598,9 +598,10 @@ s_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int r
         c->ignored++;
         if (++self->ignored_in_row % S_IGNORED_NOTICE == 0)
             fasgd_log_notice ("guard: the last %llu pushes were all ignored (T=%llu; the last one's mean score "
-                              "%.3g, from client %u): no client's pushes predict descent of the held-out loss",
-                              (unsigned long long) self->ignored_in_row, (unsigned long long) self->params->T,
-                              v.mean, c->id);
+                              "%.3g, from client %u): %s", (unsigned long long) self->ignored_in_row,
+                              (unsigned long long) self->params->T, v.mean, c->id, self->pool
+                              ? "no client's pushes predict descent of the held-out loss"
+                              : "no untrusted client's pushes point along the trusted clients'");
         return 0;
     }
     if (self->ignored_in_row >= S_IGNORED_NOTICE)

@@ -1,10 +1,12 @@
 #!/bin/sh
 # scripts/bench-link: bad arguments refused before anything is created;
 # then a tiny run (100 Mbit/s links, a 100,000-value model, 2 clients,
-# fasgd-server with 1 and 2 trips, and ps-lite when its benchmark is built):
-# every system made steps, its link use is a share of the link (above 0,
-# at most the rate, with 10% for the tbf's burst and the timing of the
-# counters' reads), and no namespace fbl-* or process of the run is left.
+# fasgd-server with 1 and 2 trips, compute-free and with fasgd-clients
+# training on MNIST, and ps-lite when its benchmark is built): every system
+# made steps, its link use is a share of the link (above 0, at most the
+# rate, with 10% for the tbf's burst and the timing of the counters'
+# reads), the training rows took CPU, and no namespace of the run's prefix
+# (fbl, or $FASGD_NETNS_PREFIX) or process of the run is left.
 # Skipped where network namespaces or tc cannot be used. TAP.
 tap_name=bench-link
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
@@ -16,31 +18,43 @@ if ldd "$top_build/client/.libs/libfasgdclient.so.0" 2> /dev/null | grep -q liba
     echo "1..0 # SKIP libfasgdclient is built with sanitizers"
     exit 0
 fi
-echo "1..6"
+plan_mnist 9
 "$bl" --systems fasgd3 > "$tmp/out" 2> "$tmp/err"
 rc=$?
 check "a system of 3 trips is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--systems' '$tmp/err'"
 "$bl" --rate 1 > "$tmp/out" 2> "$tmp/err"
 rc=$?
 check "a rate of 1 bit/s is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--rate' '$tmp/err'"
+"$bl" --prefix 'a-b' > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "a prefix with a dash is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--prefix' '$tmp/err'"
+"$bl" --systems train3 > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "a training system of 3 trips is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--systems' '$tmp/err'"
 
-systems=fasgd1,fasgd2
+prefix=${FASGD_NETNS_PREFIX:-fbl}
+systems=fasgd1,fasgd2,train1,train2
 [ -x "${PSLITE_BIN:-/tmp/pslite/build/bench_pushpull}" ] && systems=$systems,pslite
 FASGD_NETNS_LOCK_WAIT=${FASGD_NETNS_LOCK_WAIT:-300} "$bl" --build "$top_build" --systems "$systems" \
-    --params 100000 --rate 1e8 --clients 2 --seconds 1 --warmup 0.5 --rounds 1 --out "$tmp/bl" > "$tmp/out" 2> "$tmp/err"
+    --params 100000 --rate 1e8 --clients 2 --seconds 1 --warmup 0.5 --rounds 1 --out "$tmp/bl" \
+    --prefix "$prefix" --data "$data" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 if [ $rc -eq 77 ]; then
     reason=$(sed -n 's/.*SKIP: //p' "$tmp/err" | head -1)
-    while [ "$n" -lt 6 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be used here}"; done
+    while [ "$n" -lt 9 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be used here}"; done
     exit 0
 fi
 check "a run of $systems ends (exit $rc)" test $rc -eq 0
-# The table's rows: system, steps/s, (min-max), down%, up%, x-pslite.
+# The table's rows: system, steps/s, (min-max), down%, up%, x-pslite, cpu.
 check "every system made steps and used between 0 and 110% of the link both ways" awk -v want="$systems" '
-    $1 ~ /^(fasgd[12]|pslite)$/ && NF == 6 {
+    $1 ~ /^(fasgd[12]|train[12]|pslite)$/ && NF == 7 {
         down = $4 + 0; up = $5 + 0      # "85.4%" reads as 85.4
         if ($2 > 0 && down > 0 && down <= 110 && up > 0 && up <= 110) ok[$1] = 1 }
     END { n = split(want, w, ","); for (i = 1; i <= n; i++) if (!ok[w[i]]) exit 1 }' "$tmp/bl/results.txt"
-check "its namespaces (fbl-*) are gone" sh -c "! ip netns list 2>/dev/null | grep -q '^fbl-'"
+check "the training rows took CPU, the others say none" awk '
+    $1 ~ /^train[12]$/ && NF == 7 && $7 > 0 { t++ }
+    $1 ~ /^(fasgd[12]|pslite)$/ && NF == 7 && $7 == "-" { f++ }
+    END { exit !(t == 2 && f >= 2) }' "$tmp/bl/results.txt"
+check "its namespaces ($prefix-*) are gone" sh -c "! ip netns list 2>/dev/null | grep -q '^$prefix-'"
 check "no server or client of the run is left" sh -c "! ps -eo args | grep -v grep | grep -q '$tmp/bl/'"
 [ "$failed" -eq 0 ]

@@ -17,6 +17,8 @@
       sybil       flip-bound from --ids ids, each replaced by a fresh one
                   (a new JOIN) every --rotate (16) pushes, so that no id
                   has a history to lose
+      honest      the gradient as computed: no attack, for a load of many
+                  honest ids (--ids) from one process (scripts/honest-load)
 
     --ids K makes K ids (JOINs) push in turn, for every attack. With
     --server-key (and --cert) every id speaks CURVE with the one key the
@@ -55,8 +57,9 @@ s_on_signal (int sig)
     s_stop = 1;
 }
 
-typedef enum { S_FLIP, S_FLIP_BOUND, S_RANDOM, S_FROG, S_TINY, S_FIRST, S_SYBIL } s_mode_t;
-static const char *const s_modes [] = { "flip", "flip-bound", "random", "frog", "tiny", "first", "sybil", NULL };
+typedef enum { S_FLIP, S_FLIP_BOUND, S_RANDOM, S_FROG, S_TINY, S_FIRST, S_SYBIL, S_HONEST } s_mode_t;
+static const char *const s_modes [] = { "flip", "flip-bound", "random", "frog", "tiny", "first", "sybil", "honest",
+                                        NULL };
 
 typedef struct {
     const char *push, *fetch, *data;
@@ -86,7 +89,19 @@ s_join (const s_opts_t *o, s_id_t *id, int k)
     }
     char name [32];
     snprintf (name, sizeof name, "attacker-%d", k);
-    return id->c && fasgd_client_join (id->c, name) == 0 ? 0 : -1;
+    if (!id->c || fasgd_client_join (id->c, name) != 0)
+        return -1;
+    if (o->mode != S_HONEST)
+        return 0;
+    /*  As fasgd-client does: θ at once, so that the fetch connection
+        speaks within limits.greeting_ms however long the id waits for
+        its turn.  */
+    const fasgd_proto_desc_t *d = fasgd_client_desc (id->c);
+    float *theta = d ? malloc ((size_t) d->params * sizeof (float)) : NULL;
+    uint64_t ts;
+    int rc = theta ? fasgd_client_fetch (id->c, theta, &ts, 0) : -1;
+    free (theta);
+    return rc < 0 ? -1 : 0;
 }
 
 /*  The server's mlp, from its description.  */
@@ -162,6 +177,8 @@ s_attack (const s_opts_t *o, fasgd_rng_t *rng, float *g, size_t n, long step, do
         case S_TINY:
             s_scale (g, n, 1e-4);
             break;
+        case S_HONEST:
+            break;
     }
 }
 
@@ -213,7 +230,7 @@ main (int argc, char **argv)
     s_opts_t o;
     if (s_parse (argc, argv, &o) != 0) {
         fprintf (stderr, "usage: attacker -s PUSH -f FETCH --data DIR --mode flip|flip-bound|random|frog|tiny|"
-                 "first|sybil [--ids K] [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N] "
+                 "first|sybil|honest [--ids K] [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N] "
                  "[--server-key FILE [--cert FILE]]\n");
         return 2;
     }

@@ -11,14 +11,14 @@
 # 6 fetches, 7 potential_fetches, 8 pushes, 9 potential_pushes. Each row's
 # key sits below its middle panel, off the data.
 load "experiments/smooth.gp"
-set terminal pngcairo size 2100, 1300 font "DejaVu Sans,12" linewidth 1.5
+set terminal pngcairo size 2100, 1400 font "DejaVu Sans,12" linewidth 1.5
 set output OUT
 set datafile separator ","
 set grid
 x = strstrt(SET, "x")
 # one key a row, below its middle panel (KEYON), none elsewhere
-KEYON = 'set key at graph 0.5, graph -0.2 center top horizontal maxrows 2 box opaque font ",11"'
-set multiplot layout 2, 3 margins 0.05, 0.98, 0.1, 0.93 spacing 0.06, 0.17 title sprintf("Fig. 3: B-FASGD, fasgd %s at α = %s, μ = %s, λ = %s (errors: %s; copies: seed %s)%s", ST, ALPHA, SET[1:x-1], SET[x+1:], BAND, SEED[3:], QUICK ? " (--smoke)" : "") font ",15"
+KEYON = 'set key at graph 0.5, graph -0.2 center top horizontal maxcols 4 box opaque font ",11"'
+set multiplot layout 2, 3 margins 0.05, 0.98, 0.12, 0.93 spacing 0.06, 0.19 title sprintf("Fig. 3: B-FASGD, fasgd %s at α = %s, μ = %s, λ = %s (errors: %s; copies: seed %s)%s", ST, ALPHA, SET[1:x-1], SET[x+1:], BAND, SEED[3:], QUICK ? " (--smoke)" : "") font ",15"
 f(n) = sprintf("%s/%s%s%s.csv", R, PFX, n, SEED)
 b(n) = sprintf("%s/band-%s%s.dat", R, PFX, n)
 base = f("-c0")

@@ -60,9 +60,18 @@ def command(keys):
     return "fasgd-sim -c experiments/base.yaml -t 1 " + " ".join("--set " + k for k in keys)
 
 
+def binary_sha256():
+    with open(SIM, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
 def run_sim(path, keys):
     """Runs fasgd-sim into path (through path.tmp; its messages in
-    path.log); returns the run's own CPU seconds."""
+    path.log; the binary's hash in path.bin, taken as it starts, since a
+    rebuild during a long invocation replaces it); returns the run's own
+    CPU seconds."""
+    with open(path + ".bin", "w") as f:
+        f.write(binary_sha256() + "\n")
     args = ["nice", "-n", "19", SIM, "-c", BASE, "-t", "1", "-q", "-o", path + ".tmp"]
     for k in keys:
         args += ["--set", k]
@@ -124,8 +133,7 @@ def provenance():
     dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no", "--", ".",
                             ":!scripts", ":!experiments", ":!tests", ":!docs"],
                            capture_output=True, text=True).stdout.strip()
-    with open(SIM, "rb") as f:
-        binhash = hashlib.sha256(f.read()).hexdigest()[:16]
+    binhash = binary_sha256()
     model = "unknown CPU"
     with open("/proc/cpuinfo") as f:
         for line in f:
@@ -162,4 +170,7 @@ def keep(kept, key_cols, runs, cpu, prov):
                     with open(src + ".cpu") as fc:
                         secs = fc.read().strip()
                 row = dict(prov, file=gz, command=command(keys), cpu_s=secs, **dict(zip(key_cols, key)))
+                if os.path.exists(src + ".bin"):
+                    with open(src + ".bin") as fb:
+                        row["binary_sha256"] = fb.read().strip()
             w.writerow(row)

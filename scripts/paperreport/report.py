@@ -3,7 +3,7 @@ from a module of its own (intro, sweeps, fig1, fig2, fig3, fashion)."""
 
 import os
 
-from .common import (RULE, TAIL, compare, fmt_it, outcome, paired, pick, read_grid, recorded_pick,
+from .common import (RULE, TAIL, TOP, compare, fmt_it, outcome, paired, pick, read_grid, recorded_pick,
                      setting_label, table, verdict_of, with_spread)
 from .runs import Results
 from .intro import Intro
@@ -179,8 +179,9 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
         out += [RULE, "",
                 "The data: every table below is made from the runs kept in `experiments/data/paper/` "
                 "(`scripts/paper-report` remakes this file from them); the ablation "
-                "(`experiments/ablation.md`) and the time to accuracy (`experiments/time-to-accuracy.md`), "
-                "included at the end, from theirs in `experiments/data/`.", ""]
+                "(`experiments/ablation.md`), the tuned baselines (`experiments/baselines.md`) and the time to "
+                "accuracy (`experiments/time-to-accuracy.md`), included at the end, from theirs in "
+                "`experiments/data/`.", ""]
         rows = [[c, "**%s**" % v, n, p] for c, v, n, p in self.headline]
         # The paper's bandwidth statement, from the time to accuracy's kept data.
         bc = bytes_claim(TTA_KEPT, self.grid)
@@ -196,7 +197,23 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
         out.append(table(["claim", "verdict", "settings held / within noise / reversed",
                           "paired by seed (seeds the claimed way)"], rows, ["---", "---", "---:", "---"]))
         out += ["", "The evidence for each verdict is under \"The paper's claims\" below.", ""]
+        out += self.tuned_headline()
         return out
+
+    def tuned_headline(self):
+        """The tuned comparison beside the paper's protocol: the headline
+        that scripts/baselines writes from its own kept runs."""
+        path = os.path.join(TOP, "experiments", "baselines.md")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            lines = [x for x in f.read().splitlines() if x.startswith("**Headline.**")]
+        if not lines:
+            return []
+        return ["**Tuned baselines** (each rule at its own best α, picked on validation, and the paper's "
+                "N(0,1) initial weights; 20,000 iterations, `experiments/baselines.md`, under \"Tuned "
+                "baselines and the paper's initialisation\" below): " + lines[0][len("**Headline.**"):].strip(),
+                ""]
 
     def make(self):
         self.fashion_text = None

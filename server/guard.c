@@ -350,6 +350,20 @@ fasgd_srv_guard_client_mean (const fasgd_srv_guard_t *self, const fasgd_srv_clie
     return fasgd_verdict_mean (&self->vp, &c->verdict);
 }
 
+/*  The reference just written at the ring's next slot, of norm `norm`
+    and computed at θ of timestamp T, becomes the last one.  */
+static void
+s_ring_add (fasgd_srv_guard_t *self, double norm, uint64_t T)
+{
+    int k = self->ref_next;
+    self->ref_norms [k] = norm;
+    self->ref_Ts [k] = T;
+    if (self->fresh_refs < S_REFS)
+        self->fresh_refs++;
+    self->ref_last = k;
+    self->ref_next = (k + 1) % S_REFS;
+}
+
 /*  r at θ now, on a fresh batch, into the ring. A reference that is
     not finite or zero (θ where the batch's gradient vanishes) is not
     kept.  */
@@ -376,12 +390,7 @@ s_reference (fasgd_srv_guard_t *self)
         self->ref_due = self->ref_last < 0;     /* none yet: try again at the next push */
         return;
     }
-    self->ref_norms [k] = norm;
-    self->ref_Ts [k] = self->params->T;
-    if (self->fresh_refs < S_REFS)
-        self->fresh_refs++;
-    self->ref_last = k;
-    self->ref_next = (k + 1) % S_REFS;
+    s_ring_add (self, norm, self->params->T);
 }
 
 /*  The reference a gradient computed at θ of timestamp j is judged
@@ -427,14 +436,8 @@ s_trusted_keep (fasgd_srv_guard_t *self, const float *g, uint64_t j, double norm
 {
     if (!g || !(norm > 0) || !isfinite (norm))
         return;
-    int k = self->ref_next;
-    memcpy (self->ref [k], g, self->params->n * sizeof (float));
-    self->ref_norms [k] = norm;
-    self->ref_Ts [k] = j;
-    self->ref_last = k;
-    self->ref_next = (k + 1) % S_REFS;
-    if (self->fresh_refs < S_REFS)
-        self->fresh_refs++;
+    memcpy (self->ref [self->ref_next], g, self->params->n * sizeof (float));
+    s_ring_add (self, norm, j);
     self->st->references++;
 }
 

@@ -130,6 +130,17 @@ s_slurp (const char *path, size_t *len)
     return buf;
 }
 
+/*  The file at path still holds the len bytes of image: a write that
+    failed left the previous checkpoint as it was.  */
+static void
+s_assert_unchanged (const char *path, const unsigned char *image, size_t len)
+{
+    size_t now_len;
+    unsigned char *now = s_slurp (path, &now_len);
+    ck_assert_msg (now_len == len && memcmp (now, image, len) == 0, "the previous checkpoint was changed");
+    free (now);
+}
+
 /*  The fixture's checkpoint at T, written to its path and read back as
     bytes (the caller frees them).  */
 static unsigned char *
@@ -345,10 +356,7 @@ START_TEST (test_non_finite_values_are_refused)
     ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, theta, D, f.state, f.state_len, NULL, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, "not all finite"), "%s", err);
-    size_t now_len;
-    unsigned char *now = s_slurp (f.path, &now_len);
-    ck_assert (now_len == len && memcmp (now, image, len) == 0);
-    free (now);
+    s_assert_unchanged (f.path, image, len);
     free (image);
     s_fixture_end (&f);
 }
@@ -577,10 +585,7 @@ START_TEST (test_failed_write_keeps_the_previous_checkpoint)
     ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, NULL, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, f.tmp) != NULL, "%s", err);
-    size_t now_len;
-    unsigned char *now = s_slurp (f.path, &now_len);
-    ck_assert_msg (now_len == len && memcmp (now, good, len) == 0, "the previous checkpoint was changed");
-    free (now);
+    s_assert_unchanged (f.path, good, len);
     ck_assert_int_eq (rmdir (f.tmp), 0);
     /*  A read-only folder (root writes there anyway: then not checked).  */
     if (geteuid () != 0) {
@@ -589,9 +594,7 @@ START_TEST (test_failed_write_keeps_the_previous_checkpoint)
                                                   sizeof err), -1);
         ck_assert_msg (strstr (err, "Permission denied") != NULL, "%s", err);
         ck_assert_int_eq (chmod (f.dir, 0755), 0);
-        now = s_slurp (f.path, &now_len);
-        ck_assert (now_len == len && memcmp (now, good, len) == 0);
-        free (now);
+        s_assert_unchanged (f.path, good, len);
     }
     /*  A folder that does not exist.  */
     ck_assert_int_eq (fasgd_checkpoint_write ("/nonexistent-fasgd-dir/ckpt", &f.desc, 78, f.theta, D, f.state,
@@ -606,9 +609,7 @@ START_TEST (test_failed_write_keeps_the_previous_checkpoint)
     ck_assert_msg (strstr (err, "the tensors hold 204 parameters, not 205"), "%s", err);
     ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D - 1, f.state, f.state_len, NULL, err,
                                               sizeof err), -1);
-    now = s_slurp (f.path, &now_len);
-    ck_assert (now_len == len && memcmp (now, good, len) == 0);
-    free (now);
+    s_assert_unchanged (f.path, good, len);
     free (good);
     s_fixture_end (&f);
 }
@@ -710,10 +711,7 @@ START_TEST (test_guard_state_checked)
     ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, &g, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, "not writing") && strstr (err, "norm 6 of 300 is nan"), "%s", err);
-    size_t now_len;
-    unsigned char *now = s_slurp (f.path, &now_len);
-    ck_assert (now_len == len && memcmp (now, image, len) == 0);
-    free (now);
+    s_assert_unchanged (f.path, image, len);
     free (image);
     s_fixture_end (&f);
 }

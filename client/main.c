@@ -96,6 +96,7 @@ typedef struct {
     uint64_t ts;                    /* timestamp of the parameters held */
     fasgd_client_stats_t past;      /* sessions before the current one */
     uint64_t steps, rejoins, nan_steps;
+    int revoked;                    /* the server refused our key (403): no LEAVE */
     /*  Refused gradients (422) in a row since the server last took a
         push, the wait before the next push, and the waits so far.  */
     uint64_t refused_run, refused_wait_ms, waits;
@@ -480,6 +481,7 @@ s_on_failure (s_run_t *r, const char *what, int rc)
             if (status == FASGD_STATUS_FORBIDDEN) {
                 fasgd_log_error ("%s: the server no longer allows this client's CURVE key (%d %s): stopping",
                                  what, status, fasgd_client_last_reason (r->client));
+                r->revoked = 1;
                 return -1;
             }
             if (status == FASGD_STATUS_NONFINITE || status == FASGD_STATUS_CONFLICT) {
@@ -980,7 +982,9 @@ s_session (s_run_t *r)
     return status;
 }
 
-/*  LEAVE, then the summary line on stdout.  */
+/*  LEAVE (not to a server that revoked our key: it refuses that too,
+    and a warning about it would follow the error that said why), then
+    the summary line on stdout.  */
 static void
 s_finish (s_run_t *r)
 {
@@ -988,7 +992,7 @@ s_finish (s_run_t *r)
     clock_gettime (CLOCK_MONOTONIC, &t1);
     double secs = s_elapsed (&r->t0, &t1);
     fasgd_client_stats_t t = s_stats_total (r);
-    int rc = fasgd_client_leave (r->client);
+    int rc = r->revoked ? 0 : fasgd_client_leave (r->client);
     if (rc < 0 && rc != FASGD_CLIENT_ENOTJOINED)
         fasgd_log_warn ("leave: %s", fasgd_client_strerror (rc));
     printf ("fasgd-client: client %" PRIu32 " (%s): %" PRIu64 " steps in %.1f s (%.1f steps/s), "

@@ -12,7 +12,7 @@ tap_name=curve
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 raw_peer="$top_build/tests/raw_peer"
 
-plan_mnist 32
+plan_mnist 33
 
 # run NAME COMMAND...: stdout in $tmp/NAME.out, stderr in $tmp/NAME.err,
 # status in $rc, seconds taken in $took.
@@ -152,6 +152,8 @@ check "its reason: the server no longer allows its key, said as an error" \
     sh -c "test $alice_rc -eq 1 && grep -q \"error: .*no longer allows this client's CURVE key\" '$tmp/alice2.err'"
 check "it does not blame a restart or an expiry, nor join again" \
     sh -c "! grep -q 'expired us\\|joining again' '$tmp/alice2.err'"
+check "nor warns after the error that its LEAVE was refused: it sends none" \
+    sh -c "! grep -q 'warn: leave' '$tmp/alice2.err'"
 train alice3 alice --steps 10
 check "a new connection with the revoked key is refused" sh -c "test $rc -eq 1"
 mv "$tmp/alice.key" "$tmp/allowed/"

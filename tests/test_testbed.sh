@@ -15,7 +15,7 @@ inst=t$(($$ % 10000000))
 tb() { "$testbed" --build "$top_build" --data "$data" --instance "$inst" "$@"; }
 leftovers() { ip netns list 2> /dev/null | awk '{ print $1 }' | grep "^fasgdtb-$inst-"; }
 
-plan_mnist 21
+plan_mnist 24
 
 # refused ARGS... EXPECTED-TEXT: exit 2, the text on stderr, nothing created.
 refused() {
@@ -29,6 +29,11 @@ check "an impossible rate is refused (0mbit)" refused "rate 0mbit is impossible"
 check "a rate without a unit is refused" refused "'100' is not a rate" --client-rate 10mbit,100 --plan
 check "an unknown host is refused" refused "unknown host 'c3'" --clients 2 --at 5:cut:c3 --plan
 check "more hosts than the /24 holds are refused" refused "at most 253" --clients 200 --at 5:add:60 --plan
+check "a subnet that is not private is refused" refused "--subnet '8.8.8'" --subnet 8.8.8 --plan
+check "a prefix with a dash is refused" refused "--netns-prefix 'a-b'" --netns-prefix a-b --plan
+tb --clients 2 --subnet 10.77.9 --netns-prefix tb --plan > "$tmp/out" 2> "$tmp/err"
+check "--subnet places the hosts (server 10.77.9.1, c2 10.77.9.3)" sh -c "
+    grep -q '^server  10.77.9.1 ' '$tmp/out' && grep -q '^c2 .* 10.77.9.3 ' '$tmp/out'"
 "$testbed" --build "$tmp/nothing" --data "$data" --instance "$inst" > "$tmp/out" 2> "$tmp/err"
 check "a missing binary is refused (exit $?)" grep -q "$tmp/nothing/server/fasgd-server is missing" "$tmp/err"
 tb --help > "$tmp/out" 2> "$tmp/err"
@@ -41,7 +46,7 @@ tb --clients 2 --server-rate 40mbit --duration 25 --out "$tmp/tb" \
 rc=$?
 if [ $rc -eq 77 ]; then
     reason=$(sed -n 's/.*SKIP: //p' "$tmp/run.err" | head -1)
-    while [ "$n" -lt 21 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be created here}"; done
+    while [ "$n" -lt 24 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be created here}"; done
     exit 0
 fi
 cp "$tmp/run.err" "$tmp/err"; [ -f "$tmp/tb/server.log" ] && cp "$tmp/tb/server.log" "$tmp/server.log"

@@ -6,11 +6,12 @@
 # partly held in some and reversed in none; otherwise did not hold) and
 # opens the report in a table with its paired-by-seed count; the band files
 # carry each iteration's mean, smallest and largest running mean over the
-# seeds. Reports TAP.
+# seeds; Fig. 3 against bytes gives each gate's bytes and cut seed by seed.
+# Reports TAP.
 tap_name=paper-report
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 report="$top_src/scripts/paper-report"
-echo "1..15"
+echo "1..17"
 
 # csv FILE ERROR [N]: a complete run of N iterations (fig.iterations)
 # whose validation and test errors are ERROR at every row.
@@ -125,6 +126,36 @@ check "Fig. 3: concave at both seeds, held" grep -q "are concave (fewer transmis
 g3 "$f3/fig3-std-a$a3-cfetch$c3-s2.csv" straight
 "$python" "$report" --results "$f3" --output "$tmp/f3.md" --figures "" --seeds "1 2" --quick 1 > "$tmp/out" 2> "$tmp/err"
 check "Fig. 3: straight at one seed, not held (the seeds' mean rate would be 0.43)" grep -q "are concave (fewer transmissions later in training): did not hold\*\* (0 of 1 settings held, 1 within noise, 0 reversed, a gated run a setting; std: late/early transmit rate 0.11–1.00 over its 1 gated runs and their seeds (0 of 1 runs below 0.95 at every seed)" "$tmp/f3.md"
+
+# Fig. 3 against bytes: every std gate of the grid at two seeds, the
+# ungated run moving 4 and 6 GB, every gate 2 and 3 GB at an error 0.05
+# higher: its cell gives the seeds' bytes, its cut is 2x at each seed.
+# g3b FILE GB ERROR: bytes growing to GB at the last row.
+g3b() {
+    {
+        echo "iteration,timestamp,val_error,val_nll,test_error,fetches,potential_fetches,pushes,potential_pushes,bytes"
+        i=0
+        while [ $i -le "$figits" ]; do
+            echo "$i,$i,$3,0.5,$3,$i,$i,$i,$i,$(($2 * 1000000000 / figits * i))"
+            i=$((i + figits / 10))
+        done
+    } > "$1"
+}
+fb="$tmp/fig3b"; mkdir -p "$fb"
+conf3() { sed -n "s/^fig3\.$1:[[:space:]]*//p" "$grid"; }
+for sd in 1 2; do
+    g3b "$fb/fig3-std-a$a3-c0-s$sd.csv" $((2 + 2 * sd)) 0.1
+    for g in $(for c in $(conf3 cfetch.std); do echo cfetch$c; done; for c in $(conf3 cpush.std); do echo cpush$c; done
+               for k in $(conf3 kfetch); do echo kfetch$k; done; for k in $(conf3 kpush); do echo kpush$k; done); do
+        g3b "$fb/fig3-std-a$a3-$g-s$sd.csv" $((1 + sd)) 0.15
+    done
+done
+"$python" "$report" --results "$fb" --output "$tmp/fb.md" --figures "" --seeds "1 2" --quick 1 \
+    --plots "$tmp/fbplots" > "$tmp/out" 2> "$tmp/err"
+check "Fig. 3 against bytes: each seed's bytes, its cut against the same seed's ungated run, the cost" \
+    grep -q "^| B-FASGD fetch gate | c = $c3 | 2.500 (2.000–3.000) | 2.00× | 0.1500 (0.1500–0.1500) | +0.0500 (0.0500–0.0500) |\$" "$tmp/fb.md"
+check "Fig. 3 against bytes: the figure's points, a series a block (the ungated run first)" \
+    sh -c 'grep -v "^#" "$1" | grep -m1 . | grep -qx "5.0000 4.0000 6.0000 0.100000 0.100000 0.100000 c0 c=0"' _ "$tmp/fbplots/bytes-std.dat"
 
 # A complete sweep (every candidate 0.5 but one per rule and setting: the
 # recorded winner, except fasgd on μ=4, λ=32) is said to differ there.

@@ -1,6 +1,7 @@
 """Fig. 3: B-FASGD, the fetch and push gates."""
 
 import math
+import os
 
 from .common import (LITTLE, TAIL, compare, counts, mean, outcome, paired, setting_label, spread, table,
                      verdict_of, with_spread)
@@ -25,7 +26,7 @@ class Fig3:
                "swept with every push transmitted (`gates.fetch.gate=bfasgd`); push gate swept "
                "with every fetch made (`gates.push.gate=bfasgd`, `gates.push.skip=resend-last`: "
                "a skipped push makes the server re-apply that client's previous gradient). "
-               "c = 0 is the ungated run. Baseline (std): DistBelief's fixed every-k gates. "
+               "c = 0 is the ungated run. Baselines (each statistic): DistBelief's fixed every-k gates. "
                "*reduction* is potential / actual copies at the end of the run; *cost* is the "
                "final error minus the c = 0 run's; *late/early* is the transmit rate over the "
                "last 20%% of the opportunities divided by the rate over the first 20%% (below 1: "
@@ -58,9 +59,8 @@ class Fig3:
                                             for c in g["fig3.cfetch." + st]]),
                       ("push", "pushes", [("c", c, pt("%s-cpush%s" % (pfx[st], c)))
                                           for c in g["fig3.cpush." + st]])]
-            if st == "std":
-                sweeps[0][2].extend(("k", k, pt("%s-kfetch%s" % (pfx[st], k))) for k in g["fig3.kfetch"])
-                sweeps[1][2].extend(("k", k, pt("%s-kpush%s" % (pfx[st], k))) for k in g["fig3.kpush"])
+            sweeps[0][2].extend(("k", k, pt("%s-kfetch%s" % (pfx[st], k))) for k in g["fig3.kfetch"])
+            sweeps[1][2].extend(("k", k, pt("%s-kpush%s" % (pfx[st], k))) for k in g["fig3.kpush"])
             for what, kind, runs in sweeps:
                 self.w("**%s statistic, %s gate**" % (st, what))
                 self.w()
@@ -83,7 +83,71 @@ class Fig3:
                     result[(st, what, lab, v)] = (red, costs, late / early if early > 0 else None, run, kind)
                 self.w(table(["gate", "reduction", "final", "best", "cost", "late/early"], rows))
                 self.w()
+        self.fig3_bytes(pfx, pt)
         self.fig3_claims(result)
+
+    def fig3_bytes(self, pfx, pt):
+        """Fig. 3's cost against the bytes it saves: each gate's final test
+        error against the total bytes moved (copies of θ fetched plus
+        gradients pushed, headers included), over the seeds; a table a
+        statistic and fig3-bytes.png (its points in bytes-STAT.dat)."""
+        g = self.grid
+        self.w("**Error against bytes moved.** The same runs with the cost in bytes: *bytes* is every byte "
+               "the run moved in both directions (copies of θ fetched and gradients pushed, headers included; "
+               "the simulator's count at the last iteration), in GB, as the seeds' mean (smallest–largest); "
+               "*cut* is the ungated run's bytes over the gate's (seed by seed, then the mean). A gate on "
+               "one direction leaves the other whole, so it can at most halve the bytes. "
+               "![Fig. 3, error against bytes](figures/fig3-bytes.png)")
+        self.w()
+        cuts = []
+        for st in ("std", "abs"):
+            base = pt(pfx[st] + "-c0")
+            # (series, gate key for its colour, label, point)
+            pts = [(0, "c0", "c = 0", base)]
+            for series, what, cs in ((1, "cfetch", g["fig3.cfetch." + st]), (2, "cpush", g["fig3.cpush." + st])):
+                pts += [(series, "c%d" % (i + 1), "c = %s" % c, pt("%s-%s%s" % (pfx[st], what, c)))
+                        for i, c in enumerate(cs)]
+            for series, what, ks in ((3, "kfetch", g["fig3.kfetch"]), (4, "kpush", g["fig3.kpush"])):
+                pts += [(series, "k%s" % k, "k = %s" % k, pt("%s-%s%s" % (pfx[st], what, k))) for k in ks]
+            if base is None or any(p is None for *_, p in pts):
+                continue
+            gb = lambda p: [r.last["bytes"] / 1e9 for r in p.runs]  # noqa: E731
+            b0 = gb(base)
+            what = {0: "ungated", 1: "B-FASGD fetch gate", 2: "B-FASGD push gate", 3: "every-k fetch gate",
+                    4: "every-k push gate"}
+            rows = []
+            for series, key, lab, p in sorted(pts, key=lambda x: -mean(gb(x[3]))):
+                cut = mean([a / b for a, b in zip(b0, gb(p))])
+                cost = [a - b for a, b in zip(p.finals, base.finals)]
+                cuts.append((cut, st, what[series], lab))
+                v = gb(p)
+                rows.append([what[series], "—" if series == 0 else lab,
+                             "%.3f" % mean(v) + ("" if len(v) < 2 else " (%.3f–%.3f)" % (min(v), max(v))),
+                             "%.2f×" % cut, with_spread(p.finals),
+                             "—" if series == 0 else "%+.4f%s" % (mean(cost), spread(cost))])
+            self.w("%s statistic:" % st)
+            self.w()
+            self.w(table(["gate", "c or k", "bytes (GB)", "cut", "final test error", "cost"], rows,
+                         ["---", "---", "---:", "---:", "---:", "---:"]))
+            self.w()
+            # The figure's points: a block a series (gnuplot's index), each
+            # row x mean min max, y mean min max, gate key, label.
+            with open(os.path.join(self.args.plots, "bytes-%s.dat" % st), "w") as f:
+                f.write("# bytes moved (GB) mean min max, final test error mean min max, gate, label; "
+                        "seeds %s\n" % " ".join(self.seeds))
+                for series in range(5):
+                    f.write("# %s\n" % what[series])
+                    for _, key, lab, p in sorted([x for x in pts if x[0] == series], key=lambda x: mean(gb(x[3]))):
+                        v = gb(p)
+                        f.write("%.4f %.4f %.4f %.6f %.6f %.6f %s %s\n" % (
+                            mean(v), min(v), max(v), mean(p.finals), min(p.finals), max(p.finals), key,
+                            lab.replace(" ", "")))
+                    f.write("\n\n")
+            self.bytes_points[st] = len(pts)
+        if cuts:
+            top = max(cuts)
+            self.w("The largest cut: %.2f× (%s, %s %s)." % top)
+            self.w()
 
     def fig3_why(self, s):
         f1 = self.res.get("fig1-%s-fasgd-a%s-s%s" % (s, self.grid["alpha.fasgd"][0], self.seeds[0]), self.n_fig)
@@ -167,9 +231,9 @@ class Fig3:
         # 2b. B-FASGD against DistBelief's every-k at matched reduction.
         parts, outcomes = [], []
         k = total = 0
-        for w in ("fetch", "push"):
-            ks = [(v[0], v[1], k2) for (st, ww, lab, k2), v in res.items() if st == "std" and ww == w and lab == "k"]
-            cs = [(v[0], v[1], c) for (st, ww, lab, c), v in res.items() if st == "std" and ww == w and lab == "c"]
+        for st, w in [(st, w) for st in ("std", "abs") for w in ("fetch", "push")]:
+            ks = [(v[0], v[1], k2) for (s2, ww, lab, k2), v in res.items() if s2 == st and ww == w and lab == "k"]
+            cs = [(v[0], v[1], c) for (s2, ww, lab, c), v in res.items() if s2 == st and ww == w and lab == "c"]
             for kr, kc, k2 in sorted(ks, key=lambda x: x[0]):
                 if not cs or kc is None:
                     continue
@@ -180,11 +244,11 @@ class Fig3:
                 d, ptext = paired(cc, kc)
                 k += sum(1 for x in d if x < 0)
                 total += len(d)
-                parts.append("%s: every %s (%.1f×) %+.4f%s vs c=%s (%.1f×) %+.4f%s (%s)" % (
-                    w, k2, kr, mean(kc), spread(kc), c, cr, mean(cc), spread(cc), ptext))
+                parts.append("%s %s: every %s (%.1f×) %+.4f%s vs c=%s (%.1f×) %+.4f%s (%s)" % (
+                    st, w, k2, kr, mean(kc), spread(kc), c, cr, mean(cc), spread(cc), ptext))
         if outcomes:
             claim = ("Fig. 3, beyond the paper: B-FASGD costs less than DistBelief's fixed every-k gate at "
-                     "about the same reduction (std)")
+                     "about the same reduction (each statistic)")
             v = self.judged(claim, outcomes, "B-FASGD cheaper: %d of %d" % (k, total))
             self.claims.append("**%s: %s** (%s, a pair a setting: %s)." % (claim, v, counts(outcomes),
                                                                            "; ".join(parts)))

@@ -4,15 +4,18 @@ summary-*.dat) and the kept curves; a figure whose runs are not all kept
 is not drawn, and an older copy of it is removed (it would show other
 runs than the report's)."""
 
-import gzip
 import os
 import shutil
 import subprocess
 
-from .common import TOP, eps_settings, sweep_done
+from .common import TOP, eps_settings, mean, sweep_done
+
+# The copy curves' transmit rate: over the last RATE_ROWS evaluations (100
+# timestamps apart, so the last 1,000 iterations).
+RATE_ROWS = 10
 
 # The figures this report draws (docs/figures/ holds others too).
-OWN = ("lr-sweep", "fig1", "fig2", "fig2-summary", "fig3-std", "fig3-abs", "fashion")
+OWN = ("lr-sweep", "fig1", "fig2", "fig2-summary", "fig3-std", "fig3-abs", "fig3-bytes", "fashion")
 
 
 def run_gnuplot(script, out, plots, log, **kv):
@@ -84,27 +87,35 @@ class Figures:
         self.curves(figdir, "fig2", "fig2", sw2, g["fig2.settings"], g["fig2.rules"],
                     "Fig. 2: MNIST, μ = 128, test error vs iteration (%s)" % band, True, summary=True)
         s3 = g["fig3.setting"][0]
+        bytes_ok = []
         for st in ("std", "abs"):
             a = self.pick("fasgd" if st == "std" else "fasgd-abs", s3)
             if a is None:
                 continue
             cf, cp = g["fig3.cfetch." + st], g["fig3.cpush." + st]
-            kf, kp = (g["fig3.kfetch"], g["fig3.kpush"]) if st == "std" else ([], [])
+            kf, kp = g["fig3.kfetch"], g["fig3.kpush"]
             pfx = "fig3-%s-a%s" % (st, a)
             names = ([pfx + "-c0"] + [pfx + "-cfetch" + c for c in cf] + [pfx + "-cpush" + c for c in cp]
                      + [pfx + "-kfetch" + k for k in kf] + [pfx + "-kpush" + k for k in kp])
             if not self.have(*names):
                 continue
-            # The copy curves: the first seed's kept curves, unpacked.
+            # The copy curves over every seed: mean and range of the actual
+            # counts and of the transmit rate (copies-NAME.dat).
             for nm in names:
-                src = os.path.join(self.args.results, "%s-s%s.csv.gz" % (nm, self.seeds[0]))
-                with gzip.open(src, "rb") as fi, open(os.path.join(plots, "%s-s%s.csv" % (nm, self.seeds[0])),
-                                                      "wb") as fo:
-                    shutil.copyfileobj(fi, fo)
+                write_copies(os.path.join(plots, "copies-%s.dat" % nm),
+                             self.res.point(nm, self.n_fig, self.seeds), self.seeds)
             ylo, yhi = self.yrange([self.res.point(nm, self.n_fig, self.seeds) for nm in names])
             self.gp("fig3.gp", os.path.join(figdir, "fig3-%s.png" % st), plots, log("fig3-" + st), QUICK=smoke,
                YLO=ylo, YHI=yhi, ST=st, CF=" ".join(cf), CP=" ".join(cp), KF=" ".join(kf), KP=" ".join(kp), SET=s3, PFX=pfx,
-               SEED="-s" + self.seeds[0], ALPHA=a, BAND=band)
+               ALPHA=a, BAND=band)
+            if os.path.exists(os.path.join(plots, "bytes-%s.dat" % st)):
+                bytes_ok.append((st, a))
+        if len(bytes_ok) == 2:
+            n = len(self.seeds)
+            self.gp("fig3-bytes.gp", os.path.join(figdir, "fig3-bytes.png"), plots, log("fig3-bytes"), QUICK=smoke,
+               SET=s3, AS=bytes_ok[0][1], AA=bytes_ok[1][1], ITERS="{:,}".format(self.n_fig),
+               SEEDS="%d seeds: mean, bars the range" % n if n > 1 else "seed %s" % self.seeds[0],
+               **{"N" + st.upper(): self.bytes_points[st] for st, _ in bytes_ok})
         self.curves(figdir, "fashion", "fashion", sw2, g["fashion.settings"], g["fashion.rules"],
                     "Fashion-MNIST (60,000/10,000), μ = 128, test error vs iteration (%s)" % band, False)
 
@@ -150,3 +161,33 @@ class Figures:
                LABELS=labels, RULEOF=ruleof, DASHES=dashes,
                TITLE="Fig. 2, MNIST, μ = 128: final test error at %s iterations against λ (%s)" % (
                    "{:,}".format(self.n_fig), "%d seeds: mean and range" % n if n > 1 else "one seed"))
+
+
+def write_copies(path, point, seeds):
+    """A gated point's copies over its seeds, a row an evaluation: the
+    iteration; potential fetches, then the actual fetches' mean, smallest
+    and largest over the seeds; the same for pushes; then the fetch rate
+    and the push rate (actual / potential copies over the last RATE_ROWS
+    evaluations) as mean, smallest and largest."""
+    runs = point.runs
+    n = min(len(r.rows) for r in runs)
+    with open(path, "w") as f:
+        f.write("# iteration, potential fetches, actual fetches (mean min max), potential pushes, actual pushes "
+                "(mean min max), fetch rate (mean min max), push rate (mean min max) over seeds %s\n"
+                % " ".join(seeds))
+        for i in range(n):
+            cols = ["%d" % runs[0].it[i]]
+            for kind in ("fetches", "pushes"):
+                act = [r.rows[i][kind] for r in runs]
+                cols += ["%.1f" % mean([r.rows[i]["potential_" + kind] for r in runs]),
+                         "%.1f %.1f %.1f" % (mean(act), min(act), max(act))]
+            for kind in ("fetches", "pushes"):
+                j = max(0, i - RATE_ROWS)
+                rates = []
+                for r in runs:
+                    dp = r.rows[i]["potential_" + kind] - r.rows[j]["potential_" + kind]
+                    if dp > 0:
+                        rates.append((r.rows[i][kind] - r.rows[j][kind]) / dp)
+                cols.append("%.4f %.4f %.4f" % (mean(rates), min(rates), max(rates)) if len(rates) == len(runs)
+                            else "NaN NaN NaN")
+            f.write(" ".join(cols) + "\n")

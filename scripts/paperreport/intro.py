@@ -123,8 +123,9 @@ class Intro:
                 ", ".join(g["fig2.rules"])) if "dcasgd" not in g["fig2.rules"] else
             "Fig. 2 runs %s." % ", ".join(g["fig2.rules"]),
             "Fig. 3 in one setting (%s), each statistic at its sweep-winning α; %d c values per gate "
-            "for std and %d for abs (plus c = 0), every-k baselines for std only." % (
-                setting_label(g["fig3.setting"][0]), len(g["fig3.cfetch.std"]), len(g["fig3.cfetch.abs"])),
+            "for std and %d for abs (plus c = 0), the every-k baselines (k = %s) for both." % (
+                setting_label(g["fig3.setting"][0]), len(g["fig3.cfetch.std"]), len(g["fig3.cfetch.abs"]),
+                ", ".join(g["fig3.kfetch"])),
             "Fashion-MNIST at full size (60,000/10,000) at the four λ of Fig. 2%s." % (
                 "" if "fashion" in groups else ": in the grid, not run in this one (its 48 runs took "
                 "3.6 of the previous run's 6.4 CPU-hours)"),

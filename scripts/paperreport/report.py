@@ -36,6 +36,8 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
         self.out = []
         self.claims = []
         self.headline = []
+        # Fig. 3's points against bytes, a statistic (fig3_bytes; the figure reads them)
+        self.bytes_points = {}
 
     def w(self, s=""):
         self.out.append(s)

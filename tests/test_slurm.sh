@@ -16,7 +16,7 @@ rc=$?
 if [ $rc -eq 77 ]; then
     echo "1..0 # SKIP $(sed -n 's/.*SKIP: //p' "$tmp/err" | head -1)"; exit 0
 fi
-echo "1..6"
+echo "1..7"
 sed 's/^/# /' "$tmp/err"
 work=$(sed -n 's/.*one-node Slurm up: .*(\(\/tmp\/fasgd-slurm-[A-Za-z0-9]*\)).*/\1/p' "$tmp/err")
 check "slurm-local exits 0" [ $rc -eq 0 ]
@@ -25,6 +25,12 @@ check "the second job's 2 clients joined them: 5" grep -q 'the server has 5 clie
 check "both jobs completed with exit code 0:0" \
     sh -c "[ \$(grep -c 'job [0-9]*: COMPLETED, exit code 0:0' '$tmp/err') -eq 2 ]"
 check "training converged: a final validation error below 0.5" grep -q '^slurm-local: ok:' "$tmp/err"
+# Off a terminal, a plain line every 4 s while the first job trains: its
+# seconds so far, never more than 5 apart.
+check "a progress line at least every 5 s while the jobs run" awk '
+    /RUNNING \([0-9]+ s of its/ { t = $0; sub(/.*RUNNING \(/, "", t); t += 0
+        if (n++ && t - last > 5) bad = 1; last = t }
+    END { exit !(n >= 3 && !bad) }' "$tmp/err"
 gone() { [ -n "$work" ] && [ ! -d "$work" ] && ! pgrep -f -- "$work/" > /dev/null; }
 check "its folder ($work) is gone, no process of it runs (munged, slurmctld, slurmd)" gone
 exit $((failed > 0))

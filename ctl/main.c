@@ -165,7 +165,7 @@ s_connectable (const char *bound, char *out, size_t len, char *err, size_t errle
         return -1;
     }
     const char *port = colon + 1;
-    if (strspn (port, "0123456789") != strlen (port)) {
+    if (strspn (port, "0123456789") != strlen (port) || strcmp (port, "0") == 0) {
         snprintf (err, errlen, "'%s' has no fixed port (the server picks one when it starts): "
                   "read it from the server's port file with -p FILE", bound);
         return -1;

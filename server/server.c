@@ -232,8 +232,14 @@ s_bind (fasgd_server_t *self, const char *what, const char *endpoint, size_t max
         zsock_destroy (&sock);
         return NULL;
     }
+    /*  czmq resolves tcp://HOST:* (and !) to the port bound, but keeps
+        :0 as given, though libzmq binds an ephemeral port for it too:
+        then the socket's last endpoint names the port.  */
     const char *ep = zsock_endpoint (sock);
-    snprintf (bound, len, "%s", ep ? ep : endpoint);
+    size_t eplen = ep ? strlen (ep) : 0;
+    char *last = eplen > 2 && strcmp (ep + eplen - 2, ":0") == 0 ? zsock_last_endpoint (sock) : NULL;
+    snprintf (bound, len, "%s", last ? last : ep ? ep : endpoint);
+    zstr_free (&last);
     fasgd_srv_security_warn_plain (self->security, bound);
     if (fasgd_srv_conn_watch (self->conns, sock, what) != 0) {
         fasgd_log_error ("cannot watch the %s socket's connections: %s", what, zmq_strerror (zmq_errno ()));

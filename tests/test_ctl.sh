@@ -14,7 +14,7 @@ json_check() {
     python3 -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" "$tmp/out"
 }
 
-plan_mnist 27
+plan_mnist 29
 
 cat > "$tmp/server.yaml" <<YAML
 push_endpoint: tcp://127.0.0.1:*
@@ -182,6 +182,20 @@ check "no budget, no provisioning line; no clients, no table" sh -c "
     test $rc -eq 0 && ! grep -q '^provisioning' '$tmp/out' && ! grep -q '^ *id  name' '$tmp/out' &&
     grep -q '^clients  *0 connected' '$tmp/out' && grep -q '^validation  *none yet' '$tmp/out'"
 kill -TERM "$bare_pid"
+
+# Port 0 binds an ephemeral port as * does: the port file, the log and
+# fasgd-ctl -c name the port bound, or say it has none fixed.
+sed 's/127\.0\.0\.1:\*/127.0.0.1:0/' "$tmp/bare.yaml" > "$tmp/zero.yaml"
+"$server" -c "$tmp/zero.yaml" --port-file "$tmp/zero.ports" > "$tmp/zero.log" 2>&1 &
+zero_pid=$!
+pids="$pids $zero_pid"
+wait_for "grep -q '^control=' '$tmp/zero.ports' 2>/dev/null" 20
+ctl -p "$tmp/zero.ports" status
+check "port 0: the port file names the ports bound, and fasgd-ctl -p reaches the server" sh -c "
+    test $rc -eq 0 && ! grep -q ':0\$' '$tmp/zero.ports' && grep -q '^control=tcp://127.0.0.1:[1-9]' '$tmp/zero.ports'"
+ctl -c "$tmp/zero.yaml" status
+check "port 0: fasgd-ctl -c says it has no fixed port" sh -c "test $rc -eq 2 && grep -q 'no fixed port' '$tmp/err'"
+kill -TERM "$zero_pid"
 
 kill -TERM "$server_pid"
 wait "$server_pid"

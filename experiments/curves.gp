@@ -6,8 +6,8 @@
 #   dash type (1: the paper's α, 2: the sweep's), YLOS and YHIS each
 #   panel's y range, TITLE, QUICK (1: a --smoke run).
 # Each line reads R/band-PREFIX-SETTING-RUN.dat: iteration, then the mean,
-# smallest and largest over the seeds of the running mean of the last 10
-# test errors; the band is the seeds' range. The key sits below the panels,
+# smallest and largest over the seeds of the running mean test error over
+# the last 1,000 iterations; the band is the seeds' range. The key sits below the panels,
 # off the data; each panel's y range spans every line after the first
 # tenth of the run (scripts/paper-report), so no line is cut off there.
 load "experiments/colours.gp"
@@ -18,7 +18,7 @@ set terminal pngcairo size (nc == 1 ? 900 : 1500), (nr == 1 ? 700 : 480 * nr + 1
 set output OUT
 set grid
 set xlabel "iteration (client minibatch gradients)"
-set ylabel "test error (mean of last 10)"
+set ylabel "test error (mean over the last 1,000 iterations)"
 set format x "%.0s%c"
 set format y "%.2f"
 do for [j = 1:words(RUNS)] {

@@ -18,7 +18,7 @@ set grid
 x = strstrt(SET, "x")
 set multiplot layout 2, 2 title sprintf("Fig. 3: final test error at %s iterations against bytes moved, fasgd at μ = %s, λ = %s (%s)%s", ITERS, SET[1:x-1], SET[x+1:], SEEDS, QUICK ? " (--smoke)" : "") font ",15" margins 0.06, 0.98, 0.12, 0.93 spacing 0.07, 0.1
 set xlabel "bytes moved, both directions (GB)"
-set ylabel "final test error (mean of last 10)"
+set ylabel "final test error (mean over the last 1,000 iterations)"
 set format y "%.3f"
 set offsets graph 0.05, graph 0.05, graph 0.08, graph 0.05
 # ungated: filled pentagon; B-FASGD: filled circle; every k: filled square

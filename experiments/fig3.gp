@@ -5,8 +5,8 @@
 # runs' name prefix, fig3-ST-aALPHA), ALPHA, BAND (what the curves are),
 # YLO and YHI (the error panels' range: every curve after the first tenth
 # of the run), QUICK. Error curves read R/band-PFX....dat: iteration, then
-# the mean, smallest and largest over the seeds of the running mean of the
-# last 10 test errors. Copy curves read R/copies-PFX....dat, over the same
+# the mean, smallest and largest over the seeds of the running mean test
+# error over the last 1,000 iterations. Copy curves read R/copies-PFX....dat, over the same
 # seeds: 1 iteration, 2 potential fetches, 3-5 actual fetches (mean,
 # smallest, largest), 6 potential pushes, 7-9 actual pushes, 10-12 fetch
 # rate and 13-15 push rate over the last 10 evaluations (1,000 iterations).
@@ -35,7 +35,7 @@ unset key
 set xrange [0:*]
 set yrange [YLO + 0 : YHI + 0]
 set xlabel "iteration"
-set ylabel "test error (mean of last 10)"
+set ylabel "test error (mean over the last 1,000 iterations)"
 set title "fetch gate swept (every push sent)"
 K = KLINES("kfetch", "KF", "band")
 plot b("-c0") using 1:3:4 with filledcurves lc rgb cc(0) @BANDS, \
@@ -70,7 +70,7 @@ set format x "%.0s%c"
 set format y "%.2f"
 set yrange [YLO + 0 : YHI + 0]
 set xlabel "iteration"
-set ylabel "test error (mean of last 10)"
+set ylabel "test error (mean over the last 1,000 iterations)"
 set title "push gate swept (every fetch made; skipped push: resend last)"
 K = KLINES("kpush", "KP", "band")
 plot b("-c0") using 1:3:4 with filledcurves lc rgb cc(0) @BANDS, \

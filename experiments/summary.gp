@@ -11,7 +11,7 @@ set logscale x
 set autoscale xfix
 set autoscale yfix
 set xlabel "λ (clients)"
-set ylabel "final test error (mean of last 10; bars: the seeds' range)"
+set ylabel "final test error (mean over the last 1,000 iterations; bars: the seeds' range)"
 set format y "%.2f"
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
 set key outside right top vertical box opaque font ",11"

@@ -1,6 +1,6 @@
 """Fashion-MNIST at the Fig. 2 settings."""
 
-from .common import TAIL, compare, setting_label, with_spread
+from .common import WINDOW, compare, setting_label, with_spread
 
 
 class Fashion:
@@ -17,11 +17,11 @@ class Fashion:
             return
         self.w("Fig. 2's settings on Fashion-MNIST (%s: all 60,000 training images; validation on "
                "all %s t10k images every %s server timestamps, so *final* here is the mean of the "
-               "last %d validations, the last %s timestamps), %s iterations; fasgd and sasgd at the "
+               "evaluations of the last %s timestamps, %d of them), %s iterations; fasgd and sasgd at the "
                "paper's α, dcasgd and gap-aware at their sweep winners at %s. "
                "![Fashion-MNIST](figures/fashion.png)" % (
                    g["fashion.dir"][0], "{:,}".format(int(g["fashion.max_validation"][0])),
-                   g["fashion.eval_every"][0], TAIL, "{:,}".format(TAIL * int(g["fashion.eval_every"][0])),
+                   g["fashion.eval_every"][0], "{:,}".format(WINDOW), WINDOW // int(g["fashion.eval_every"][0]),
                    "{:,}".format(self.n_fig), setting_label(g["lr.settings"][1])))
         self.w()
         runs = self.fig_tables("fashion", g["fashion.settings"], g["fashion.rules"], g["lr.settings"][1],

@@ -3,7 +3,7 @@
 import math
 import os
 
-from .common import (LITTLE, TAIL, compare, counts, mean, outcome, paired, setting_label, spread, table,
+from .common import (LITTLE, compare, counts, mean, outcome, paired, setting_label, spread, table,
                      verdict_of, with_spread)
 
 
@@ -39,14 +39,14 @@ class Fig3:
         for st in ("std", "abs"):
             b = pt(pfx[st] + "-c0")
             if b:
-                tail = b.runs[0].err[-TAIL:]
+                tail = b.runs[0].window()
                 m = sum(tail) / len(tail)
                 sd = math.sqrt(sum((x - m) ** 2 for x in tail) / max(len(tail) - 1, 1))
                 self.w("For scale, the ungated %s run's final error over the seeds: %s; seed %s's "
                        "test error over its last %d evaluations: %.4f ± %.4f (standard "
                        "deviation). A cost is each seed's final error minus the ungated run's of "
                        "the same seed; its cell gives their mean and range." % (
-                           st, with_spread(b.finals), self.seeds[0], TAIL, m, sd))
+                           st, with_spread(b.finals), self.seeds[0], len(tail), m, sd))
                 self.w()
         self.w("![Fig. 3, std](figures/fig3-std.png) ![Fig. 3, abs](figures/fig3-abs.png)")
         self.w()

@@ -34,9 +34,10 @@ the initial weights, and within one seed every rule sees the same clients
 in the same order. The learning-rate and ε sweeps run seed 1. One iteration
 is one client minibatch gradient. The grid is in `experiments/grid.conf`.
 
-How to read the tables: *final* is the mean error over the last %d
-evaluations (the last 1,000 server timestamps on MNIST), which smooths the
-step-to-step jitter of a 1,000-image set (one image is 0.1%%); *best* is the
+How to read the tables: *final* is the mean error over the evaluations of
+the last 1,000 iterations (on MNIST its last %d, one every 100 server
+timestamps), which smooths the step-to-step jitter of a 1,000-image set
+(one image is 0.1%%); *best* is the
 lowest error seen during the run; *reach* is the first iteration at which
 the error is at or below a threshold. A figure's cell is the mean over the
 seeds with their range in brackets, (smallest–largest). A verdict compares

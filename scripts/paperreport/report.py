@@ -3,7 +3,7 @@ from a module of its own (intro, sweeps, fig1, fig2, fig3, fashion)."""
 
 import os
 
-from .common import (RULE, TAIL, TOP, compare, fmt_it, outcome, paired, pick, read_grid, recorded_pick,
+from .common import (RULE, TOP, WINDOW, compare, fmt_it, outcome, paired, pick, read_grid, recorded_pick,
                      setting_label, table, verdict_of, with_spread)
 from .runs import Results
 from .intro import Intro
@@ -86,8 +86,8 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
 
     def write_band(self, pt):
         with open(os.path.join(self.args.plots, "band-%s.dat" % pt.name), "w") as f:
-            f.write("# iteration, mean, min, max over seeds %s of the mean of the last %d test errors\n"
-                    % (" ".join(self.seeds), TAIL))
+            f.write("# iteration, mean, min, max over seeds %s of the mean test error of the last %d iterations\n"
+                    % (" ".join(self.seeds), WINDOW))
             for row in pt.band():
                 f.write("%d %.6f %.6f %.6f\n" % row)
     def fig_tables(self, fig, settings, rules, sweep_setting, prefix=None, both=True):
@@ -122,8 +122,8 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
         self.w()
         self.w(table(["setting"] + head, brows))
         self.w()
-        self.w("Early: test error at %s iterations, a tenth of the run (mean of the %d "
-               "evaluations up to there):" % ("{:,}".format(early), TAIL))
+        self.w("Early: test error at %s iterations, a tenth of the run (mean of the evaluations "
+               "of the %s iterations up to there):" % ("{:,}".format(early), "{:,}".format(WINDOW)))
         self.w()
         self.w(table(["setting"] + head, erows))
         self.w()

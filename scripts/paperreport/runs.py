@@ -5,7 +5,7 @@ import csv
 import gzip
 import os
 
-from .common import TAIL, mean
+from .common import WINDOW, mean
 
 
 class Run:
@@ -32,9 +32,15 @@ class Run:
     def last(self):
         return self.rows[-1]
 
+    def window(self, it=None):
+        """The errors of the evaluations in the WINDOW iterations ending at
+        it (default: the last row), it included."""
+        it = self.it[-1] if it is None else it
+        return [e for i, e in zip(self.it, self.err) if it - WINDOW < i <= it]
+
     @property
     def final(self):
-        tail = self.err[-TAIL:]
+        tail = self.window()
         return sum(tail) / len(tail)
 
     @property
@@ -42,11 +48,12 @@ class Run:
         return min(self.err)
 
     def at(self, it):
-        """Mean of the (up to TAIL) validations ending at the last row <= it."""
+        """Mean of the evaluations of the WINDOW iterations ending at the last
+        row <= it."""
         idx = [i for i, x in enumerate(self.it) if x <= it]
         if not idx:
             return None
-        tail = self.err[max(0, idx[-1] - TAIL + 1):idx[-1] + 1]
+        tail = self.window(self.it[idx[-1]])
         return sum(tail) / len(tail)
 
     def reach(self, thr):
@@ -184,14 +191,13 @@ class Point:
         return mean([r.reduction(kind) for r in self.runs])
 
     def band(self):
-        """Rows (iteration, mean, min, max) of the seeds' running means of
-        the last TAIL validations, over the iterations all seeds have."""
+        """Rows (iteration, mean, min, max) of the seeds' running means over
+        WINDOW iterations (Run.at), over the iterations all seeds have."""
         curves = []
         for r in self.runs:
-            sm, out = [], {}
-            for it, e in zip(r.it, r.err):
-                sm.append(e)
-                tail = sm[-TAIL:]
+            out = {}
+            for it in r.it:
+                tail = r.window(it)
                 out[it] = sum(tail) / len(tail)
             curves.append(out)
         its = sorted(set.intersection(*(set(c) for c in curves)))

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "multiversion.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -277,6 +278,84 @@ fasgd_floats_sumsq_dot (const float *v, const float *r, size_t n, double *dot)
     for (; i + S_LANES <= n; i += S_LANES)
         s_sumsq_dot_span (v + i, r + i, sq, dt, S_LANES);
     s_sumsq_dot_span (v + i, r + i, sq, dt, n - i);
+    double sum = 0, d = 0;
+    for (int k = 0; k < S_LANES; k++) {
+        sum += sq [k];
+        d += dt [k];
+    }
+    *dot = d;
+    return sum;
+}
+
+/*  1 when all 16 floats at v are ±0.  */
+static inline __attribute__ ((always_inline)) int
+s_zero_block (const float *v)
+{
+    uint32_t any = 0;
+    for (int k = 0; k < FASGD_FLOATS_SPAN; k++) {
+        uint32_t bits;
+        memcpy (&bits, v + k, sizeof bits);
+        any |= bits & 0x7fffffffu;
+    }
+    return any == 0;
+}
+
+_Static_assert (FASGD_FLOATS_SPAN == S_LANES, "spans start where the lanes do");
+
+FASGD_MULTIVERSION size_t
+fasgd_floats_nonzero_spans (const float *r, size_t n, size_t gap, size_t *spans, size_t max)
+{
+    assert (max >= 1);
+    size_t count = 0, zeros = 0, i = 0;
+    int open = 0;
+    /*  A tail shorter than a block is counted as nonzero.  */
+    for (; i < n; i += FASGD_FLOATS_SPAN) {
+        if (i + FASGD_FLOATS_SPAN <= n && s_zero_block (r + i)) {
+            zeros += FASGD_FLOATS_SPAN;
+            continue;
+        }
+        /*  A nonzero block: it opens a span after a gap of gap zeros or
+            more, else the span open goes on over the zeros.  */
+        if (!open || zeros >= gap) {
+            if (open)
+                spans [2 * count - 1] = i - zeros;
+            if (count == max) {
+                spans [0] = 0;
+                spans [1] = n;
+                return 1;
+            }
+            spans [2 * count] = i;
+            count++;
+            open = 1;
+        }
+        zeros = 0;
+    }
+    if (open)
+        spans [2 * count - 1] = (i < n ? i : n) - zeros;
+    return count;
+}
+
+FASGD_MULTIVERSION double
+fasgd_floats_sumsq_dot_spans (const float *v, const float *r, size_t n, const size_t *spans, size_t nspans,
+                              double *dot)
+{
+    double sq [S_LANES] = { 0 }, dt [S_LANES] = { 0 };
+    size_t i = 0;
+    for (size_t s = 0; s <= nspans; s++) {
+        /*  Zeros of r up to the span (to n after the last), then the span.  */
+        size_t zend = s < nspans ? spans [2 * s] : n;
+        for (; i + S_LANES <= zend; i += S_LANES)
+            s_sumsq_span (v + i, sq, S_LANES);
+        s_sumsq_span (v + i, sq, zend - i);
+        i = zend;
+        if (s == nspans)
+            break;
+        size_t end = spans [2 * s + 1];
+        for (; i + S_LANES <= end; i += S_LANES)
+            s_sumsq_dot_span (v + i, r + i, sq, dt, S_LANES);
+        s_sumsq_dot_span (v + i, r + i, sq, dt, end - i);
+        i = end;
+    }
     double sum = 0, d = 0;
     for (int k = 0; k < S_LANES; k++) {
         sum += sq [k];

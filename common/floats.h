@@ -28,6 +28,24 @@ double fasgd_floats_sumsq (const float *v, size_t n);
     norm and a direction.  */
 double fasgd_floats_sumsq_dot (const float *v, const float *r, size_t n, double *dot);
 
+/*  Where r is not zero, for fasgd_floats_sumsq_dot_spans: the spans
+    [spans[2i], spans[2i+1]) in order, each starting at a multiple of 16
+    (FASGD_FLOATS_SPAN), outside of which every r[k] is +0 or -0 (a
+    model's gradient is, for the first-layer weights of inputs that are
+    zero in every example of its batch). Zero runs shorter than gap
+    floats stay inside a span. Returns the number of spans written, at
+    most max; when more would be needed, one span [0, n) (max ≥ 1).  */
+#define FASGD_FLOATS_SPAN 16
+size_t fasgd_floats_nonzero_spans (const float *r, size_t n, size_t gap, size_t *spans, size_t max);
+
+/*  fasgd_floats_sumsq_dot (v, r, n, dot) reading r, and multiplying,
+    only within the nspans spans of fasgd_floats_nonzero_spans (r): the
+    sum of squares of all of v, the same bits; the dot product, the same
+    bits when every v[k] is finite (a finite x times ±0 adds nothing to
+    a lane's sum, which starts at +0 and is never -0).  */
+double fasgd_floats_sumsq_dot_spans (const float *v, const float *r, size_t n, const size_t *spans, size_t nspans,
+                                     double *dot);
+
 /*  The largest |v[i]| (0 for n = 0); NaN when any is NaN.  */
 float fasgd_floats_max_abs (const float *v, size_t n);
 

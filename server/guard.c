@@ -109,6 +109,10 @@
 #define S_REFS FASGD_CHECKPOINT_GUARD_REFS
 #define S_REF_STREAM 0x72656667u        /* "refg": the reference batches' rng stream */
 #define S_IGNORED_NOTICE 1000           /* pushes ignored in a row that are logged */
+/*  A reference's spans where it is not zero (common/floats.h): at most
+    S_SPANS, zero runs of S_SPAN_GAP floats and more left out.  */
+#define S_SPANS 1024
+#define S_SPAN_GAP 256
 
 /*  The bounds, and the median of the clients' typical norms and the
     history's.  */
@@ -137,6 +141,8 @@ struct fasgd_srv_guard_t {
     float *ref [S_REFS];                /* a ring of r, params->n floats each */
     double ref_norms [S_REFS];          /* their norms; 0: none there yet */
     uint64_t ref_Ts [S_REFS];           /* the timestamps of θ they were computed at */
+    size_t ref_spans [S_REFS][2 * S_SPANS];     /* where each is not zero */
+    size_t ref_nspans [S_REFS];
     int ref_next;                       /* the slot of the next */
     int ref_last;                       /* the slot of the last; -1 before the first */
     float *ref_x;                       /* a batch: guard.examples rows */
@@ -351,13 +357,24 @@ fasgd_srv_guard_client_mean (const fasgd_srv_guard_t *self, const fasgd_srv_clie
 }
 
 /*  The reference just written at the ring's next slot, of norm `norm`
-    and computed at θ of timestamp T, becomes the last one.  */
+    and computed at θ of timestamp T, becomes the last one, with the
+    spans where it is not zero: the pushes' dot products with it read
+    those alone (the first-layer weights of pixels that no example of
+    its batch inks are zero in it: a third of them on MNIST at 128
+    examples), the same bits as over all of it.  */
 static void
 s_ring_add (fasgd_srv_guard_t *self, double norm, uint64_t T)
 {
     int k = self->ref_next;
     self->ref_norms [k] = norm;
     self->ref_Ts [k] = T;
+    self->ref_nspans [k] = fasgd_floats_nonzero_spans (self->ref [k], self->params->n, S_SPAN_GAP,
+                                                       self->ref_spans [k], S_SPANS);
+    size_t read = 0;
+    for (size_t i = 0; i < self->ref_nspans [k]; i++)
+        read += self->ref_spans [k][2 * i + 1] - self->ref_spans [k][2 * i];
+    fasgd_log_debug ("guard: reference at T %llu: norm %.4g, not zero in %zu spans of %zu floats in all (of %zu)",
+                     (unsigned long long) T, norm, self->ref_nspans [k], read, self->params->n);
     if (self->fresh_refs < S_REFS)
         self->fresh_refs++;
     self->ref_last = k;
@@ -656,7 +673,8 @@ fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const flo
     /*  A repeat's size was judged when it came: only what it may add
         is, and its direction against today's reference.  */
     double dot = 0;
-    double norm = judge ? sqrt (fasgd_floats_sumsq_dot (g, self->ref [k], self->params->n, &dot))
+    double norm = judge ? sqrt (fasgd_floats_sumsq_dot_spans (g, self->ref [k], self->params->n, self->ref_spans [k],
+                                                              self->ref_nspans [k], &dot))
                 : repeat ? c->last_norm : sqrt (fasgd_floats_sumsq (g, self->params->n));
     *norm_p = norm;
     if (repeat && !judge)

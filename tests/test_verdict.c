@@ -461,6 +461,72 @@ START_TEST (test_sumsq_dot)
 }
 END_TEST
 
+/*  The dot product with a reference read only where it is not zero:
+    the same bits as over all of it, for references with zero runs of
+    every length, at the start, inside and at the end, of +0 and -0.  */
+START_TEST (test_sumsq_dot_spans)
+{
+    enum { LEN = 5000 };
+    static float v [LEN], r [LEN];
+    static const size_t lens [] = { 0, 1, 15, 16, 300, 1262, 4999, 5000 };
+    uint32_t x = 12345;
+    for (int i = 0; i < LEN; i++) {
+        x = x * 1103515245u + 12345u;
+        v [i] = ((float) (x >> 8) / 16777216.0f - 0.5f) * (float) (1 + i % 13);
+        x = x * 1103515245u + 12345u;
+        r [i] = (float) (x >> 8) / 16777216.0f - 0.3f;
+    }
+    /*  Zero runs: at the start, long ones, short ones (kept in a span),
+        one to the end; -0 in some.  */
+    static const int runs [][2] = { { 0, 700 }, { 900, 905 }, { 1000, 1300 }, { 1301, 1700 }, { 2000, 2040 },
+                                    { 2100, 3000 }, { 4700, LEN } };
+    for (size_t k = 0; k < sizeof runs / sizeof runs [0]; k++)
+        for (int i = runs [k][0]; i < runs [k][1]; i++)
+            r [i] = i % 3 ? 0.0f : -0.0f;
+    size_t spans [2 * 64];
+    for (size_t k = 0; k < sizeof lens / sizeof lens [0]; k++) {
+        size_t n = lens [k];
+        for (size_t gap = 16; gap <= 512; gap *= 2) {
+            size_t ns = fasgd_floats_nonzero_spans (r, n, gap, spans, 64);
+            size_t read = 0;
+            for (size_t s = 0; s < ns; s++) {
+                ck_assert_uint_eq (spans [2 * s] % FASGD_FLOATS_SPAN, 0);
+                ck_assert (spans [2 * s] < spans [2 * s + 1] && spans [2 * s + 1] <= n);
+                ck_assert (s == 0 || spans [2 * s] >= spans [2 * s - 1] + gap);
+                read += spans [2 * s + 1] - spans [2 * s];
+            }
+            /*  Outside the spans r is zero.  */
+            for (size_t i = 0, s = 0; i < n; i++) {
+                while (s < ns && i >= spans [2 * s + 1])
+                    s++;
+                if (s == ns || i < spans [2 * s])
+                    ck_assert_msg (r [i] == 0, "r [%zu] = %g outside the spans (n %zu, gap %zu)", i, r [i], n, gap);
+            }
+            if (n == LEN && gap == 256)
+                ck_assert_msg (read < LEN / 2, "%zu of %d floats read", read, LEN);
+            double dot = -1, want_dot = -2;
+            double sq = fasgd_floats_sumsq_dot_spans (v, r, n, spans, ns, &dot);
+            double want_sq = fasgd_floats_sumsq_dot (v, r, n, &want_dot);
+            ck_assert_msg (sq == want_sq && dot == want_dot && signbit (dot) == signbit (want_dot),
+                           "n %zu gap %zu: %.17g %.17g against %.17g %.17g", n, gap, sq, dot, want_sq, want_dot);
+        }
+    }
+    /*  More spans than room: one over all of r, still the same bits.  */
+    ck_assert_uint_eq (fasgd_floats_nonzero_spans (r, LEN, 16, spans, 2), 1);
+    ck_assert_uint_eq (spans [0], 0);
+    ck_assert_uint_eq (spans [1], LEN);
+    double dot, want_dot;
+    ck_assert (fasgd_floats_sumsq_dot_spans (v, r, LEN, spans, 1, &dot) == fasgd_floats_sumsq_dot (v, r, LEN, &want_dot));
+    ck_assert (dot == want_dot);
+    /*  A reference all zero: no span, a dot product of +0.  */
+    static float z [96];
+    ck_assert_uint_eq (fasgd_floats_nonzero_spans (z, 96, 16, spans, 64), 0);
+    dot = -1;
+    ck_assert (fasgd_floats_sumsq_dot_spans (v, z, 96, spans, 0, &dot) == fasgd_floats_sumsq (v, 96));
+    ck_assert (dot == 0 && !signbit (dot));
+}
+END_TEST
+
 static Suite *
 verdict_suite (void)
 {
@@ -479,6 +545,7 @@ verdict_suite (void)
     tcase_add_test (tc, test_first_push_is_bounded);
     tcase_add_test (tc, test_ascent_is_refused_and_stale_allowed_further);
     tcase_add_test (tc, test_sumsq_dot);
+    tcase_add_test (tc, test_sumsq_dot_spans);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -55,11 +55,20 @@ def pace(rows, upto):
     return (b[-1]["sim_time"] - a["sim_time"]) / (b[-1]["iteration"] - a["iteration"]) * 1000
 
 
+def mean_tau(rows, upto):
+    """The mean staleness of the gradients applied up to T = upto (the
+    evaluations' intervals alike)."""
+    v = [r["mean_tau"] for r in rows[1:] if r["iteration"] <= upto]
+    return sum(v) / len(v) if v else None
+
+
 def section(kept, sim_curves, grid):
     """The section's lines, or [] without kept test-bed runs."""
     if not kept or not os.path.exists(os.path.join(kept, "runs.csv")):
         return []
     runs, curves = load_measured(kept)
+    if not runs:
+        return []
     target = float(grid["tta.testbed.target"][0])
     gates = [g for g in grid["tta.testbed.gates"] if any(k[0] == g for k in curves)]
     bws = sorted({k[1] for k in curves}, key=float)
@@ -102,6 +111,8 @@ def section(kept, sim_curves, grid):
             meas[(g, b)] = (s_t, m_t, s_hit, m_hit)
             s_p = [p for p in (pace(c, x[1]) for c, x in zip(sim, s_hit) if x) if p]
             m_p = [p for p in (pace(c, x[1]) for c, x in zip(mc, m_hit) if x) if p]
+            s_tau = [v for v in (mean_tau(c, x[1]) for c, x in zip(sim, s_hit) if x) if v is not None]
+            m_tau = [v for v in (mean_tau(c, x[1]) for c, x in zip(mc, m_hit) if x) if v is not None]
 
             def cell(t, hits):
                 if not hits:
@@ -115,14 +126,16 @@ def section(kept, sim_curves, grid):
                          "%s (%d)" % (cell(m_t, m_hit), len(m_hit)), ratio,
                          med_range([x[1] for x in s_hit if x], lambda v: "{:,.0f}".format(v)) if s_t else "—",
                          med_range([x[1] for x in m_hit if x], lambda v: "{:,.0f}".format(v)) if m_t else "—",
-                         med_range(s_p, secs) if s_p else "—", med_range(m_p, secs) if m_p else "—"])
+                         med_range(s_p, secs) if s_p else "—", med_range(m_p, secs) if m_p else "—",
+                         "%s / %s" % ("%.1f" % median(s_tau) if s_tau else "—", "%.1f" % median(m_tau) if m_tau else "—")])
     w(table(["gate", "link", "simulated s to %s (seeds)" % target, "measured s to %s (runs)" % target,
              "measured / simulated", "simulated T there", "measured T there", "simulated s per 1,000 T",
-             "measured s per 1,000 T"], rows, ["---", "---"] + ["---:"] * 7))
+             "measured s per 1,000 T", "mean τ to there, simulated / measured"], rows, ["---", "---"] + ["---:"] * 8))
     w("")
     w("Cells: median (smallest–largest). *T there*: the server's timestamp at the evaluation that reached "
       "the target, so that the time splits into how many updates the run needed (the training) and how fast "
-      "they came (the clock, *s per 1,000 T*, measured from T = 100 to there, after the start-up).")
+      "they came (the clock, *s per 1,000 T*, measured from T = 100 to there, after the start-up); *mean τ*: "
+      "the staleness of the gradients applied up to there, the median of the runs.")
     w("")
     if len(gates) == 2 and len(bws) == 1:
         b = bws[0]

@@ -8,7 +8,7 @@
 tap_name=shards
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 29
+plan_mnist 30
 
 # Ports from below the ephemeral range, as in test_cluster.sh: the resumed
 # shard binds the same ones again.
@@ -65,6 +65,10 @@ wait "$c2"; rc2=$?
 cat "$tmp/c1.out" "$tmp/c2.out" > "$tmp/out"
 cat "$tmp/c1.log" "$tmp/c2.log" > "$tmp/err"
 check "two clients train with both shards and exit 0" test "$rc1" = 0 -a "$rc2" = 0
+# A step pushes to both shards: each client counts its 1500 steps once,
+# and says that its message counts are the shards' sum.
+check "a step is counted once, the pushes said to be summed over the 2 shards" sh -c "
+    [ \$(grep -c ': 1500 steps in .*, [0-9]* pushes, .*(messages and bytes summed over 2 shards)' '$tmp/out') = 2 ]"
 err1=$(sed -n 's/.*validation error \([0-9.]*\)$/\1/p' "$tmp/c1.out")
 err2=$(sed -n 's/.*validation error \([0-9.]*\)$/\1/p' "$tmp/c2.out")
 check "their validation error falls below 0.15 (client 1: ${err1:-none}, client 2: ${err2:-none})" \

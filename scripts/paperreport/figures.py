@@ -117,7 +117,9 @@ class Figures:
                SEEDS="%d seeds: mean, bars the range" % n if n > 1 else "seed %s" % self.seeds[0],
                **{"N" + st.upper(): self.bytes_points[st] for st, _ in bytes_ok})
         self.curves(figdir, "fashion", "fashion", sw2, g["fashion.settings"], g["fashion.rules"],
-                    "Fashion-MNIST (60,000/10,000), μ = 128, test error vs iteration (%s)" % band, False)
+                    "Fashion-MNIST (%s train, %s validation, 10,000 test), μ = 128, test error vs iteration (%s)" % (
+                        "{:,}".format(60000 - int(g["fashion.holdout"][0])), "{:,}".format(int(g["fashion.holdout"][0])),
+                        band), False)
 
     def curves(self, figdir, name, pfx, sw, sets, rules, title, both, summary=False):
         """One curve figure (curves.gp); with summary, its final errors

@@ -127,7 +127,9 @@ class Intro:
             "for std and %d for abs (plus c = 0), the every-k baselines (k = %s) for both." % (
                 setting_label(g["fig3.setting"][0]), len(g["fig3.cfetch.std"]), len(g["fig3.cfetch.abs"]),
                 ", ".join(g["fig3.kfetch"])),
-            "Fashion-MNIST at full size (60,000/10,000) at the four λ of Fig. 2%s." % (
+            "Fashion-MNIST at full size (its 60,000 training images, %s of them for validation, and its "
+            "10,000 test images) at the four λ of Fig. 2, at Fig. 2's α (none tuned on it)%s." % (
+                "{:,}".format(int(g["fashion.holdout"][0])),
                 "" if "fashion" in groups else ": in the grid, not run in this one (its 48 runs took "
                 "3.6 of the previous run's 6.4 CPU-hours)"),
             "MNIST: the 10,000-digit subset (8,000/1,000/1,000) rather than the full 60,000/10,000.",

@@ -367,9 +367,7 @@ s_sim_setup (const s_args_t *a, fasgd_sim_cfg_t *cfg, fasgd_dataset_t **train, f
     cfg->batch = (int) a->batch;
     cfg->eval_every = S_EVAL_EVERY;
     cfg->progress = 0;
-    fasgd_model_spec_t spec;
-    fasgd_model_cfg_to_spec (&cfg->model, &spec);
-    if (fasgd_data_cfg_load (&cfg->data, &spec, cfg->seed, train, valid) != 0) {
+    if (fasgd_data_cfg_load (&cfg->data, &cfg->model, cfg->seed, train, valid) != 0) {
         fprintf (stderr, "bench-sim: run scripts/get-mnist, or give --data DIR\n");
         return -1;
     }

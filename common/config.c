@@ -454,6 +454,11 @@ s_set_intlist (s_ctx_t *ctx, const s_flat_t *f, void *obj, yaml_document_t *doc,
         s_error (ctx, &node->start_mark, "%s needs at least %d items (got %d)", f->name, k->min_items, tmp.n);
         return -1;
     }
+    if (ctx->with_marks)
+        snprintf (tmp.where, sizeof tmp.where, "%s:%zu:%zu", ctx->source,
+                  (size_t) node->start_mark.line + 1, (size_t) node->start_mark.column + 1);
+    else
+        snprintf (tmp.where, sizeof tmp.where, "%s", ctx->source);
     memcpy ((char *) obj + f->offset, &tmp, sizeof tmp);
     return 0;
 }

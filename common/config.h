@@ -55,9 +55,13 @@ typedef enum {
 #define FASGD_CFG_MAX_OPEN  4u   /* max is exclusive */
 
 #define FASGD_CFG_INTLIST_MAX 16
+#define FASGD_CFG_WHERE_LEN 160
 typedef struct {
     int n;
     int v [FASGD_CFG_INTLIST_MAX];
+    /*  Where the list was set, for messages about it after loading:
+        "FILE:LINE:COL", "--set NAME" or "built-in default".  */
+    char where [FASGD_CFG_WHERE_LEN];
 } fasgd_cfg_intlist_t;
 
 typedef struct fasgd_cfg_key_t {

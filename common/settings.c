@@ -166,26 +166,28 @@ s_load_pair (const char *images, const char *labels, const char *dir, const char
     return ds;
 }
 
-/*  0 when set's images and labels fit the model, else logs why and -1.  */
+/*  0 when set's images and labels fit the model, else logs why, naming
+    where model.sizes was set, and -1.  */
 static int
-s_fits_model (const fasgd_dataset_t *set, const char *what, const fasgd_model_spec_t *spec)
+s_fits_model (const fasgd_dataset_t *set, const char *what, const fasgd_model_cfg_t *model)
 {
-    int in = spec->sizes [0], classes = spec->sizes [spec->nsizes - 1];
+    const fasgd_cfg_intlist_t *sizes = &model->sizes;
+    int in = sizes->v [0], classes = sizes->v [sizes->n - 1];
     if ((int) set->dim != in) {
-        fasgd_log_error ("data: %s images have %u pixels but the model's input size is %d",
-                         what, set->dim, in);
+        fasgd_log_error ("data: %s images have %u pixels but the model's input size is %d "
+                         "(model.sizes' first, %s)", what, set->dim, in, sizes->where);
         return -1;
     }
     if ((int) set->nclasses > classes) {
-        fasgd_log_error ("data: %s labels go up to %u but the model has %d outputs",
-                         what, set->nclasses - 1, classes);
+        fasgd_log_error ("data: %s labels go up to %u but the model has %d outputs "
+                         "(model.sizes' last, %s)", what, set->nclasses - 1, classes, sizes->where);
         return -1;
     }
     return 0;
 }
 
 int
-fasgd_data_cfg_load_test (const fasgd_data_cfg_t *cfg, const fasgd_model_spec_t *spec,
+fasgd_data_cfg_load_test (const fasgd_data_cfg_t *cfg, const fasgd_model_cfg_t *model,
                           fasgd_dataset_t **valid_p, fasgd_dataset_t **test_p)
 {
     *test_p = NULL;
@@ -199,7 +201,7 @@ fasgd_data_cfg_load_test (const fasgd_data_cfg_t *cfg, const fasgd_model_spec_t 
         fasgd_dataset_t *test = s_load_pair (cfg->test_images, cfg->test_labels, cfg->dir, "test", 0);
         if (!test)
             return -1;
-        if (s_fits_model (test, "test", spec) != 0) {
+        if (s_fits_model (test, "test", model) != 0) {
             fasgd_dataset_destroy (&test);
             return -1;
         }
@@ -230,7 +232,7 @@ fasgd_data_cfg_load_test (const fasgd_data_cfg_t *cfg, const fasgd_model_spec_t 
 }
 
 int
-fasgd_data_cfg_load (const fasgd_data_cfg_t *cfg, const fasgd_model_spec_t *spec,
+fasgd_data_cfg_load (const fasgd_data_cfg_t *cfg, const fasgd_model_cfg_t *model,
                      uint64_t seed, fasgd_dataset_t **train_p, fasgd_dataset_t **valid_p)
 {
     *train_p = *valid_p = NULL;
@@ -270,21 +272,10 @@ fasgd_data_cfg_load (const fasgd_data_cfg_t *cfg, const fasgd_model_spec_t *spec
         fasgd_dataset_destroy (&valid);
         valid = head;
     }
-    int in = spec->sizes [0], classes = spec->sizes [spec->nsizes - 1];
     int rc = 0;
-    if (!train || !valid)
+    if (!train || !valid || s_fits_model (train, "train", model) != 0
+        || s_fits_model (valid, "validation", model) != 0)
         rc = -1;
-    else if ((int) train->dim != in || (int) valid->dim != in) {
-        fasgd_log_error ("data: images have %u pixels but the model's input size (model.sizes' first) is %d",
-                         train->dim, in);
-        rc = -1;
-    }
-    else if ((int) train->nclasses > classes || (int) valid->nclasses > classes) {
-        fasgd_log_error ("data: labels go up to %u but the model has %d outputs (model.sizes' last)",
-                         (train->nclasses > valid->nclasses ? train->nclasses : valid->nclasses) - 1,
-                         classes);
-        rc = -1;
-    }
     if (rc != 0) {
         fasgd_dataset_destroy (&train);
         fasgd_dataset_destroy (&valid);

@@ -73,16 +73,16 @@ void fasgd_rule_cfg_to_params (const fasgd_rule_cfg_t *cfg, int lambda, fasgd_ru
 void fasgd_gate_cfg_to_params (const fasgd_gate_cfg_t *cfg, double eps, fasgd_gate_params_t *p);
 
 /*  Loads the training and validation sets the data section names, and
-    checks them against the model (input size, classes). Logs the cause and
-    returns -1 on failure.  */
-int fasgd_data_cfg_load (const fasgd_data_cfg_t *cfg, const fasgd_model_spec_t *spec,
+    checks them against the model (input size, classes; a mismatch names
+    where model.sizes was set). Logs the cause and returns -1 on failure.  */
+int fasgd_data_cfg_load (const fasgd_data_cfg_t *cfg, const fasgd_model_cfg_t *model,
                          uint64_t seed, fasgd_dataset_t **train_p, fasgd_dataset_t **valid_p);
 
 /*  The test set the data section names, if any: the files test_images and
     test_labels, or the last `test` examples of *valid_p, which then keeps
     the rest. *test_p is NULL when there is none. Logs the cause and
     returns -1 on failure (*valid_p is then unchanged).  */
-int fasgd_data_cfg_load_test (const fasgd_data_cfg_t *cfg, const fasgd_model_spec_t *spec,
+int fasgd_data_cfg_load_test (const fasgd_data_cfg_t *cfg, const fasgd_model_cfg_t *model,
                               fasgd_dataset_t **valid_p, fasgd_dataset_t **test_p);
 
 #endif

@@ -348,13 +348,11 @@ s_validation (fasgd_server_t *self, fasgd_dataset_t **valid_p, fasgd_dataset_t *
                         cfg->shard_index, cfg->shard_count);
     if (!self->model || !cfg->validate || p->n != p->total)
         return 0;
-    fasgd_model_spec_t spec;
-    fasgd_model_cfg_to_spec (&cfg->model, &spec);
     fasgd_dataset_t *train = NULL;
-    if (fasgd_data_cfg_load (&cfg->data, &spec, cfg->seed, &train, valid_p) != 0)
+    if (fasgd_data_cfg_load (&cfg->data, &cfg->model, cfg->seed, &train, valid_p) != 0)
         return -1;
     fasgd_dataset_destroy (&train);
-    if (fasgd_data_cfg_load_test (&cfg->data, &spec, valid_p, test_p) != 0) {
+    if (fasgd_data_cfg_load_test (&cfg->data, &cfg->model, valid_p, test_p) != 0) {
         fasgd_dataset_destroy (valid_p);
         return -1;
     }

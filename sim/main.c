@@ -194,10 +194,8 @@ s_run_free (s_run_t *r)
 static int
 s_run_open (s_run_t *r, const fasgd_sim_cfg_t *cfg)
 {
-    fasgd_model_spec_t spec;
-    fasgd_model_cfg_to_spec (&cfg->model, &spec);
-    if (fasgd_data_cfg_load (&cfg->data, &spec, cfg->seed, &r->train, &r->valid) != 0
-        || fasgd_data_cfg_load_test (&cfg->data, &spec, &r->valid, &r->test) != 0)
+    if (fasgd_data_cfg_load (&cfg->data, &cfg->model, cfg->seed, &r->train, &r->valid) != 0
+        || fasgd_data_cfg_load_test (&cfg->data, &cfg->model, &r->valid, &r->test) != 0)
         return -1;
     /*  The simulator's own threads do the parallel work; BLAS inside each
         gradient stays on one core, which also keeps results independent of

@@ -7,7 +7,7 @@ tap_name=sim-cli
 sim="$top_build/sim/fasgd-sim"
 data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
 
-echo "1..14"
+echo "1..15"
 
 "$sim" --help > "$tmp/out" 2> "$tmp/err"
 check "--help exits 0 and shows usage" test $? -eq 0 -a -n "$(grep 'Usage: fasgd-sim -c FILE' "$tmp/out")"
@@ -50,10 +50,15 @@ YAML
 check "missing data: exit 1 naming the folder" test $? -eq 1 -a -n "$(grep '/nonexistent' "$tmp/err")"
 
 "$sim" -c "$tmp/ok.yaml" --set 'model.sizes=[100, 10]' > "$tmp/out" 2> "$tmp/err"
-check "model that does not fit the data: exit 1" test $? -eq 1 -a -n "$(grep '784 pixels' "$tmp/err")"
+check "model that does not fit the data: exit 1, naming the --set" test $? -eq 1 -a -n "$(grep "784 pixels but the model's input size is 100 (model.sizes' first, --set model.sizes)" "$tmp/err")"
+
+cp "$tmp/ok.yaml" "$tmp/sizes.yaml"
+printf 'model:\n  sizes: [784, 100, 7]\n' >> "$tmp/sizes.yaml"
+"$sim" -c "$tmp/sizes.yaml" > "$tmp/out" 2> "$tmp/err"
+check "a model with too few outputs: exit 1, naming the file's line" test $? -eq 1 -a -n "$(grep "labels go up to 9 but the model has 7 outputs (model.sizes' last, $tmp/sizes.yaml:8:10)" "$tmp/err")"
 
 if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
-    for i in 9 10 11 12 13 14; do echo "not ok $i - MNIST digits missing: run scripts/get-mnist"; done
+    for i in 10 11 12 13 14 15; do echo "not ok $i - MNIST digits missing: run scripts/get-mnist"; done
     exit 1
 fi
 

@@ -404,6 +404,10 @@ s_reference (fasgd_srv_guard_t *self)
     self->since_ref = 0;
     self->st->references++;
     if (!isfinite (loss) || !isfinite (norm) || norm <= 0) {
+        /*  Slot k no longer holds the reference its norm and T describe:
+            no push may be judged against it.  */
+        self->ref_norms [k] = 0;
+        self->ref_nspans [k] = 0;
         self->ref_due = self->ref_last < 0;     /* none yet: try again at the next push */
         return;
     }

@@ -53,8 +53,9 @@ const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
         "validate every this many server timestamps"),
     FASGD_CFG_KEY_STRING ("output.csv", fasgd_sim_cfg_t, csv, 0, "",
         "CSV file, a row per validation (empty: none; -: standard output)"),
-    FASGD_CFG_KEY_ENUM ("output.progress", fasgd_sim_cfg_t, progress, s_progress_modes, "auto",
-        "progress line on standard error: off, auto (on a terminal), on"),
+    FASGD_CFG_KEY_ENUM ("output.progress", fasgd_sim_cfg_t, progress, s_progress_modes, "on",
+        "progress on standard error: off, auto (on a terminal only), on (redrawn on a terminal, "
+        "a line every 5 s otherwise)"),
     FASGD_CFG_KEY_INCLUDE ("model", fasgd_sim_cfg_t, model, fasgd_model_cfg_keys),
     FASGD_CFG_KEY_INCLUDE ("rule", fasgd_sim_cfg_t, rule, fasgd_rule_cfg_keys),
     FASGD_CFG_KEY_INCLUDE ("gates", fasgd_sim_cfg_t, gates, fasgd_gates_cfg_keys),

@@ -7,7 +7,7 @@ tap_name=sim-cli
 sim="$top_build/sim/fasgd-sim"
 data="${FASGD_DATA_DIR:-$top_src/data}/mnist"
 
-echo "1..15"
+echo "1..17"
 
 "$sim" --help > "$tmp/out" 2> "$tmp/err"
 check "--help exits 0 and shows usage" test $? -eq 0 -a -n "$(grep 'Usage: fasgd-sim -c FILE' "$tmp/out")"
@@ -58,7 +58,7 @@ printf 'model:\n  sizes: [784, 100, 7]\n' >> "$tmp/sizes.yaml"
 check "a model with too few outputs: exit 1, naming the file's line" test $? -eq 1 -a -n "$(grep "labels go up to 9 but the model has 7 outputs (model.sizes' last, $tmp/sizes.yaml:8:10)" "$tmp/err")"
 
 if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
-    for i in 10 11 12 13 14 15; do echo "not ok $i - MNIST digits missing: run scripts/get-mnist"; done
+    for i in 10 11 12 13 14 15 16 17; do echo "not ok $i - MNIST digits missing: run scripts/get-mnist"; done
     exit 1
 fi
 
@@ -86,5 +86,13 @@ check "a FIFO as output stays a FIFO and gets the CSV" sh -c "
 # Validation error falls on the real digits: the last row beats the first.
 # shellcheck disable=SC2016
 check "validation error falls" awk -F, 'NR == 2 { first = $4 } END { exit !($4 < first - 0.3) }' "$tmp/a.csv"
+
+# Progress by default off a terminal too (a plain line every 5 s, and the
+# last one at the end); -q gives none.
+grep -v progress "$tmp/ok.yaml" > "$tmp/default.yaml"
+"$sim" -c "$tmp/default.yaml" -t 1 -o "$tmp/d.csv" > "$tmp/out" 2> "$tmp/err"
+check "progress lines off a terminal by default" grep -q '^600/600 it .* it/s' "$tmp/err"
+"$sim" -c "$tmp/default.yaml" -t 1 -q -o "$tmp/d.csv" > "$tmp/out" 2> "$tmp/err"
+check "-q: no progress line" test ! -s "$tmp/err"
 
 [ "$failed" -eq 0 ]

@@ -109,6 +109,15 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_INT ("guard.trusted_age", fasgd_server_cfg_t, guard_trusted_age, 1, 1000000000, "256",
         "a trusted push judges the pushes computed within this many updates of its parameters; a push "
         "further from every trusted one is checked for size only"),
+    FASGD_CFG_KEY_INT ("guard.loss_examples", fasgd_server_cfg_t, guard_loss_examples, 0, 100000, "256",
+        "examples of guard.pool, drawn once and fixed, on which the server measures the loss at every "
+        "reference gradient, to see whether it rises after a client's applied pushes (0: no such check)"),
+    FASGD_CFG_KEY_DOUBLE ("guard.loss_rise", fasgd_server_cfg_t, guard_loss_rise, 0, 1e6, FASGD_CFG_MIN_OPEN, "0.2",
+        "a client whose applied pushes were followed by a rise of the held-out loss above this (the log "
+        "of its ratio, over about its last 256 pushes) has its pushes' weight cut, to nothing at twice this"),
+    FASGD_CFG_KEY_DOUBLE ("guard.loss_jump", fasgd_server_cfg_t, guard_loss_jump, 0, 1e6, 0, "1",
+        "a rise of the held-out loss between two reference gradients above this (the log of its ratio) "
+        "sets the parameters back to where they were at the first (0: never)"),
     FASGD_CFG_KEY_INT ("limits.clients", fasgd_server_cfg_t, max_clients, 1, 10000000, "10000",
         "clients joined at once; a JOIN beyond is refused with 503"),
     FASGD_CFG_KEY_INT ("limits.connections", fasgd_server_cfg_t, max_connections, 0, 10000000, "0",

@@ -162,6 +162,8 @@ s_status_clients (fasgd_server_t *self, s_text_t *t, int64_t now)
         if (c->ignored || c->weighted)
             s_text_add (t, "client.%u.guard_ignored=%llu\nclient.%u.guard_weighted=%llu\n", c->id,
                         (unsigned long long) c->ignored, c->id, (unsigned long long) c->weighted);
+        if (c->loss_cut)
+            s_text_add (t, "client.%u.guard_loss_cut=%llu\n", c->id, (unsigned long long) c->loss_cut);
         if (fasgd_srv_guard_has_reference (self->guard) && c->has_pushed)
             s_text_add (t, "client.%u.guard_mean_score=%.4g\n", c->id,
                         fasgd_srv_guard_client_mean (self->guard, c));
@@ -212,6 +214,9 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 "guard_weighted=%llu\n", fasgd_srv_guard_direction (self->guard),
                 fasgd_srv_guard_reference_norm (self->guard), (unsigned long long) a->references,
                 (unsigned long long) a->ignored, (unsigned long long) a->weighted);
+    s_text_add (t, "guard_loss_measures=%llu\nguard_loss_cut=%llu\nguard_loss_ignored=%llu\nguard_loss_rollbacks=%llu\n",
+                (unsigned long long) a->loss_measures, (unsigned long long) a->loss_cut,
+                (unsigned long long) a->loss_ignored, (unsigned long long) a->loss_rollbacks);
     s_text_add (t, "security=%s\n", fasgd_srv_security_curve (self->security) ? "curve" : "off");
     if (fasgd_srv_security_curve (self->security)) {
         if (fasgd_srv_security_has_allowlist (self->security))

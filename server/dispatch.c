@@ -80,6 +80,11 @@ s_guard (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
     double weight;
     int status = fasgd_srv_guard_check (self->guard, c, gp, repeat, self->params->T - j, &weight, norm, why,
                                         sizeof why);
+    const float *back = fasgd_srv_guard_rollback (self->guard);
+    if (back && fasgd_srv_params_restore (self->params, back) == 0) {
+        fasgd_srv_params_advance (self->params);
+        self->st.loss_rollbacks++;
+    }
     if (status == 0 && weight == 0) {
         c->refused_in_row = 0;
         if (r->req->flags & FASGD_PROTO_FLAG_THEN_FETCH)

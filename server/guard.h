@@ -35,6 +35,11 @@ fasgd_srv_guard_t *fasgd_srv_guard_new (const fasgd_server_cfg_t *cfg, const fas
     judges sizes only. It logs which. model and valid are borrowed;
     valid may be NULL. -1 out of memory.  */
 int fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, const fasgd_dataset_t *valid);
+/*  After fasgd_srv_guard_check: θ (params->n values, the guard's) that
+    the caller is to set θ back to (fasgd_srv_params_restore, then a new
+    timestamp), when the held-out loss jumped since the last reference
+    (guard_loss.c); NULL mostly. Once for each jump.  */
+const float *fasgd_srv_guard_rollback (fasgd_srv_guard_t *self);
 /*  1 when it judges direction against a reference (computed, or a
     trusted client's push).  */
 int fasgd_srv_guard_has_reference (const fasgd_srv_guard_t *self);

@@ -123,6 +123,13 @@ s_requests (fasgd_srv_metrics_t *self)
                                 "pushes the guard's direction check applied with weight 0", st->ignored);
     fasgd_metrics_text_counter (t, "fasgd_server_guard_weighted_total",
                                 "pushes the guard's direction check applied with a weight below 1", st->weighted);
+    fasgd_metrics_text_counter (t, "fasgd_server_guard_loss_cut_total",
+                                "pushes whose weight the guard's held-out loss check cut", st->loss_cut);
+    fasgd_metrics_text_counter (t, "fasgd_server_guard_loss_ignored_total",
+                                "pushes the guard's held-out loss check cut to weight 0", st->loss_ignored);
+    fasgd_metrics_text_counter (t, "fasgd_server_guard_loss_rollbacks_total",
+                                "times the guard set the parameters back after the held-out loss jumped",
+                                st->loss_rollbacks);
     fasgd_metrics_text_counter (t, "fasgd_server_guard_references_total",
                                 "reference gradients the guard computed on held-out data, or took from trusted clients' pushes",
                                 st->references);

@@ -10,6 +10,7 @@
 #include "codec.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 fasgd_srv_params_t *
 fasgd_srv_params_new (fasgd_rule_t **rule_p, size_t n, size_t total, size_t offset, int wire_params, int checked)
@@ -100,6 +101,26 @@ fasgd_srv_params_update (fasgd_srv_params_t *self, const float *g, uint64_t tau,
 #else
     return fasgd_rule_apply (self->rule, self->theta, g, tau, used);
 #endif
+}
+
+int
+fasgd_srv_params_restore (fasgd_srv_params_t *self, const float *theta)
+{
+#if FASGD_SRV_SHARED_THETA
+    fasgd_snapshot_t *cur = self->current;
+    /*  Copy on write, as an update: a reply may still hold θ's buffer.  */
+    if (__atomic_load_n (&cur->refs, __ATOMIC_ACQUIRE) != 1) {
+        fasgd_snapshot_t *fresh = fasgd_snapshot_new (cur->pool);
+        if (!fresh)
+            return -2;
+        fresh->ts = cur->ts;
+        self->current = fresh;
+        fasgd_snapshot_release (cur);
+    }
+    self->theta = self->current->theta;
+#endif
+    memcpy (self->theta, theta, self->n * sizeof (float));
+    return 0;
 }
 
 void

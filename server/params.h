@@ -58,6 +58,10 @@ fasgd_snapshot_t *fasgd_srv_params_snapshot (fasgd_srv_params_t *self);
 /*  Applies g to θ with the rule; returns as fasgd_rule_apply, or -2 out
     of memory.  */
 int fasgd_srv_params_update (fasgd_srv_params_t *self, const float *g, uint64_t tau, const float *used);
+/*  θ set back to theta (n values; the guard's rollback, guard_loss.c),
+    copied on write as an update; the rule's state is not touched. The
+    caller then advances T. -2 out of memory (θ unchanged).  */
+int fasgd_srv_params_restore (fasgd_srv_params_t *self, const float *theta);
 /*  T moved on (after an update returned 1).  */
 void fasgd_srv_params_advance (fasgd_srv_params_t *self);
 /*  T set (a resume): the current snapshot is stamped with it.  */

@@ -38,6 +38,18 @@ typedef struct {
     uint64_t refused_in_row;
     uint64_t ignored, weighted;         /* pushes the guard applied with weight 0, with less than 1 */
     fasgd_verdict_record_t verdict;     /* its record with the guard (common/verdict.h) */
+    /*  Its record with the guard's loss check (guard_loss.c): the rise
+        of the held-out loss (log) its applied pushes were followed by,
+        aged at each push judged; its pushes applied
+        since the last measure (weight, count), its share, and whether it
+        is on the list of those with a share.  */
+    double loss_rise;
+    double loss_pending_w, loss_pending_n;
+    double loss_share;                  /* its share of the weight applied, averaged */
+    int loss_pending;
+    double credit;                      /* a weight below 1 applies a share of its pushes: what it is owed */
+    double loss_weight;                 /* the weight the guard gave its push being applied */
+    uint64_t loss_cut;                  /* pushes whose weight the loss check took (some of) away */
     double norm_typical;                /* its vote in the guard's median (guard.c) */
     int has_typical;                    /* it votes: the guard's voters [vote_slot] is it */
     size_t vote_slot;

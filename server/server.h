@@ -58,6 +58,9 @@ typedef struct {
     double guard_cost, guard_trust, guard_refuse, guard_stale, guard_span, guard_probation;   /* common/verdict.h */
     char guard_trusted [FASGD_PATH_LEN];    /* a directory of trusted client certificates; empty: none */
     int guard_trusted_age;          /* updates within which a trusted push judges others */
+    int guard_loss_examples;        /* the held-out loss's fixed batch (guard_loss.c); 0: no loss check */
+    double guard_loss_rise;         /* the rise of the held-out loss (log) after a client's pushes that cuts its weight */
+    double guard_loss_jump;         /* a rise (log) between two references that sets θ back; 0: never */
     int max_clients;                /* clients joined at once; JOIN beyond: 503 */
     int status_clients;             /* clients STATUS lists, the busiest first */
     int max_connections;            /* TCP connections open at once; 0: from the clients and descriptors */

@@ -10,6 +10,9 @@
       random      a random direction at that norm
       frog        a boiling frog: honest at first, turning to negated over
                   --turn (1000) pushes, at the honest norm
+      thin        harm spread thin, against the guard's check of the
+                  held-out loss: the gradient negated at one push in
+                  --every (2), honest at the others, at the honest norm
       tiny        the gradient scaled to 1e-4 of its norm, from every id: a
                   median of tiny votes would lock honest clients out
       first       one push of norm 1e16 in a random direction before
@@ -30,7 +33,7 @@
 
     Usage: attacker -s PUSH -f FETCH --data DIR --mode MODE [--ids K]
            [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N]
-           [--server-key FILE [--cert FILE]]  */
+           [--every N] [--server-key FILE [--cert FILE]]  */
 #include "data.h"
 #include "floats.h"
 #include "model.h"
@@ -57,9 +60,9 @@ s_on_signal (int sig)
     s_stop = 1;
 }
 
-typedef enum { S_FLIP, S_FLIP_BOUND, S_RANDOM, S_FROG, S_TINY, S_FIRST, S_SYBIL, S_HONEST } s_mode_t;
+typedef enum { S_FLIP, S_FLIP_BOUND, S_RANDOM, S_FROG, S_TINY, S_FIRST, S_SYBIL, S_HONEST, S_THIN } s_mode_t;
 static const char *const s_modes [] = { "flip", "flip-bound", "random", "frog", "tiny", "first", "sybil", "honest",
-                                        NULL };
+                                        "thin", NULL };
 
 typedef struct {
     const char *push, *fetch, *data;
@@ -69,7 +72,7 @@ typedef struct {
     long steps;
     uint64_t seed;
     double factor;
-    long turn, rotate;
+    long turn, rotate, every;
 } s_opts_t;
 
 typedef struct {
@@ -177,6 +180,10 @@ s_attack (const s_opts_t *o, fasgd_rng_t *rng, float *g, size_t n, long step, do
         case S_TINY:
             s_scale (g, n, 1e-4);
             break;
+        case S_THIN:
+            if (step % o->every == o->every - 1)
+                s_scale (g, n, -1);
+            break;
         case S_HONEST:
             break;
     }
@@ -191,12 +198,13 @@ s_parse (int argc, char **argv, s_opts_t *o)
         { "ids", required_argument, NULL, 'k' }, { "steps", required_argument, NULL, 'n' },
         { "seed", required_argument, NULL, 'S' }, { "factor", required_argument, NULL, 'F' },
         { "turn", required_argument, NULL, 'T' }, { "rotate", required_argument, NULL, 'R' },
+        { "every", required_argument, NULL, 'E' },
         { "server-key", required_argument, NULL, 'K' }, { "cert", required_argument, NULL, 'c' },
         { NULL, 0, NULL, 0 }
     };
-    *o = (s_opts_t) { .mode = S_FLIP, .ids = 1, .seed = 1, .factor = 9.9, .turn = 1000, .rotate = 16 };
+    *o = (s_opts_t) { .mode = S_FLIP, .ids = 1, .seed = 1, .factor = 9.9, .turn = 1000, .rotate = 16, .every = 2 };
     int ch, mode = -1;
-    while ((ch = getopt_long (argc, argv, "s:f:d:m:k:n:S:F:T:R:", longs, NULL)) != -1) {
+    while ((ch = getopt_long (argc, argv, "s:f:d:m:k:n:S:F:T:R:E:", longs, NULL)) != -1) {
         switch (ch) {
             case 's': o->push = optarg; break;
             case 'f': o->fetch = optarg; break;
@@ -214,6 +222,7 @@ s_parse (int argc, char **argv, s_opts_t *o)
             case 'S': o->seed = strtoull (optarg, NULL, 10); break;
             case 'F': o->factor = atof (optarg); break;
             case 'T': o->turn = atol (optarg); break;
+            case 'E': o->every = atol (optarg); break;
             case 'R': o->rotate = atol (optarg); break;
             case 'K': o->server_key = optarg; break;
             case 'c': o->cert = optarg; break;
@@ -221,7 +230,7 @@ s_parse (int argc, char **argv, s_opts_t *o)
         }
     }
     return o->push && o->fetch && o->data && o->ids >= 1 && o->ids <= S_MAX_IDS && o->steps >= 0
-           && o->factor > 0 && o->turn > 0 && o->rotate > 0 && (!o->cert || o->server_key) && optind == argc ? 0 : -1;
+           && o->factor > 0 && o->turn > 0 && o->rotate > 0 && o->every > 0 && (!o->cert || o->server_key) && optind == argc ? 0 : -1;
 }
 
 int
@@ -230,8 +239,8 @@ main (int argc, char **argv)
     s_opts_t o;
     if (s_parse (argc, argv, &o) != 0) {
         fprintf (stderr, "usage: attacker -s PUSH -f FETCH --data DIR --mode flip|flip-bound|random|frog|tiny|"
-                 "first|sybil|honest [--ids K] [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N] "
-                 "[--server-key FILE [--cert FILE]]\n");
+                 "first|sybil|honest|thin [--ids K] [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N] "
+                 "[--every N] [--server-key FILE [--cert FILE]]\n");
         return 2;
     }
     signal (SIGINT, s_on_signal);

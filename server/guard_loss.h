@@ -1,0 +1,45 @@
+/*  guard_loss: the guard's check of the held-out loss itself (guard_loss.c
+    says how). The guard (guard.c) owns one when it computes references
+    of its own; it measures at each reference, is told of every push it
+    judges and every push the rule applied, and gives back what a
+    client's weight is to be multiplied by.  */
+#ifndef FASGD_SERVER_GUARD_LOSS_H_INCLUDED
+#define FASGD_SERVER_GUARD_LOSS_H_INCLUDED
+
+#include "data.h"
+#include "model.h"
+#include "registry.h"
+#include "rng.h"
+#include "server.h"
+#include "stats.h"
+
+typedef struct fasgd_srv_guard_loss_t fasgd_srv_guard_loss_t;
+
+/*  A loss check on guard.loss_examples examples of pool drawn once with
+    rng (data no client trains on), fixed for the run; with
+    guard.loss_jump, a copy of θ (nparams values) at the last measure
+    that was not a jump. model, pool, cfg and st are borrowed. NULL out of memory or with guard.loss_examples
+    0 (no check).  */
+fasgd_srv_guard_loss_t *fasgd_srv_guard_loss_new (const fasgd_server_cfg_t *cfg, const fasgd_model_t *model,
+                                                  const fasgd_dataset_t *pool, size_t nparams, fasgd_rng_t *rng,
+                                                  fasgd_srv_stats_t *st);
+void fasgd_srv_guard_loss_destroy (fasgd_srv_guard_loss_t **self_p);
+/*  At a reference: the loss at θ on the fixed batch; its relative change
+    since the last measure is shared among the clients whose pushes were
+    applied in between, by applied weight.  */
+void fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *theta);
+/*  After a measure whose change was a jump (above guard.loss_jump): θ as
+    it was at the measure before (nparams values, owned by the check),
+    once; else NULL.  */
+const float *fasgd_srv_guard_loss_rollback (fasgd_srv_guard_loss_t *self);
+/*  A push of c judged (not refused): its record ages by one push; the
+    factor in [0, 1] its weight is multiplied by.  */
+double fasgd_srv_guard_loss_factor (fasgd_srv_guard_loss_t *self, fasgd_srv_client_t *c);
+/*  The rule applied a push of c with weight w (> 0).  */
+void fasgd_srv_guard_loss_applied (fasgd_srv_guard_loss_t *self, fasgd_srv_client_t *c, double w);
+/*  The last loss measured (NAN before the first).  */
+double fasgd_srv_guard_loss_last (const fasgd_srv_guard_loss_t *self);
+/*  Before c is freed: its share of the next change is nobody's.  */
+void fasgd_srv_guard_loss_forget (fasgd_srv_guard_loss_t *self, fasgd_srv_client_t *c);
+
+#endif

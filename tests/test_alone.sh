@@ -1,0 +1,72 @@
+#!/bin/sh
+# An attacker left alone with the server (docs/ALGORITHMS.md, "The
+# guard"): one honest fasgd-client trains alone, and the guard's check of
+# the held-out loss neither ignores it nor sets its work back; then
+# tests/attacker --mode thin (its gradient negated at one push in two,
+# whose pushes the first-order score reads as neutral) comes when the
+# honest one is gone and pushes alone, and the validation error stays
+# within 0.03 of where the honest client left it. Without the loss check
+# (guard.loss_examples: 0) the same attacker takes it further. TAP
+# output.
+tap_name=alone
+. "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
+
+plan_mnist 7
+
+cat > "$tmp/server.yaml" <<YAML
+push_endpoint: tcp://127.0.0.1:*
+fetch_endpoint: tcp://127.0.0.1:*
+control_endpoint: tcp://127.0.0.1:*
+rule: {name: fasgd, lr: 0.005}
+data: {dir: "$data"}
+eval: {every: 100}
+log: {level: info, status_seconds: 0}
+YAML
+
+key() { sed -n "s/^ *\"$2\": \([0-9.]*\),*$/\1/p" "$tmp/$1.status"; }
+
+# run NAME [SET...]: the server (with SET), an honest client of 1500
+# steps alone, then the thin attacker for 1500 pushes alone; STATUS (JSON) when the honest client is gone in
+# $tmp/NAME.honest.status, at the end in $tmp/NAME.status; the
+# validation error when the honest client left (the last evaluation
+# before) in $left, at the end in $final.
+run() {
+    name=$1
+    shift
+    serve "$tmp/$name.ports" "$tmp/$name.log" "$server" -c "$tmp/server.yaml" --set "eval.csv=$tmp/$name.csv" "$@" ||
+        return 1
+    spid=$server_pid
+    timeout 120 "$client" -s "$push" -f "$fetch" --data "$data" --name honest --seed 1 -n 1500 --quiet \
+        > "$tmp/$name.honest.out" 2> "$tmp/$name.honest.err"
+    hrc=$?
+    "$ctl" -j -p "$tmp/$name.ports" status > "$tmp/$name.honest.status"
+    timeout 120 "$top_build/tests/attacker" -s "$push" -f "$fetch" --data "$data" --mode thin --seed 9 --steps 1500 \
+        > "$tmp/$name.thin.out" 2> "$tmp/$name.thin.err"
+    "$ctl" -j -p "$tmp/$name.ports" status > "$tmp/$name.status"
+    kill -TERM "$spid"
+    wait "$spid"
+    T=$(key "$name.honest" T)
+    left=$(awk -F, -v t="$T" 'NR > 1 && $1 <= t && $1 % 100 == 0 { e = $3 } END { print e }' "$tmp/$name.csv")
+    final=$(tail -1 "$tmp/$name.csv" | cut -d, -f3)
+    return $hrc
+}
+
+check "an honest client alone, then the thin attacker alone (exit 0)" run guarded
+cp "$tmp/guarded.log" "$tmp/server.log"
+check "the loss check never ignored the honest client's pushes ($(key guarded.honest guard_loss_cut) cut in part)" \
+    test "$(key guarded.honest guard_loss_ignored)" = 0
+check "... nor set them back" test "$(key guarded.honest guard_loss_rollbacks)" = 0
+check "... nor ignored past its probation ($(key guarded.honest guard_ignored) ignored)" \
+    test "$(key guarded.honest guard_ignored)" -le 16
+check "the honest client alone trained: validation error ${left:-none} below 0.1" \
+    awk -v e="${left:-1}" 'BEGIN { exit !(e < 0.1) }'
+check "the attacker alone moved it by less than 0.03 (${left:-none} to ${final:-none})" \
+    awk -v a="${left:-1}" -v f="${final:-1}" 'BEGIN { exit !(f < a + 0.03) }'
+g_left=$left g_final=$final
+
+# Without the loss check the same attacker does more harm.
+run unguarded --set guard.loss_examples=0 > /dev/null 2>&1
+cp "$tmp/unguarded.log" "$tmp/server.log"
+check "without the loss check it does more (${left:-none} to ${final:-none}, against ${g_left:-none} to ${g_final:-none})" \
+    awk -v a="${left:-0}" -v f="${final:-0}" -v ga="${g_left:-1}" -v gf="${g_final:-1}" \
+    'BEGIN { exit !(f - a > gf - ga) }'

@@ -629,10 +629,13 @@ s_loss_cut (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, fasgd_verdict_t *v)
                           "pushes (above guard.loss_rise, %.3g in log): its pushes' weight is cut while that lasts",
                           c->id, c->name, exp (c->loss_rise), self->cfg->guard_loss_rise);
     self->st->loss_cut++;
+    /*  Never below the least share (or the score's weight, if lower): a
+        client whose pushes were all ignored would leave θ where the loss
+        stood, and its record could never come down with it.  */
+    double least = v->weight < FASGD_SRV_GUARD_LOSS_LEAST ? v->weight : FASGD_SRV_GUARD_LOSS_LEAST;
     v->weight *= f;
-    if (v->weight < 0.01) {
-        v->kind = FASGD_VERDICT_IGNORE;
-        v->weight = 0;
+    if (v->weight <= least) {
+        v->weight = least;
         self->st->loss_ignored++;
     }
 }

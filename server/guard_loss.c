@@ -28,11 +28,12 @@
       keep = 1 − 1/256 at each of its pushes judged (applied or not).
     - Its pushes' weight is multiplied by (2b − rise)/b held to [0, 1]
       (b = guard.loss_rise): in full while the loss rose by less than a
-      factor e^b after its pushes, not at all from e^2b (the push is then
-      ignored, as guard.c ignores). A client whose pushes are ignored
-      ages its record with each push: 256·ln 2 = 177 pushes halve it,
-      and its pushes count again. No client is shut out for good, and
-      one that goes on raising the loss is cut again.
+      factor e^b after its pushes, by the least, 1/8, from e^2b (guard.c
+      keeps that share, or the score's weight if lower: never none). A
+      client cut to its least still moves θ, so that an honest client's
+      record comes down when the loss does, and an attacker's goes on
+      rising; each push ages the record too (256·ln 2 = 177 pushes halve
+      it).
 
     Staleness needs nothing of its own: what is measured is what the
     applied steps did to the loss, after the rule's α(τ). Nothing of it

@@ -32,8 +32,11 @@ void fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *th
     it was at the measure before (nparams values, owned by the check),
     once; else NULL.  */
 const float *fasgd_srv_guard_loss_rollback (fasgd_srv_guard_loss_t *self);
+/*  The least share of its pushes the check leaves a client it cuts.  */
+#define FASGD_SRV_GUARD_LOSS_LEAST 0.125
 /*  A push of c judged (not refused): its record ages by one push; the
-    factor in [0, 1] its weight is multiplied by.  */
+    factor in [0, 1] its weight is multiplied by (guard.c keeps it at
+    FASGD_SRV_GUARD_LOSS_LEAST at least).  */
 double fasgd_srv_guard_loss_factor (fasgd_srv_guard_loss_t *self, fasgd_srv_client_t *c);
 /*  The rule applied a push of c with weight w (> 0).  */
 void fasgd_srv_guard_loss_applied (fasgd_srv_guard_loss_t *self, fasgd_srv_client_t *c, double w);

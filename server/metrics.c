@@ -126,7 +126,7 @@ s_requests (fasgd_srv_metrics_t *self)
     fasgd_metrics_text_counter (t, "fasgd_server_guard_loss_cut_total",
                                 "pushes whose weight the guard's held-out loss check cut", st->loss_cut);
     fasgd_metrics_text_counter (t, "fasgd_server_guard_loss_ignored_total",
-                                "pushes the guard's held-out loss check cut to weight 0", st->loss_ignored);
+                                "pushes the guard's held-out loss check cut to its least share (1/8)", st->loss_ignored);
     fasgd_metrics_text_counter (t, "fasgd_server_guard_loss_rollbacks_total",
                                 "times the guard set the parameters back after the held-out loss jumped",
                                 st->loss_rollbacks);

@@ -16,7 +16,7 @@ typedef struct {
     uint64_t ignored, weighted;         /* the guard: pushes applied with weight 0, with less than 1 */
     uint64_t references;                /* reference gradients computed */
     uint64_t loss_measures;             /* the held-out loss measured on the fixed batch (guard_loss.c) */
-    uint64_t loss_cut, loss_ignored;    /* pushes whose weight the loss check cut; of them, to nothing */
+    uint64_t loss_cut, loss_ignored;    /* pushes whose weight the loss check cut; of them, to its least (1/8) */
     uint64_t loss_rollbacks;            /* θ set back after the held-out loss jumped */
     uint64_t auth_refused, handshake_failed, revoked;   /* CURVE: connections refused, keys revoked */
     uint64_t conn_shed, accept_failed;  /* connections turned away at limits.connections; accept () failed */

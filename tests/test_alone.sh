@@ -53,11 +53,10 @@ run() {
 
 check "an honest client alone, then the thin attacker alone (exit 0)" run guarded
 cp "$tmp/guarded.log" "$tmp/server.log"
-check "the loss check never ignored the honest client's pushes ($(key guarded.honest guard_loss_cut) cut in part)" \
+check "the loss check never held the honest client to its least share ($(key guarded.honest guard_loss_cut) cut in part; $(key guarded.honest guard_ignored) ignored, by probation and the score)" \
     test "$(key guarded.honest guard_loss_ignored)" = 0
-check "... nor set them back" test "$(key guarded.honest guard_loss_rollbacks)" = 0
-check "... nor ignored past its probation ($(key guarded.honest guard_ignored) ignored)" \
-    test "$(key guarded.honest guard_ignored)" -le 16
+check "... nor set its work back" test "$(key guarded.honest guard_loss_rollbacks)" = 0
+check "... and never refused it" test "$(key guarded.honest guard_refused)" = 0
 check "the honest client alone trained: validation error ${left:-none} below 0.1" \
     awk -v e="${left:-1}" 'BEGIN { exit !(e < 0.1) }'
 check "the attacker alone moved it by less than 0.03 (${left:-none} to ${final:-none})" \

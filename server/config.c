@@ -114,7 +114,8 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "reference gradient, to see whether it rises after a client's applied pushes (0: no such check)"),
     FASGD_CFG_KEY_DOUBLE ("guard.loss_rise", fasgd_server_cfg_t, guard_loss_rise, 0, 1e6, FASGD_CFG_MIN_OPEN, "0.2",
         "a client whose applied pushes were followed by a rise of the held-out loss above this (the log "
-        "of its ratio, over about its last 256 pushes) has its pushes' weight cut, to nothing at twice this"),
+        "of its ratio, over about its last 256 pushes) has its pushes' weight cut, to an eighth of its pushes "
+        "at twice this"),
     FASGD_CFG_KEY_DOUBLE ("guard.loss_jump", fasgd_server_cfg_t, guard_loss_jump, 0, 1e6, 0, "1",
         "a rise of the held-out loss between two reference gradients above this (the log of its ratio) "
         "sets the parameters back to where they were at the first (0: never)"),

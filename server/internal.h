@@ -32,6 +32,9 @@
         greeting.c     the connections not yet heard from, by age and
                        source address
         guard.c        what a gradient must pass; its verdicts
+                       → guard_loss
+        guard_loss.c   the held-out loss after clients' pushes: weight
+                       cut, θ to set back
         security.c     CURVE: certificate, allowlist, ZAP, refusal log lines
         params.c       θ, T, the rule; θ's snapshots and wire images
         reply.c        frames in and out: below every handler

@@ -34,6 +34,12 @@
       record comes down when the loss does, and an attacker's goes on
       rising; each push ages the record too (256·ln 2 = 177 pushes halve
       it).
+    - A jump: a loss more than guard.loss_jump (in log) above that of the
+      θ last saved (at each measure at most a quarter of that above the
+      saved one's) makes fasgd_srv_guard_loss_rollback give the saved θ,
+      which dispatch.c sets θ back to through params; the rise stays in
+      the records. After S_ROLLBACKS jumps in a row without the loss
+      coming back, θ is kept as it is.
 
     Staleness needs nothing of its own: what is measured is what the
     applied steps did to the loss, after the rule's α(τ). Nothing of it

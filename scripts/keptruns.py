@@ -17,6 +17,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import time
 
 from paperreport.common import TOP, TAIL
@@ -123,16 +124,29 @@ def run_all(jobs, todo, what, tag, deadline=None):
     return cpu
 
 
+def built_commit(program, top):
+    """The commit program was built from: build-commit in its build folder
+    (make writes it, "+changes" when the code differed from it; "unknown"
+    without it), followed by "(tree at HEAD)", with a warning, when the tree
+    at top has moved to another commit since."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.dirname(program)), "build-commit")) as f:
+            commit = f.read().strip() or "unknown"
+    except OSError:
+        commit = "unknown"
+    head = subprocess.run(["git", "-C", top, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                          text=True).stdout.strip() or "unknown"
+    if commit.removesuffix("+changes") != head:
+        print("%s was built from commit %s, but the tree is at %s (make rebuilds it)" % (program, commit, head),
+              file=sys.stderr, flush=True)
+        commit += " (tree at %s)" % head
+    return commit
+
+
 def provenance():
-    """The commit (with "+changes" when the tree differs in what the binary
-    computes), the binary's hash and the machine."""
-    commit = subprocess.run(["git", "-C", TOP, "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                            text=True).stdout.strip() or "unknown"
-    # Changes to the scripts, the grid and the kept data do not change
-    # what the binary computes; any other change is recorded.
-    dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no", "--", ".",
-                            ":!scripts", ":!experiments", ":!tests", ":!docs"],
-                           capture_output=True, text=True).stdout.strip()
+    """The commit fasgd-sim was built from (built_commit), the binary's hash
+    and the machine."""
+    commit = built_commit(SIM, TOP)
     binhash = binary_sha256()
     model = "unknown CPU"
     with open("/proc/cpuinfo") as f:
@@ -140,7 +154,7 @@ def provenance():
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
-    return {"commit": commit + ("+changes" if dirty else ""), "binary_sha256": binhash,
+    return {"commit": commit, "binary_sha256": binhash,
             "machine": "%s, %d cores, %s %s" % (model, os.cpu_count() or 0, platform.system(), platform.release())}
 
 

@@ -27,10 +27,14 @@
 #   wait_below N TEXT          waits until fewer than N of this shell's
 #                              background jobs run (1: none), TEXT and the
 #                              count still running as progress
-#   provenance PROGRAM         $commit (HEAD, "+changes" when code outside
-#                              scripts/ experiments/ tests/ docs/ differs
-#                              from it), $binhash (PROGRAM's SHA-256, 16
-#                              hex digits) and $machine, for kept runs
+#   provenance PROGRAM         $commit: the commit PROGRAM was built from
+#                              (build-commit in its build folder, which make
+#                              writes: "+changes" when the code differed
+#                              from it), followed by "(tree at HEAD)" and a
+#                              warning on stderr when the tree's HEAD is
+#                              another ("unknown" without build-commit);
+#                              $binhash (PROGRAM's SHA-256, 16 hex digits)
+#                              and $machine, for kept runs
 #   keep_csv CSV OUT COLUMN... CSV's COLUMNs (by name; fails on a missing
 #                              one) gzipped into OUT, through OUT.tmp (gzip
 #                              -n: the same CSV makes the same bytes)
@@ -111,11 +115,15 @@ wait_below() {
 }
 
 provenance() {
-    commit=$(git -C "$top" rev-parse --short=12 HEAD 2> /dev/null || echo unknown)
-    # Changes to the scripts, the grid and the kept data do not change what
-    # the binary computes; any other uncommitted change is recorded.
-    if [ -n "$(git -C "$top" status --porcelain --untracked-files=no -- . ':!scripts' ':!experiments' ':!tests' ':!docs' 2> /dev/null)" ]; then
-        commit="$commit+changes"
+    local built head
+    # make writes build-commit beside the program folders (build/sim,
+    # build/server, ...) at every build; HEAD may have moved since.
+    built=$(cat "$(dirname "$(dirname "$1")")/build-commit" 2> /dev/null || true)
+    head=$(git -C "$top" rev-parse --short=12 HEAD 2> /dev/null || echo unknown)
+    commit=${built:-unknown}
+    if [ "${commit%+changes}" != "$head" ]; then
+        echo "$(basename "$0"): $1 was built from commit $commit, but the tree is at $head (make rebuilds it)" >&2
+        commit="$commit (tree at $head)"
     fi
     binhash=$(sha256sum "$1" | cut -c1-16)
     machine="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores, $(uname -s) $(uname -r)"

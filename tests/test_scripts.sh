@@ -2,10 +2,13 @@
 # The scripts' shared parts, without building or training: scripts/build
 # in a tree configured in place stops with what to run; scripts/lib.sh
 # starts a server from its port file, fails with the log when none comes,
-# and prints a progress line at most every few seconds. TAP output.
+# and prints a progress line at most every few seconds; the provenance of
+# kept runs (scripts/lib.sh and scripts/keptruns.py) names the commit a
+# program was built from, and the tree's HEAD beside it when it has moved
+# since, and make writes that commit. TAP output.
 tap_name=scripts
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-echo "1..6"
+echo "1..10"
 
 # A tree configured in place: a copy of scripts/build beside a configure
 # script that must not run and the config.status that ./configure leaves.
@@ -65,5 +68,40 @@ secs=$(cat "$tmp/secs")
 check "progress: a plain line a second, not one a call ($lines lines in $secs s of 30 calls)" \
     sh -c "[ $lines -ge 2 ] && [ $lines -le $((secs + 1)) ] && ! grep -q \"\$(printf '\\r')\" '$tmp/err'"
 
-[ $n -eq 6 ] || echo "# ran $n checks, planned 6"
+# Provenance: a tree at commit B whose program was built at commit A (the
+# build-commit make writes in the build folder), then rebuilt at B.
+git init -q "$tmp/prov" && mkdir -p "$tmp/prov/scripts" "$tmp/prov/build/sim" \
+    && cp "$top_src/scripts/lib.sh" "$top_src/scripts/keptruns.py" "$tmp/prov/scripts/" \
+    && cp -r "$top_src/scripts/paperreport" "$tmp/prov/scripts/" \
+    && echo program > "$tmp/prov/build/sim/prog" \
+    && git -C "$tmp/prov" -c user.name=t -c user.email=t@t commit -q --allow-empty -m A \
+    && git -C "$tmp/prov" rev-parse --short=12 HEAD > "$tmp/prov/build/build-commit" \
+    && git -C "$tmp/prov" -c user.name=t -c user.email=t@t commit -q --allow-empty -m B
+a=$(cat "$tmp/prov/build/build-commit")
+b=$(git -C "$tmp/prov" rev-parse --short=12 HEAD)
+prov_sh() { bash -c "set -euo pipefail; . '$tmp/prov/scripts/lib.sh'; provenance '$tmp/prov/build/sim/prog'; echo \"\$commit\"" 2> "$tmp/err"; }
+prov_py() { "$python" -c "import sys; sys.path.insert(0, '$tmp/prov/scripts'); import keptruns
+print(keptruns.built_commit('$tmp/prov/build/sim/prog', '$tmp/prov'))" 2> "$tmp/err"; }
+got=$(prov_sh)
+check "lib.sh provenance: built at A, tree at B: '$a (tree at $b)', said on stderr (got '$got')" \
+    sh -c "[ '$got' = '$a (tree at $b)' ] && grep -q 'built from commit $a, but the tree is at $b' '$tmp/err'"
+got=$(prov_py)
+check "keptruns.py built_commit: the same (got '$got')" \
+    sh -c "[ '$got' = '$a (tree at $b)' ] && grep -q 'built from commit $a, but the tree is at $b' '$tmp/err'"
+echo "$b+changes" > "$tmp/prov/build/build-commit"
+got="$(prov_sh) / $(prov_py)"
+check "rebuilt at B with changes: '$b+changes' from both, and no warning (got '$got')" \
+    sh -c "[ '$got' = '$b+changes / $b+changes' ] && [ ! -s '$tmp/err' ]"
+# What make wrote in this build: the source tree's HEAD ("+changes" when
+# its code differs), or "unknown" where the source is no git checkout.
+if [ -e "$top_src/.git" ]; then
+    want=$(git -C "$top_src" rev-parse --short=12 HEAD)
+else
+    want=unknown
+fi
+got=$(cat "$top_build/build-commit" 2> /dev/null)
+check "make wrote build-commit: '$want', with or without +changes (got '$got')" \
+    sh -c "[ '$got' = '$want' ] || [ '$got' = '$want+changes' -a '$want' != unknown ]"
+
+[ $n -eq 10 ] || echo "# ran $n checks, planned 10"
 [ $failed -eq 0 ]

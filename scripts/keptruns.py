@@ -158,19 +158,24 @@ def provenance():
             "machine": "%s, %d cores, %s %s" % (model, os.cpu_count() or 0, platform.system(), platform.release())}
 
 
-def keep(kept, key_cols, runs, cpu, prov):
+def keep(kept, key_cols, runs, cpu, prov, others=None):
     """Copies each run into kept and writes kept/finals.csv. runs: [(key,
     src, keys)], key a tuple of key_cols' values, src the run's CSV, keys its
     --set keys. A run kept before keeps its provenance unless it ran again in
-    this invocation (its path in cpu)."""
+    this invocation (its path in cpu). others(row), when given, says which
+    rows kept before and not among runs stay (first, as they were, with
+    their files): those of the parts this invocation did not run."""
     old = {}
     path = os.path.join(kept, "finals.csv")
     if os.path.exists(path):
         with open(path) as f:
             old = {tuple(x[c] for c in key_cols): x for x in csv.DictReader(f)}
-    with open(path, "w", newline="") as f:
+    mine = {key for key, _, _ in runs}
+    with open(path + ".tmp", "w", newline="") as f:
         w = csv.DictWriter(f, key_cols + PROVENANCE, lineterminator="\n")
         w.writeheader()
+        if others is not None:
+            w.writerows(x for k, x in old.items() if k not in mine and others(x))
         for key, src, keys in runs:
             gz = os.path.basename(src) + ".gz"
             with open(src, "rb") as fi, open(os.path.join(kept, gz), "wb") as fo:
@@ -188,3 +193,4 @@ def keep(kept, key_cols, runs, cpu, prov):
                     with open(src + ".bin") as fb:
                         row["binary_sha256"] = fb.read().strip()
             w.writerow(row)
+    os.replace(path + ".tmp", path)

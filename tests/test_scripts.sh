@@ -5,10 +5,11 @@
 # and prints a progress line at most every few seconds; the provenance of
 # kept runs (scripts/lib.sh and scripts/keptruns.py) names the commit a
 # program was built from, and the tree's HEAD beside it when it has moved
-# since, and make writes that commit. TAP output.
+# since, and make writes that commit; keeping the runs of one part leaves
+# the rows other parts kept. TAP output.
 tap_name=scripts
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-echo "1..10"
+echo "1..11"
 
 # A tree configured in place: a copy of scripts/build beside a configure
 # script that must not run and the config.status that ./configure leaves.
@@ -103,5 +104,19 @@ got=$(cat "$top_build/build-commit" 2> /dev/null)
 check "make wrote build-commit: '$want', with or without +changes (got '$got')" \
     sh -c "[ '$got' = '$want' ] || [ '$got' = '$want+changes' -a '$want' != unknown ]"
 
-[ $n -eq 10 ] || echo "# ran $n checks, planned 10"
+# keptruns.keep: A and B kept before; an invocation that ran B again (its
+# seed 1, and a new seed 2) keeps A's row as it was, B's old row with its
+# provenance (it did not run again here), and B's seed 2 with this one's.
+mkdir -p "$tmp/kept" && printf 'iteration,x\n1,2\n' > "$tmp/B-2.csv" && cp "$tmp/B-2.csv" "$tmp/B-1.csv"
+printf 'setting,seed,file,command,commit,binary_sha256,cpu_s,machine\nA,1,A-1.csv.gz,c,old,h,1,m\nB,1,B-1.csv.gz,c,old,h,1,m\n' \
+    > "$tmp/kept/finals.csv"
+"$python" -c "import sys; sys.path.insert(0, '$top_src/scripts'); import keptruns
+runs = [(('B', s), '$tmp/B-%s.csv' % s, ['seed=' + s]) for s in ('1', '2')]
+keptruns.keep('$tmp/kept', ['setting', 'seed'], runs, {}, {'commit': 'new', 'binary_sha256': 'h', 'machine': 'm'},
+              lambda row: row['setting'] != 'B')" > "$tmp/out" 2> "$tmp/err"
+got=$(cut -d, -f1,2,5 "$tmp/kept/finals.csv" | tr '\n' ' ')
+check "keep with others: A's row stays, B's seed 1 keeps its provenance, seed 2 is new (got '$got')" \
+    sh -c "[ '$got' = 'setting,seed,commit A,1,old B,1,old B,2,new ' ] && [ -s '$tmp/kept/B-2.csv.gz' ]"
+
+[ $n -eq 11 ] || echo "# ran $n checks, planned 11"
 [ $failed -eq 0 ]

@@ -47,6 +47,19 @@ not_ok() {
     return 0
 }
 check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
+# json_number FILE KEY: the number KEY of a `fasgd-ctl -j status` saved in
+# FILE (- for stdin); empty when it has none.
+# ctl_number PORTFILE KEY: the same, asked now of the server of PORTFILE.
+json_number() { sed -n "s/^ *\"$2\": \([0-9.]*\),*$/\1/p" "$1"; }
+ctl_number() { "$ctl" -j -p "$1" status | json_number - "$2"; }
+# wait_number PORTFILE KEY MIN SECONDS: waits up to SECONDS for that number
+# to reach MIN; false if it never did.
+wait_number() {
+    wn_i=0
+    until [ "$(ctl_number "$1" "$2")" -ge "$3" ] 2>/dev/null; do
+        wn_i=$((wn_i + 1)); [ $wn_i -gt $(($4 * 10)) ] && return 1; sleep 0.1
+    done
+}
 # Waits up to $2 seconds for command $1 (a string) to succeed.
 wait_for() { i=0; while ! sh -c "$1"; do i=$((i + 1)); [ $i -gt $(($2 * 10)) ] && return 1; sleep 0.1; done; }
 # serve PORTFILE LOG COMMAND...: COMMAND --port-file PORTFILE in the

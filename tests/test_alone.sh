@@ -24,7 +24,7 @@ eval: {every: 100}
 log: {level: info, status_seconds: 0}
 YAML
 
-key() { sed -n "s/^ *\"$2\": \([0-9.]*\),*$/\1/p" "$tmp/$1.status"; }
+key() { json_number "$tmp/$1.status" "$2"; }
 
 # run NAME [SET...]: the server (with SET), an honest client of 1500
 # steps alone, then the thin attacker for 1500 pushes alone; STATUS (JSON) when the honest client is gone in

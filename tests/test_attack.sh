@@ -70,7 +70,7 @@ all_alive() {
         case $(sed 's/.*) //' "/proc/$p/stat" 2> /dev/null | cut -c1) in ''|Z) return 1 ;; esac
     done
 }
-key() { sed -n "s/^ *\"$2\": \([0-9.]*\),*$/\1/p" "$tmp/$1.status"; }
+key() { json_number "$tmp/$1.status" "$2"; }
 
 check "two honest clients train (exit 0)" run alone
 alone=$final

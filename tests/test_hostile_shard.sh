@@ -32,7 +32,7 @@ serve "$tmp/p0" "$tmp/server.log" "$server" -c "$tmp/s0.yaml"
 push0=$push fetch0=$fetch s0_pid=$server_pid
 serve "$tmp/p1" "$tmp/s1.log" "$server" -c "$tmp/s1.yaml"
 push1=$push fetch1=$fetch
-key() { "$ctl" -j -p "$tmp/p0" status | sed -n "s/^ *\"$1\": \([0-9]*\),*$/\1/p"; }
+key() { ctl_number "$tmp/p0" "$1"; }
 refusal='that no server holds'
 
 # run_client PUSH FETCH [options]: a client of shard 0 and the given shard 1,

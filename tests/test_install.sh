@@ -113,7 +113,7 @@ i=0
 while ! converged && [ $i -lt 240 ] && kill -0 "$c1" 2> /dev/null; do sleep 0.5; i=$((i + 1)); done
 cat "$tmp/c1.log" "$tmp/c2.log" > "$tmp/err"
 cp "$tmp/status.json" "$tmp/out"
-T=$(sed -n 's/^ *"T": \([0-9]*\),*$/\1/p' "$tmp/status.json")
+T=$(json_number "$tmp/status.json" T)
 check "two installed clients from / train it below 0.15 validation error (T=$T, in $((i / 2)) s)" converged
 kill -TERM "$c1" "$c2" 2> /dev/null
 wait "$c1" "$c2" 2> /dev/null

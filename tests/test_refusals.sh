@@ -14,8 +14,6 @@ tap_name=refusals
 
 plan_mnist 10
 
-key() { "$ctl" -j -p "$1" status | sed -n "s/^ *\"$2\": \([0-9]*\),*$/\1/p"; }
-
 # The page's example, as written: the first literal display of EXAMPLES,
 # with roff's escapes undone and the server's endpoints filled in below.
 awk '/^\.Sh EXAMPLES/ { on = 1; next } on && /^\.Bd -literal/ { lit = 1; next }
@@ -53,15 +51,15 @@ check "the example of fasgd_client(3) builds against libfasgdclient" \
 "$tmp/worker" > "$tmp/out" 2> "$tmp/err" &
 wpid=$!
 pids="$pids $wpid"
-wait_for "[ \"\$(\"$ctl\" -j -p '$tmp/pe' status | sed -n 's/^ *\"T\": \([0-9]*\),*$/\1/p')\" -ge 200 ]" 30
+wait_number "$tmp/pe" T 200 30
 kill -TERM "$wpid"
 wait "$wpid"; rc=$?
 steps=$(sed -n 's/^worker: \([0-9]*\) steps, .*/\1/p' "$tmp/out")
 refused=$(sed -n 's/^worker: .* steps, \([0-9]*\) gradients refused$/\1/p' "$tmp/out")
 check "it goes on past refused gradients until signalled (exit $rc; ${steps:-?} steps, ${refused:-?} refused)" \
     sh -c "[ $rc = 0 ] && [ '${steps:-0}' -ge 200 ] && [ '${refused:-0}' -ge 66 ]"
-check "... counting them apart: the server applied its steps ($(key "$tmp/pe" T)) and refused the rest ($(key "$tmp/pe" guard_refused))" \
-    test "$(key "$tmp/pe" T) $(key "$tmp/pe" guard_refused)" = "${steps:-x} ${refused:-x}"
+check "... counting them apart: the server applied its steps ($(ctl_number "$tmp/pe" T)) and refused the rest ($(ctl_number "$tmp/pe" guard_refused))" \
+    test "$(ctl_number "$tmp/pe" T) $(ctl_number "$tmp/pe" guard_refused)" = "${steps:-x} ${refused:-x}"
 
 # fasgd-client against a server whose bound refuses every gradient.
 cat > "$tmp/mlp.yaml" <<YAML
@@ -79,12 +77,12 @@ printf 'eval: {enabled: false}\n' > "$tmp/probe.yaml"
 "$client" -s "$push" -f "$fetch" --data "$data" --quiet $metrics > "$tmp/out" 2> "$tmp/err" &
 cpid=$!
 pids="$pids $cpid"
-wait_for "[ \"\$(\"$ctl\" -j -p '$tmp/pm' status | sed -n 's/^ *\"guard_refused\": \([0-9]*\),*$/\1/p')\" -ge 10 ]" 30
+wait_number "$tmp/pm" guard_refused 10 30
 # At its longest wait (1 s, from the 8th refusal in a row), a fixed window:
 # the pushes refused in it, with a generous bound.
-r0=$(key "$tmp/pm" guard_refused)
+r0=$(ctl_number "$tmp/pm" guard_refused)
 sleep 5
-r1=$(key "$tmp/pm" guard_refused)
+r1=$(ctl_number "$tmp/pm" guard_refused)
 # The client's metrics into $tmp/metrics, true once they count 10 refused
 # gradients.
 cat > "$tmp/scrape.sh" <<SH
@@ -102,8 +100,8 @@ wait "$cpid"; rc=$?
 g=$(sed -n 's/.* \([0-9]*\) gradients refused (422).*/\1/p' "$tmp/out")
 check "fasgd-client goes on past refused gradients until signalled (exit $rc)" \
     sh -c "[ $rc = 0 ] && grep -q ': 0 steps in .* 0 pushes,' '$tmp/out'"
-check "... and its summary counts them apart (${g:-none} refused; the server refused $(key "$tmp/pm" guard_refused))" \
-    sh -c "[ '${g:-0}' -ge 10 ] && [ '$g' = '$(key "$tmp/pm" guard_refused)' ]"
+check "... and its summary counts them apart (${g:-none} refused; the server refused $(ctl_number "$tmp/pm" guard_refused))" \
+    sh -c "[ '${g:-0}' -ge 10 ] && [ '$g' = '$(ctl_number "$tmp/pm" guard_refused)' ]"
 check "... logging each refusal" sh -c "[ \$(grep -c '422' '$tmp/err') -ge 10 ]"
 check "... backing off: $((r1 - r0)) gradients refused in 5 s at the longest wait (at most 15)" \
     test "$((r1 - r0))" -le 15

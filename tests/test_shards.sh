@@ -37,10 +37,8 @@ start_shard() {   # start_shard I [options]: $shardI its pid; $push and $fetch k
     return $shard_rc
 }
 port() { sed -n "s/^$1=//p" "$tmp/p$2"; }   # port push|fetch|control I
-# key_of PORTFILE KEY: a number of that server's STATUS, from fasgd-ctl's JSON;
-# status_key I KEY: shard I's.
-key_of() { "$ctl" -j -p "$1" status | sed -n "s/^ *\"$2\": \([0-9]*\),*$/\1/p"; }
-status_key() { key_of "$tmp/p$1" "$2"; }
+# status_key I KEY: a number of shard I's STATUS (tap.sh's ctl_number).
+status_key() { ctl_number "$tmp/p$1" "$2"; }
 
 check "shard 0 starts" start_shard 0
 check "shard 1 starts" start_shard 1
@@ -115,8 +113,7 @@ check "the shards kept no refused client" test "$(status_key 0 clients)" = 0
     --timeout-ms 1000 --quiet > "$tmp/c3.out" 2> "$tmp/c3.log" &
 c3=$!
 pids="$pids $c3"
-i=0
-while [ "$(status_key 1 T)" -lt 4000 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+wait_number "$tmp/p1" T 4000 30
 kill -9 "$shard1"
 wait "$shard1" 2>/dev/null
 p1push=$(port push 1); p1fetch=$(port fetch 1)
@@ -163,7 +160,7 @@ gpush="$(sed -n 's/^push=//p' "$tmp/pg0"),$(sed -n 's/^push=//p' "$tmp/pg1")"
 gfetch="$(sed -n 's/^fetch=//p' "$tmp/pg0"),$(sed -n 's/^fetch=//p' "$tmp/pg1")"
 "$client" -s "$gpush" -f "$gfetch" --data "$data" --seed 1 -n 2000 --eval-every 2000 --quiet > "$tmp/out" 2> "$tmp/err"
 rc=$?
-gkey() { key_of "$tmp/pg$1" "$2"; }
+gkey() { ctl_number "$tmp/pg$1" "$2"; }
 g0="$(gkey 0 T) $(gkey 0 pushes) $(gkey 0 repeats)"; g1="$(gkey 1 T) $(gkey 1 pushes) $(gkey 1 repeats)"
 gerr=$(sed -n 's/.*validation error \([0-9.]*\)$/\1/p' "$tmp/out")
 check "gated shards on bf16: each applies a push or a repeat a step (T pushes repeats: $g0 / $g1)" \

@@ -2,10 +2,12 @@
 # scripts/bench-link: bad arguments refused before anything is created;
 # then a tiny run (100 Mbit/s links, a 100,000-value model, 2 clients,
 # fasgd-server with 1 and 2 trips, compute-free and with fasgd-clients
-# training on MNIST, and ps-lite when its benchmark is built): every system
-# made steps, its link use is a share of the link (above 0, at most the
-# rate, with 10% for the tbf's burst and the timing of the counters'
-# reads), the training rows took CPU, and no namespace of the run's prefix
+# training on MNIST, one trip on the compact wire (bf16), and ps-lite when
+# its benchmark is built): every system made steps, its link use is a share
+# of the link (above 0, at most the rate, with 10% for the tbf's burst and
+# the timing of the counters' reads), the training rows took CPU, a step on
+# the compact wire moved about half the bytes of a float32 one, and no
+# namespace of the run's prefix
 # (fbl, or $FASGD_NETNS_PREFIX) or process of the run is left.
 # Skipped where network namespaces or tc cannot be used. TAP.
 tap_name=bench-link
@@ -18,7 +20,7 @@ if ldd "$top_build/client/.libs/libfasgdclient.so.0" 2> /dev/null | grep -q liba
     echo "1..0 # SKIP libfasgdclient is built with sanitizers"
     exit 0
 fi
-plan_mnist 9
+plan_mnist 10
 "$bl" --systems fasgd3 > "$tmp/out" 2> "$tmp/err"
 rc=$?
 check "a system of 3 trips is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--systems' '$tmp/err'"
@@ -33,7 +35,7 @@ rc=$?
 check "a training system of 3 trips is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--systems' '$tmp/err'"
 
 prefix=${FASGD_NETNS_PREFIX:-fbl}
-systems=fasgd1,fasgd2,train1,train2
+systems=fasgd1,fasgd2,fasgd1+bf16,train1,train2
 [ -x "${PSLITE_BIN:-/tmp/pslite/build/bench_pushpull}" ] && systems=$systems,pslite
 FASGD_NETNS_LOCK_WAIT=${FASGD_NETNS_LOCK_WAIT:-300} "$bl" --build "$top_build" --systems "$systems" \
     --params 100000 --rate 1e8 --clients 2 --seconds 1 --warmup 0.5 --rounds 1 --out "$tmp/bl" \
@@ -41,13 +43,13 @@ FASGD_NETNS_LOCK_WAIT=${FASGD_NETNS_LOCK_WAIT:-300} "$bl" --build "$top_build" -
 rc=$?
 if [ $rc -eq 77 ]; then
     reason=$(sed -n 's/.*SKIP: //p' "$tmp/err" | head -1)
-    while [ "$n" -lt 9 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be used here}"; done
+    while [ "$n" -lt 10 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be used here}"; done
     exit 0
 fi
 check "a run of $systems ends (exit $rc)" test $rc -eq 0
 # The table's rows: system, steps/s, (min-max), down%, up%, x-pslite, cpu.
 check "every system made steps and used between 0 and 110% of the link both ways" awk -v want="$systems" '
-    $1 ~ /^(fasgd[12]|train[12]|pslite)$/ && NF == 7 {
+    $1 ~ /^(fasgd[12]|fasgd1\+bf16|train[12]|pslite)$/ && NF == 7 {
         down = $4 + 0; up = $5 + 0      # "85.4%" reads as 85.4
         if ($2 > 0 && down > 0 && down <= 110 && up > 0 && up <= 110) ok[$1] = 1 }
     END { n = split(want, w, ","); for (i = 1; i <= n; i++) if (!ok[w[i]]) exit 1 }' "$tmp/bl/results.txt"
@@ -55,6 +57,12 @@ check "the training rows took CPU, the others say none" awk '
     $1 ~ /^train[12]$/ && NF == 7 && $7 > 0 { t++ }
     $1 ~ /^(fasgd[12]|pslite)$/ && NF == 7 && $7 == "-" { f++ }
     END { exit !(t == 2 && f >= 2) }' "$tmp/bl/results.txt"
+# Bytes down a step (link use over steps/s): bf16's 2 bytes a value
+# against float32's 4, with the same headers a message.
+check "a step on the compact wire moved 0.4 to 0.6 of a float32 step's bytes" awk '
+    $1 == "fasgd1" && NF == 7 && $2 > 0 { f = ($4 + 0) / $2 }
+    $1 == "fasgd1+bf16" && NF == 7 && $2 > 0 { h = ($4 + 0) / $2 }
+    END { exit !(f > 0 && h / f >= 0.4 && h / f <= 0.6) }' "$tmp/bl/results.txt"
 check "its namespaces ($prefix-*) are gone" sh -c "! ip netns list 2>/dev/null | grep -q '^$prefix-'"
 check "no server or client of the run is left" sh -c "! ps -eo args | grep -v grep | grep -q '$tmp/bl/'"
 [ "$failed" -eq 0 ]

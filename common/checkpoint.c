@@ -1,4 +1,4 @@
-/*  checkpoint: the FASGDCK3 file, and FASGDCK2 read (see checkpoint.h
+/*  checkpoint: the FASGDCK4 file, and FASGDCK3 and FASGDCK2 read (see checkpoint.h
     for their layout).
 
     A file is hostile input: every length in it is checked against the
@@ -27,6 +27,9 @@
 
 #define S_OLD_MAGIC "FASGDCK1"
 #define S_V2_MAGIC "FASGDCK2"          /* FASGDCK3 without the guard's state */
+#define S_V3_MAGIC "FASGDCK3"          /* FASGDCK4 without the loss check's state and the keys' records */
+#define S_GUARD3_SIZE FASGD_CHECKPOINT_GUARD_SIZE
+#define S_GUARD4_SIZE (FASGD_CHECKPOINT_GUARD_SIZE + FASGD_CHECKPOINT_LOSS_SIZE)
 #define S_HEADER_MAX (FASGD_CHECKPOINT_HEADER_FIXED + FASGD_CHECKPOINT_MAX_TENSORS * FASGD_CHECKPOINT_TENSOR_SIZE)
 #define S_CHUNK (1u << 20)      /* bytes converted or checksummed at a time */
 
@@ -105,6 +108,19 @@ s_floats_from_le (float *theta, size_t n)
     (void) theta;
     (void) n;
 #endif
+}
+
+/*  1 when the n floats at v are all +0 (their bits).  */
+static int
+s_all_zero (const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy (&bits, v + i, 4);
+        if (bits)
+            return 0;
+    }
+    return 1;
 }
 
 /*  ---- descriptions ----------------------------------------------------  */
@@ -187,14 +203,76 @@ fasgd_checkpoint_guard_check (const fasgd_checkpoint_guard_t *guard, char *err, 
                                      : "not a norm (0 to 1e18)");
         }
     }
+    if (guard->nkeys > FASGD_CHECKPOINT_GUARD_KEYS)
+        return fasgd_errbuf (err, errlen, "the guard's state holds %u keys, at most %d can be", (unsigned) guard->nkeys,
+                             FASGD_CHECKPOINT_GUARD_KEYS);
+    if (guard->rollbacks > FASGD_CHECKPOINT_ROLLBACKS_MAX)
+        return fasgd_errbuf (err, errlen, "the guard's state counts %u rollbacks in a row, at most %d can be",
+                             (unsigned) guard->rollbacks, FASGD_CHECKPOINT_ROLLBACKS_MAX);
+    static const fasgd_checkpoint_key_t empty;
+    for (int i = 0; i < FASGD_CHECKPOINT_GUARD_KEYS; i++) {
+        const fasgd_checkpoint_key_t *k = &guard->keys [i];
+        if ((uint32_t) i >= guard->nkeys) {
+            if (memcmp (k, &empty, sizeof *k) != 0)
+                return fasgd_errbuf (err, errlen, "the guard's state: key slot %d of %u is not empty", i + 1,
+                                     (unsigned) guard->nkeys);
+            continue;
+        }
+        size_t len = strnlen (k->key, sizeof k->key);
+        int ok = len == FASGD_CHECKPOINT_KEY_LEN;
+        for (size_t j = 0; ok && j < len; j++)
+            ok = k->key [j] > ' ' && k->key [j] < 127 && k->key [j] != '"' && k->key [j] != '\\'
+                 && k->key [j] != ',' && k->key [j] != ';' && k->key [j] != '\'' && k->key [j] != '_'
+                 && k->key [j] != '`' && k->key [j] != '|' && k->key [j] != '~';
+        if (!ok)
+            return fasgd_errbuf (err, errlen, "the guard's state: key %d is not 40 Z85 characters", i + 1);
+        if (!(fabs (k->rise) <= FASGD_CHECKPOINT_RISE_MAX) || !(fabs (k->sum) <= FASGD_CHECKPOINT_GUARD_MAX)
+            || !(k->count >= 0 && k->count <= FASGD_CHECKPOINT_GUARD_MAX)
+            || !(k->pushes >= 0 && k->pushes <= FASGD_CHECKPOINT_GUARD_MAX)
+            || !(k->typical >= 0 && k->typical <= FASGD_CHECKPOINT_GUARD_MAX))
+            return fasgd_errbuf (err, errlen, "the guard's state: key %d's record is impossible (rise %g, sum %g, "
+                                 "count %g, pushes %g, typical norm %g)", i + 1, k->rise, k->sum, k->count,
+                                 k->pushes, k->typical);
+    }
     return 0;
 }
 
-/*  The guard's state as FASGDCK3 holds it, into out
-    (FASGD_CHECKPOINT_GUARD_SIZE bytes).  */
 static void
-s_guard_encode (const fasgd_checkpoint_guard_t *g, unsigned char *out)
+s_put_double (unsigned char *p, double v)
 {
+    uint64_t bits;
+    memcpy (&bits, &v, 8);
+    s_put64 (p, bits);
+}
+
+static double
+s_get_double (const unsigned char *p)
+{
+    uint64_t bits = s_get64 (p);
+    double v;
+    memcpy (&v, &bits, 8);
+    return v;
+}
+
+/*  The guard's state as FASGDCK4 holds it, into out (S_GUARD4_SIZE
+    bytes, the saved θ's flag 1 when saved); its first S_GUARD3_SIZE
+    bytes are FASGDCK3's.  */
+static void
+s_guard_encode (const fasgd_checkpoint_guard_t *g, int saved, unsigned char *out)
+{
+    memset (out, 0, S_GUARD4_SIZE);
+    unsigned char *q = out + S_GUARD3_SIZE;
+    s_put32 (q, g->nkeys);
+    s_put32 (q + 4, saved ? 1 : 0);
+    s_put32 (q + 8, g->rollbacks);
+    for (uint32_t i = 0; i < g->nkeys && i < FASGD_CHECKPOINT_GUARD_KEYS; i++) {
+        const fasgd_checkpoint_key_t *k = &g->keys [i];
+        unsigned char *p = q + 16 + (size_t) i * FASGD_CHECKPOINT_KEY_SIZE;
+        memcpy (p, k->key, strnlen (k->key, sizeof k->key));
+        double v [5] = { k->rise, k->sum, k->count, k->pushes, k->typical };
+        for (int j = 0; j < 5; j++)
+            s_put_double (p + 48 + 8 * j, v [j]);
+    }
     s_put32 (out, g->nnorms);
     s_put32 (out + 4, g->nrefs);
     for (int i = 0; i < FASGD_CHECKPOINT_GUARD_NORMS + FASGD_CHECKPOINT_GUARD_REFS; i++) {
@@ -203,6 +281,34 @@ s_guard_encode (const fasgd_checkpoint_guard_t *g, unsigned char *out)
         memcpy (&bits, &v, 8);
         s_put64 (out + 8 + 8 * (size_t) i, bits);
     }
+}
+
+/*  FASGDCK4's part after FASGDCK3's guard state into g; the saved θ's
+    flag into *saved. -1 when a key's padding or the reserved word is
+    not zero.  */
+static int
+s_loss_decode (const unsigned char *q, fasgd_checkpoint_guard_t *g, uint32_t *saved)
+{
+    g->nkeys = s_get32 (q);
+    *saved = s_get32 (q + 4);
+    g->rollbacks = s_get32 (q + 8);
+    if (s_get32 (q + 12) != 0)
+        return -1;
+    for (int i = 0; i < FASGD_CHECKPOINT_GUARD_KEYS; i++) {
+        fasgd_checkpoint_key_t *k = &g->keys [i];
+        const unsigned char *p = q + 16 + (size_t) i * FASGD_CHECKPOINT_KEY_SIZE;
+        memcpy (k->key, p, FASGD_CHECKPOINT_KEY_LEN);
+        k->key [FASGD_CHECKPOINT_KEY_LEN] = 0;
+        for (int j = FASGD_CHECKPOINT_KEY_LEN; j < 48; j++)
+            if (p [j])
+                return -1;
+        k->rise = s_get_double (p + 48);
+        k->sum = s_get_double (p + 56);
+        k->count = s_get_double (p + 64);
+        k->pushes = s_get_double (p + 72);
+        k->typical = s_get_double (p + 80);
+    }
+    return 0;
 }
 
 static void
@@ -392,8 +498,8 @@ s_header_check (const unsigned char *h, size_t hlen, const fasgd_checkpoint_desc
 }
 
 /*  The magic and the header into h (*hlen bytes), its checksum checked;
-    *guarded: 1 for FASGDCK3, 0 for FASGDCK2 (no guard state). 0, or -1
-    with the reason in err.  */
+    *guarded: 2 for FASGDCK4, 1 for FASGDCK3 (no keys' records), 0 for
+    FASGDCK2 (no guard state). 0, or -1 with the reason in err.  */
 static int
 s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, int *guarded, char *err, size_t errlen)
 {
@@ -407,8 +513,8 @@ s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, int *guarded
         return fasgd_errbuf (err, errlen, "a checkpoint of the old format " S_OLD_MAGIC ", which has neither a "
                              "checksum nor a model description; this version reads only " FASGD_CHECKPOINT_MAGIC
                              " (start without --resume, or resume with the version that wrote it)");
-    *guarded = memcmp (h, S_V2_MAGIC, 8) != 0;
-    if (*guarded && memcmp (h, FASGD_CHECKPOINT_MAGIC, 8) != 0) {
+    *guarded = !memcmp (h, S_V2_MAGIC, 8) ? 0 : !memcmp (h, S_V3_MAGIC, 8) ? 1 : 2;
+    if (*guarded == 2 && memcmp (h, FASGD_CHECKPOINT_MAGIC, 8) != 0) {
         char q [48];
         s_quote (h, 8, q, sizeof q);
         return fasgd_errbuf (err, errlen, "not a fasgd checkpoint: it starts with \"%s\", not \"%s\"", q,
@@ -439,19 +545,15 @@ s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, int *guarded
     return 0;
 }
 
-/*  θ, the rule's state, the guard's (when self->has_guard) and the
-    final checksum into self, whose lengths are set; the source must end
-    there (want bytes in all), θ be finite, the state one the rule accepts
-    and the guard's one fasgd_checkpoint_guard_check accepts. 0, or -1
-    with the reason in err.  */
+/*  s_read_body's, with the guard's state read into guard (glen bytes).  */
 static int
-s_read_body (s_source_t *src, fasgd_checkpoint_t *self, size_t want, char *err, size_t errlen)
+s_read_rest (s_source_t *src, fasgd_checkpoint_t *self, unsigned char *guard, size_t glen, size_t want, char *err,
+             size_t errlen)
 {
     size_t n = self->n, slen = self->state_len;
     unsigned char tail [4];
-    unsigned char guard [FASGD_CHECKPOINT_GUARD_SIZE];
     if (s_take (src, self->theta, n * sizeof (float)) != 0 || s_take (src, self->state, slen) != 0
-        || (self->has_guard && s_take (src, guard, sizeof guard) != 0)) {
+        || s_take (src, guard, glen) != 0 || (self->has_keys && s_take (src, self->saved, n * sizeof (float)) != 0)) {
         s_fail_taken (src, want, err, errlen);
         return -1;
     }
@@ -483,11 +585,45 @@ s_read_body (s_source_t *src, fasgd_checkpoint_t *self, size_t want, char *err, 
         return fasgd_errbuf (err, errlen, "%s", why);
     if (self->has_guard) {
         s_guard_decode (guard, &self->guard);
+        uint32_t saved = 0;
+        if (self->has_keys && s_loss_decode (guard + S_GUARD3_SIZE, &self->guard, &saved) != 0)
+            return fasgd_errbuf (err, errlen, "the guard's state: bytes that must be zero are not");
         if (fasgd_checkpoint_guard_check (&self->guard, why, sizeof why) != 0)
             return fasgd_errbuf (err, errlen, "%s", why);
+        if (saved > 1)
+            return fasgd_errbuf (err, errlen, "the guard's state: its flags are %u", (unsigned) saved);
+        if (self->has_keys) {
+            s_floats_from_le (self->saved, n);
+            if (saved ? fasgd_floats_any_nonfinite (self->saved, n) : !s_all_zero (self->saved, n))
+                return fasgd_errbuf (err, errlen, "the loss check's saved parameters are %s", saved
+                                     ? "not finite" : "not zero where none is saved");
+            if (!saved) {
+                free (self->saved);
+                self->saved = NULL;
+            }
+        }
     }
     return 0;
 }
+
+/*  θ, the rule's state, the guard's (when self->has_guard), the saved θ (when
+    self->has_keys) and the
+    final checksum into self, whose lengths are set; the source must end
+    there (want bytes in all), θ be finite, the state one the rule accepts
+    and the guard's one fasgd_checkpoint_guard_check accepts. 0, or -1
+    with the reason in err.  */
+static int
+s_read_body (s_source_t *src, fasgd_checkpoint_t *self, size_t want, char *err, size_t errlen)
+{
+    size_t glen = self->has_keys ? S_GUARD4_SIZE : self->has_guard ? S_GUARD3_SIZE : 0;
+    unsigned char *guard = malloc (glen ? glen : 1);
+    if (!guard)
+        return fasgd_errbuf (err, errlen, "out of memory for the guard's state");
+    int rc = s_read_rest (src, self, guard, glen, want, err, errlen);
+    free (guard);
+    return rc;
+}
+
 
 /*  A checkpoint of the model and rule expect describes: the header, the
     lengths it announces, then the body. NULL with the reason in err.  */
@@ -513,7 +649,7 @@ s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_
         fasgd_errbuf (err, errlen, "too large for this machine");
         return NULL;
     }
-    size_t want = hlen + 4 * n + slen + (guarded ? FASGD_CHECKPOINT_GUARD_SIZE : 0) + 4;
+    size_t want = hlen + 4 * n + slen + (guarded == 2 ? S_GUARD4_SIZE + 4 * n : guarded ? S_GUARD3_SIZE : 0) + 4;
     if (src->size < want) {
         fasgd_errbuf (err, errlen, "truncated: %zu bytes of the %zu its header announces", src->size, want);
         return NULL;
@@ -527,8 +663,10 @@ s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_
     if (self) {
         self->theta = malloc (n * sizeof (float));
         self->state = malloc (slen ? slen : 1);
+        if (guarded == 2)
+            self->saved = malloc (n ? n * sizeof (float) : 1);
     }
-    if (!self || !self->theta || !self->state) {
+    if (!self || !self->theta || !self->state || (guarded == 2 && !self->saved)) {
         fasgd_checkpoint_destroy (&self);
         fasgd_errbuf (err, errlen, "out of memory for %zu parameters", n);
         return NULL;
@@ -536,7 +674,8 @@ s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_
     self->T = T;
     self->n = n;
     self->state_len = slen;
-    self->has_guard = guarded;
+    self->has_guard = guarded > 0;
+    self->has_keys = guarded == 2;
     if (s_read_body (src, self, want, err, errlen) != 0)
         fasgd_checkpoint_destroy (&self);
     return self;
@@ -587,6 +726,7 @@ fasgd_checkpoint_destroy (fasgd_checkpoint_t **self_p)
         return;
     free ((*self_p)->theta);
     free ((*self_p)->state);
+    free ((*self_p)->saved);
     free (*self_p);
     *self_p = NULL;
 }
@@ -612,14 +752,12 @@ s_write_all (int fd, const void *buf, size_t len)
     return 0;
 }
 
-/*  Writes the whole file to fd. -1 with errno set.  */
+/*  n floats of theta, little-endian, to fd and into *crc; -1 with errno
+    set.  */
 static int
-s_write_file (int fd, const unsigned char *header, size_t hlen, const float *theta, size_t n,
-              const void *state, size_t state_len, const unsigned char *guard)
+s_write_floats (int fd, const float *theta, size_t n, uint32_t *crc_p)
 {
-    uint32_t crc = s_crc (0, header, hlen);
-    if (s_write_all (fd, header, hlen) != 0)
-        return -1;
+    uint32_t crc = *crc_p;
 #if FASGD_HOST_IS_LE
     crc = s_crc (crc, theta, n * sizeof (float));
     if (s_write_all (fd, theta, n * sizeof (float)) != 0)
@@ -640,11 +778,40 @@ s_write_file (int fd, const unsigned char *header, size_t hlen, const float *the
     }
     free (buf);
 #endif
+    *crc_p = crc;
+    return 0;
+}
+
+/*  n zero floats to fd and into *crc; -1 with errno set.  */
+static int
+s_write_zeros (int fd, size_t n, uint32_t *crc_p)
+{
+    static const unsigned char zero [4096];
+    for (size_t left = 4 * n; left > 0; ) {
+        size_t k = left < sizeof zero ? left : sizeof zero;
+        *crc_p = s_crc (*crc_p, zero, k);
+        if (s_write_all (fd, zero, k) != 0)
+            return -1;
+        left -= k;
+    }
+    return 0;
+}
+
+/*  Writes the whole file to fd. -1 with errno set.  */
+static int
+s_write_file (int fd, const unsigned char *header, size_t hlen, const float *theta, size_t n,
+              const void *state, size_t state_len, const unsigned char *guard, const float *saved)
+{
+    uint32_t crc = s_crc (0, header, hlen);
+    if (s_write_all (fd, header, hlen) != 0 || s_write_floats (fd, theta, n, &crc) != 0)
+        return -1;
     crc = s_crc (crc, state, state_len);
     if (s_write_all (fd, state, state_len) != 0)
         return -1;
-    crc = s_crc (crc, guard, FASGD_CHECKPOINT_GUARD_SIZE);
-    if (s_write_all (fd, guard, FASGD_CHECKPOINT_GUARD_SIZE) != 0)
+    crc = s_crc (crc, guard, S_GUARD4_SIZE);
+    if (s_write_all (fd, guard, S_GUARD4_SIZE) != 0)
+        return -1;
+    if (saved ? s_write_floats (fd, saved, n, &crc) != 0 : s_write_zeros (fd, n, &crc) != 0)
         return -1;
     unsigned char tail [4];
     s_put32 (tail, crc);
@@ -677,7 +844,7 @@ s_sync_dir (const char *path)
 int
 fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, uint64_t T,
                         const float *theta, size_t n, const void *state, size_t state_len,
-                        const fasgd_checkpoint_guard_t *guard, char *err, size_t errlen)
+                        const fasgd_checkpoint_guard_t *guard, const float *saved, char *err, size_t errlen)
 {
     char why [160];
     if (fasgd_checkpoint_desc_check (desc, why, sizeof why) != 0)
@@ -692,13 +859,14 @@ fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, u
         return fasgd_errbuf (err, errlen, "not writing %s: T=%" PRIu64 " is above 2^62", path, T);
     if (fasgd_floats_any_nonfinite (theta, n))
         return fasgd_errbuf (err, errlen, "not writing %s: the parameters are not all finite", path);
+    if (saved && fasgd_floats_any_nonfinite (saved, n))
+        return fasgd_errbuf (err, errlen, "not writing %s: the loss check's saved parameters are not all finite",
+                             path);
     if (fasgd_rule_state_check (state, state_len, n, why, sizeof why) != 0)
         return fasgd_errbuf (err, errlen, "not writing %s: %s", path, why);
     static const fasgd_checkpoint_guard_t none;
     if (fasgd_checkpoint_guard_check (guard ? guard : &none, why, sizeof why) != 0)
         return fasgd_errbuf (err, errlen, "not writing %s: %s", path, why);
-    unsigned char gbytes [FASGD_CHECKPOINT_GUARD_SIZE];
-    s_guard_encode (guard ? guard : &none, gbytes);
     char tmp [4096 + 8];
     if ((size_t) snprintf (tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
         return fasgd_errbuf (err, errlen, "not writing %s: the path is too long", path);
@@ -713,7 +881,14 @@ fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, u
     if (fd < 0)
         return fasgd_errbuf (err, errlen, "cannot write %s: %s", tmp, strerror (errno));
     const char *step = "write";
-    int rc = s_write_file (fd, header, hlen, theta, n, state, state_len, gbytes);
+    unsigned char *gbytes = malloc (S_GUARD4_SIZE);
+    int rc = -1;
+    errno = ENOMEM;
+    if (gbytes) {
+        s_guard_encode (guard ? guard : &none, saved != NULL, gbytes);
+        rc = s_write_file (fd, header, hlen, theta, n, state, state_len, gbytes, saved);
+        free (gbytes);
+    }
     if (rc == 0 && (step = "sync", fsync (fd) != 0))
         rc = -1;
     int e = errno;

@@ -11,10 +11,10 @@
     impossible T or an impossible guard state; nothing of a refused file
     is handed out.
 
-    The format, FASGDCK3, all integers little-endian:
+    The format, FASGDCK4, all integers little-endian:
 
         offset      bytes       field
-        0           8           magic "FASGDCK3"
+        0           8           magic "FASGDCK4"
         8           4           H: the header's length, its checksum included
         12          4           rule kind (fasgd_rule_kind_t)
         16          8           T
@@ -32,23 +32,38 @@
                                   8·1024  the m norms, oldest first,
                                           float64; the rest 0
                                   8·4     the r reference norms; the rest 0
-        H+4·D+S+G   4           crc32 of every byte before it
+        H+4·D+S+G   Q           the loss check's state and the keys'
+                                records (Q = 16 + 88·1024 + 4·D):
+                                  4  n: keys kept, 0..1024
+                                  4  flags: 1 when a saved θ follows
+                                  4  the check's rollbacks in a row, 0..64
+                                  4  zero
+                                  88·1024  per key: its CURVE key (40
+                                     Z85 characters, NUL-padded to 48),
+                                     then float64: its loss record, its
+                                     verdict record's sum, count and
+                                     pushes, its typical norm (0: none);
+                                     the slots past n all 0
+                                  4·D  the θ the loss check sets θ back
+                                     to, float32 (all 0 without one)
+        H+4·D+S+G+Q 4           crc32 of every byte before it
 
     H = 48 + 104·k. The header has a checksum of its own so that its
     lengths are trusted before anything is allocated from them. crc32
     finds accidental damage (a torn write, a flipped bit); it is not a
     signature: whoever can write the file can forge it.
 
-    FASGDCK2, the format before, is FASGDCK3 without the guard's state;
-    it is still read (the checkpoint then holds no guard state, and the
-    server's guard starts fresh).  */
+    The formats before are still read: FASGDCK3 is FASGDCK4 without Q
+    (the checkpoint then holds no key's record and no saved θ: the keys'
+    clients start anew); FASGDCK2 is FASGDCK3 without the guard's state
+    (the server's guard then starts fresh).  */
 #ifndef FASGD_CHECKPOINT_H_INCLUDED
 #define FASGD_CHECKPOINT_H_INCLUDED
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define FASGD_CHECKPOINT_MAGIC "FASGDCK3"
+#define FASGD_CHECKPOINT_MAGIC "FASGDCK4"
 #define FASGD_CHECKPOINT_MAX_TENSORS 64
 #define FASGD_CHECKPOINT_MAX_DIMS 8
 #define FASGD_CHECKPOINT_NAME_LEN 32
@@ -68,11 +83,37 @@
     they are counted.  */
 #define FASGD_CHECKPOINT_GUARD_MAX 1e18
 
+/*  The records of CURVE keys a checkpoint keeps (FASGDCK4), a key's
+    length (Z85), the bytes one takes, and the loss check's part of the
+    file without its saved θ.  */
+#define FASGD_CHECKPOINT_GUARD_KEYS 1024
+#define FASGD_CHECKPOINT_KEY_LEN 40
+#define FASGD_CHECKPOINT_KEY_SIZE 88
+#define FASGD_CHECKPOINT_LOSS_SIZE (16 + FASGD_CHECKPOINT_KEY_SIZE * FASGD_CHECKPOINT_GUARD_KEYS)
+/*  The largest loss record (log) and rollbacks in a row kept.  */
+#define FASGD_CHECKPOINT_RISE_MAX 1e6
+#define FASGD_CHECKPOINT_ROLLBACKS_MAX 64
+
+/*  What the guard knows of the clients of one CURVE key (server/guard.c):
+    a client that joins with it again, after a restart too, starts from
+    it and not anew.  */
+typedef struct {
+    char key [FASGD_CHECKPOINT_KEY_LEN + 1];    /* Z85, NUL-terminated */
+    double rise;                                /* the loss check's record (log), |rise| ≤ 1e6 */
+    double sum, count, pushes;                  /* the verdict's record (common/verdict.h) */
+    double typical;                             /* its vote in the norm bound; 0: none */
+} fasgd_checkpoint_key_t;
+
 typedef struct {
     uint32_t nnorms;                                    /* accepted pushes' norms, */
     double norms [FASGD_CHECKPOINT_GUARD_NORMS];        /* oldest first */
     uint32_t nrefs;                                     /* the last reference gradients' norms */
     double refs [FASGD_CHECKPOINT_GUARD_REFS];
+    /*  FASGDCK4: the keys' records, and the loss check's rollbacks in a
+        row (its saved θ is fasgd_checkpoint_t's saved).  */
+    uint32_t nkeys;
+    fasgd_checkpoint_key_t keys [FASGD_CHECKPOINT_GUARD_KEYS];
+    uint32_t rollbacks;
 } fasgd_checkpoint_guard_t;
 
 typedef struct {
@@ -99,15 +140,20 @@ typedef struct {
     void *state;                /* state_len bytes, accepted by fasgd_rule_state_check */
     size_t state_len;
     int has_guard;              /* 0: a FASGDCK2 file, which has no guard state */
+    int has_keys;               /* 0: a FASGDCK3 or FASGDCK2 file: no keys' records, no saved θ */
     fasgd_checkpoint_guard_t guard;     /* accepted by fasgd_checkpoint_guard_check */
+    float *saved;               /* the loss check's saved θ (n floats, finite); NULL: none */
 } fasgd_checkpoint_t;
 
 /*  Checks that desc is well formed (names, shapes, sizes adding up to
     params). Returns 0, or -1 with the reason in err.  */
 int fasgd_checkpoint_desc_check (const fasgd_checkpoint_desc_t *desc, char *err, size_t errlen);
 
-/*  Checks a guard state: counts within their arrays, every value kept
-    finite and in [0, FASGD_CHECKPOINT_GUARD_MAX], every slot past the
+/*  Checks a guard state: counts within their arrays, every norm kept
+    finite and in [0, FASGD_CHECKPOINT_GUARD_MAX], every key 40 Z85
+    characters with finite records (pushes and count not negative, the
+    typical norm a norm, the rise within ±FASGD_CHECKPOINT_RISE_MAX),
+    rollbacks at most FASGD_CHECKPOINT_ROLLBACKS_MAX, every slot past the
     counts 0. Returns 0, or -1 with the reason in err.  */
 int fasgd_checkpoint_guard_check (const fasgd_checkpoint_guard_t *guard, char *err, size_t errlen);
 
@@ -116,14 +162,16 @@ int fasgd_checkpoint_guard_check (const fasgd_checkpoint_guard_t *guard, char *e
     with O_EXCL and O_NOFOLLOW, written, fsync'd, renamed over path, and
     the folder fsync'd; on any failure path is left as it was and path.tmp
     removed. theta holds n = desc->params floats and state state_len =
-    desc->state_len bytes, and guard the guard's state (NULL: an empty
-    one); a non-finite θ or state, a guard state that
+    desc->state_len bytes, guard the guard's state (NULL: an empty
+    one) and saved the loss check's saved θ (n floats; NULL: none); a
+    non-finite θ, saved θ or state, a guard state that
     fasgd_checkpoint_guard_check refuses, or T above
     FASGD_CHECKPOINT_T_MAX, is refused rather than written (a reader would
     refuse it). Returns 0, or -1 with the cause, naming the file, in err.  */
 int fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, uint64_t T,
                             const float *theta, size_t n, const void *state, size_t state_len,
-                            const fasgd_checkpoint_guard_t *guard, char *err, size_t errlen);
+                            const fasgd_checkpoint_guard_t *guard, const float *saved, char *err,
+                            size_t errlen);
 
 /*  Reads the checkpoint at path, expecting the model and rule of expect.
     Returns a new checkpoint (the caller destroys it), or NULL with the

@@ -33,6 +33,7 @@ struct fasgd_srv_checkpoint_t {
     fasgd_srv_guard_t *guard;           /* whose state checkpoints hold; NULL: none */
     int resumed;                        /* a resume's guard state waits for the guard */
     fasgd_checkpoint_guard_t guard_state;   /* that state; the guard's at each write */
+    float *resumed_saved;               /* the loss check's saved θ a resume found, for the guard; NULL: none */
 };
 
 static uint64_t
@@ -137,6 +138,7 @@ fasgd_srv_checkpoint_destroy (fasgd_srv_checkpoint_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
+    free ((*self_p)->resumed_saved);
     free (*self_p);
     *self_p = NULL;
 }
@@ -158,10 +160,11 @@ fasgd_srv_checkpoint_write (fasgd_srv_checkpoint_t *self, char *err, size_t errl
         snprintf (why, sizeof why, "writing %s failed: out of memory for the rule's state", self->cfg->checkpoint);
     else {
         fasgd_rule_state_get (p->rule, state);
+        const float *saved = NULL;
         if (self->guard)
-            fasgd_srv_guard_save (self->guard, &self->guard_state);
+            fasgd_srv_guard_save (self->guard, &self->guard_state, &saved);
         rc = fasgd_checkpoint_write (self->cfg->checkpoint, &self->desc, p->T, p->theta, p->n, state, state_len,
-                                     self->guard ? &self->guard_state : NULL, why, sizeof why);
+                                     self->guard ? &self->guard_state : NULL, saved, why, sizeof why);
     }
     free (state);
     int64_t now = fasgd_srv_now_ms ();
@@ -274,12 +277,20 @@ fasgd_srv_checkpoint_resume (fasgd_srv_checkpoint_t *self)
     self->resumed = ck->has_guard;
     if (ck->has_guard)
         self->guard_state = ck->guard;
+    free (self->resumed_saved);
+    self->resumed_saved = ck->saved;    /* taken from the checkpoint */
+    ck->saved = NULL;
+    int has_keys = ck->has_keys;
     fasgd_checkpoint_destroy (&ck);
     fasgd_log_notice ("resumed from %s at T=%llu", path, (unsigned long long) p->T);
     if (!self->resumed)
-        fasgd_log_notice ("resume: %s is of the format before (FASGDCK2), which does not hold the guard's "
+        fasgd_log_notice ("resume: %s is of a format before (FASGDCK2), which does not hold the guard's "
                           "state: the guard starts fresh, and its size bound learns again from the first "
                           "pushes", path);
+    else if (!has_keys)
+        fasgd_log_notice ("resume: %s is of a format before (FASGDCK3), which holds neither the records of "
+                          "the clients' keys nor the loss check's saved parameters: the keys' clients start "
+                          "anew (probation, no loss record)", path);
     return 0;
 }
 
@@ -288,6 +299,8 @@ fasgd_srv_checkpoint_guard (fasgd_srv_checkpoint_t *self, fasgd_srv_guard_t *gua
 {
     self->guard = guard;
     if (self->resumed)
-        fasgd_srv_guard_restore (guard, &self->guard_state);
+        fasgd_srv_guard_restore (guard, &self->guard_state, self->resumed_saved);
     self->resumed = 0;
+    free (self->resumed_saved);
+    self->resumed_saved = NULL;
 }

@@ -41,9 +41,10 @@ void fasgd_srv_checkpoint_updated (fasgd_srv_checkpoint_t *self);
     over).  */
 void fasgd_srv_checkpoint_tick (fasgd_srv_checkpoint_t *self, int64_t now);
 /*  Loads θ, T and the rule's state from checkpoint.file, all or nothing,
-    and keeps the guard's state for fasgd_srv_checkpoint_guard (a file
-    of the format before holds none: logged); -1 logged with the file
-    and the cause.  */
+    and keeps the guard's state (with the keys' records and the loss
+    check's saved θ) for fasgd_srv_checkpoint_guard (a file of a format
+    before holds less or none: logged); -1 logged with the file and the
+    cause.  */
 int fasgd_srv_checkpoint_resume (fasgd_srv_checkpoint_t *self);
 /*  The guard whose state the checkpoints written from now on hold
     (borrowed); after a resume, it takes the state the checkpoint held.  */

@@ -79,6 +79,20 @@
        when it starts and ends. Without CURVE, guard.trusted is refused
        at start: a push's key would not be known.
 
+    6. A key's record. With CURVE, what the guard knows of a key's
+       clients is the key's: each client's verdict record (its mean
+       score, its pushes judged: probation), its loss check's record and
+       its vote are copied to its key's record at each push judged, when
+       it goes and at each checkpoint, and a client that joins with that
+       key (again, or after a restart: the records are in the
+       checkpoint, up to FASGD_CHECKPOINT_GUARD_KEYS keys) starts from
+       them, not anew. A client the loss check had cut is cut as much
+       when it comes back; an honest one does not go through probation
+       again. When a key has several clients, its record is that of the
+       one judged last: no more than any of them had. Without CURVE a
+       client has no name the server can believe, and a new id starts
+       anew (probation, no record).
+
     guard.enabled false turns all of this off, to measure what it costs:
     every push goes to the rule as it came, and the rule's own first pass
     (common/rules.c) refuses NaN and Inf; nothing else is checked.  */
@@ -159,6 +173,11 @@ struct fasgd_srv_guard_t {
     fasgd_rng_t rng;
     fasgd_verdict_params_t vp;
     fasgd_srv_guard_loss_t *loss;       /* the held-out loss's check (guard_loss.c); NULL: none */
+    fasgd_checkpoint_key_t *keys;       /* the CURVE keys' records (6.), nkeys of them */
+    size_t nkeys, keys_cap;
+    int keys_full_logged;
+    float *resumed_saved;               /* a checkpoint's saved θ for the loss check, until it is made; */
+    int resumed_rollbacks;              /* and its jumps in a row */
 };
 
 fasgd_srv_guard_t *
@@ -240,6 +259,8 @@ fasgd_srv_guard_destroy (fasgd_srv_guard_t **self_p)
     free (self->ref_y);
     free (self->ref_idx);
     fasgd_srv_guard_loss_destroy (&self->loss);
+    free (self->keys);
+    free (self->resumed_saved);
     free (self);
     *self_p = NULL;
 }
@@ -331,6 +352,11 @@ fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, 
         && !(self->loss = fasgd_srv_guard_loss_new (cfg, model, self->pool, self->params->n, &self->rng,
                                                   self->st)))
         return -1;
+    if (self->loss && self->resumed_saved) {
+        fasgd_srv_guard_loss_restore (self->loss, self->resumed_saved, self->resumed_rollbacks);
+        free (self->resumed_saved);
+        self->resumed_saved = NULL;
+    }
     s_verdict_params (self);
     self->ref_due = 1;
     fasgd_log_notice ("guard: judging each push's direction against a reference gradient on %d of %u "
@@ -494,9 +520,80 @@ s_ref_scale (const fasgd_srv_guard_t *self)
     return m;
 }
 
+/*  6.: the record of key (NULL when it has none and add is 0, or when
+    FASGD_CHECKPOINT_GUARD_KEYS are kept: logged once).  */
+static fasgd_checkpoint_key_t *
+s_key_find (fasgd_srv_guard_t *self, const char *key, int add)
+{
+    for (size_t i = 0; i < self->nkeys; i++)
+        if (!strcmp (self->keys [i].key, key))
+            return &self->keys [i];
+    if (!add || strlen (key) != FASGD_CHECKPOINT_KEY_LEN)
+        return NULL;
+    if (self->nkeys == FASGD_CHECKPOINT_GUARD_KEYS) {
+        if (!self->keys_full_logged++)
+            fasgd_log_warn ("guard: the records of %d keys are kept, no more: key %s's clients start anew when "
+                            "they join again", FASGD_CHECKPOINT_GUARD_KEYS, key);
+        return NULL;
+    }
+    if (self->nkeys == self->keys_cap) {
+        size_t cap = self->keys_cap ? self->keys_cap * 2 : 16;
+        fasgd_checkpoint_key_t *k = realloc (self->keys, cap * sizeof *k);
+        if (!k)
+            return NULL;
+        self->keys = k;
+        self->keys_cap = cap;
+    }
+    fasgd_checkpoint_key_t *k = &self->keys [self->nkeys++];
+    memset (k, 0, sizeof *k);
+    snprintf (k->key, sizeof k->key, "%s", key);
+    return k;
+}
+
+/*  6.: c's records into its key's.  */
+static void
+s_key_keep (fasgd_srv_guard_t *self, fasgd_srv_client_t *c)
+{
+    if (!c->key [0])
+        return;
+    if (!c->key_slot) {
+        fasgd_checkpoint_key_t *k = s_key_find (self, c->key, 1);
+        if (!k)
+            return;
+        c->key_slot = (size_t) (k - self->keys) + 1;
+    }
+    fasgd_checkpoint_key_t *k = &self->keys [c->key_slot - 1];
+    k->rise = fmax (-FASGD_CHECKPOINT_RISE_MAX, fmin (FASGD_CHECKPOINT_RISE_MAX, c->loss_rise));
+    k->sum = c->verdict.sum;
+    k->count = c->verdict.count;
+    k->pushes = c->verdict.pushes;
+    if (c->has_typical || c->typical_kept)
+        k->typical = c->norm_typical;
+}
+
+void
+fasgd_srv_guard_joined (fasgd_srv_guard_t *self, fasgd_srv_client_t *c)
+{
+    if (!c->key [0])
+        return;
+    fasgd_checkpoint_key_t *k = s_key_find (self, c->key, 0);
+    if (!k)
+        return;
+    c->key_slot = (size_t) (k - self->keys) + 1;
+    c->loss_rise = k->rise;
+    c->verdict.sum = k->sum;
+    c->verdict.count = k->count;
+    c->verdict.pushes = k->pushes;
+    c->norm_typical = k->typical;
+    c->typical_kept = k->typical > 0;
+    fasgd_log_info ("guard: client %u (%s) takes its key's record: %.0f pushes judged, mean score %.3g, loss "
+                    "record %+.3g", c->id, c->name, k->pushes, fasgd_verdict_mean (&self->vp, &c->verdict), k->rise);
+}
+
 void
 fasgd_srv_guard_forget (fasgd_srv_guard_t *self, fasgd_srv_client_t *c)
 {
+    s_key_keep (self, c);
     if (self->loss)
         fasgd_srv_guard_loss_forget (self->loss, c);
     if (!c->has_typical)
@@ -592,13 +689,12 @@ static void
 s_vote (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, double bound)
 {
     double x = norm < bound ? norm : bound;
-    if (c->has_typical)
+    if (c->has_typical || c->typical_kept)
         c->norm_typical += S_VOTE_WEIGHT * (x - c->norm_typical);
-    else {
+    else
         c->norm_typical = x;
-        if (s_voter_add (self, c) != 0)
-            return;
-    }
+    if (!c->has_typical && s_voter_add (self, c) != 0)
+        return;
     if (self->nvoters <= S_MEDIAN_EVERY || ++self->since_median >= S_MEDIAN_EVERY) {
         s_median_update (self);
         self->since_median = 0;
@@ -662,6 +758,7 @@ s_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int r
         return FASGD_STATUS_NONFINITE;
     if (self->loss)
         s_loss_cut (self, c, &v);
+    s_key_keep (self, c);
     if (v.kind == FASGD_VERDICT_IGNORE) {
         *weight_p = 0;
         self->st->ignored++;
@@ -840,9 +937,22 @@ fasgd_srv_guard_median (const fasgd_srv_guard_t *self)
 }
 
 void
-fasgd_srv_guard_save (const fasgd_srv_guard_t *self, fasgd_checkpoint_guard_t *out)
+fasgd_srv_guard_save (fasgd_srv_guard_t *self, fasgd_checkpoint_guard_t *out, const float **saved)
 {
     memset (out, 0, sizeof *out);
+    /*  The records a measure or a vote changed since their client's last
+        push: into their keys' first.  */
+    for (size_t i = 0; i < self->nvoters; i++)
+        s_key_keep (self, self->voters [i]);
+    size_t np = 0;
+    fasgd_srv_client_t *const *pending = self->loss ? fasgd_srv_guard_loss_clients (self->loss, &np) : NULL;
+    for (size_t i = 0; i < np; i++)
+        s_key_keep (self, pending [i]);
+    out->nkeys = (uint32_t) self->nkeys;
+    memcpy (out->keys, self->keys, self->nkeys * sizeof *self->keys);
+    int rollbacks = self->resumed_rollbacks;
+    *saved = self->loss ? fasgd_srv_guard_loss_saved (self->loss, &rollbacks) : self->resumed_saved;
+    out->rollbacks = (uint32_t) rollbacks;
     /*  The ring from its oldest: at 0 until it is full, then at the next slot.  */
     int start = self->norm_count < S_NORM_WINDOW ? 0 : self->norm_next;
     for (int i = 0; i < self->norm_count; i++)
@@ -857,8 +967,20 @@ fasgd_srv_guard_save (const fasgd_srv_guard_t *self, fasgd_checkpoint_guard_t *o
 }
 
 void
-fasgd_srv_guard_restore (fasgd_srv_guard_t *self, const fasgd_checkpoint_guard_t *in)
+fasgd_srv_guard_restore (fasgd_srv_guard_t *self, const fasgd_checkpoint_guard_t *in, const float *saved)
 {
+    free (self->keys);
+    self->keys = NULL;
+    self->nkeys = self->keys_cap = 0;
+    if (in->nkeys > 0 && (self->keys = malloc (in->nkeys * sizeof *self->keys))) {
+        memcpy (self->keys, in->keys, in->nkeys * sizeof *self->keys);
+        self->nkeys = self->keys_cap = in->nkeys;
+    }
+    self->resumed_rollbacks = (int) in->rollbacks;
+    free (self->resumed_saved);
+    self->resumed_saved = saved ? malloc (self->params->n * sizeof (float)) : NULL;
+    if (self->resumed_saved)
+        memcpy (self->resumed_saved, saved, self->params->n * sizeof (float));
     int n = in->nnorms < S_NORM_WINDOW ? (int) in->nnorms : S_NORM_WINDOW;
     memcpy (self->norms, in->norms, (size_t) n * sizeof (double));
     self->norm_count = n;
@@ -874,5 +996,6 @@ fasgd_srv_guard_restore (fasgd_srv_guard_t *self, const fasgd_checkpoint_guard_t
         self->resumed_refs [i] = in->refs [i];
     self->fresh_refs = 0;
     fasgd_log_notice ("guard: resumed with the norms of the last %d accepted pushes (their median %.4g bounds the "
-                      "first pushes) and of %u reference gradients", n, self->history, (unsigned) in->nrefs);
+                      "first pushes) and of %u reference gradients, the records of %zu keys%s", n, self->history,
+                      (unsigned) in->nrefs, self->nkeys, saved ? " and the loss check's saved parameters" : "");
 }

@@ -69,12 +69,20 @@ void fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, c
     (the caller then asks the registry to free it).  */
 fasgd_srv_guard_verdict_t fasgd_srv_guard_refused (fasgd_srv_guard_t *self, fasgd_srv_client_t *c);
 /*  What bounds the next pushes, for a checkpoint: the last accepted
-    norms (the history's), the last references' norms.  */
-void fasgd_srv_guard_save (const fasgd_srv_guard_t *self, fasgd_checkpoint_guard_t *out);
-/*  Takes back what a checkpoint kept (in checked by common/checkpoint.c):
-    before the first push, so that the first pushes after a restart meet
-    the bound the run had learnt, not none.  */
-void fasgd_srv_guard_restore (fasgd_srv_guard_t *self, const fasgd_checkpoint_guard_t *in);
+    norms (the history's), the last references' norms, each CURVE key's
+    record (its clients' with the verdict and the loss check, its vote),
+    the loss check's rollbacks in a row; *saved: the θ the loss check
+    would set θ back to (params->n values, the guard's), or NULL.  */
+void fasgd_srv_guard_save (fasgd_srv_guard_t *self, fasgd_checkpoint_guard_t *out, const float **saved);
+/*  Takes back what a checkpoint kept (in checked by common/checkpoint.c;
+    saved: the loss check's θ, copied, or NULL): before the first push,
+    so that the first pushes after a restart meet the bound the run had
+    learnt, not none, and a key's clients the record it had.  */
+void fasgd_srv_guard_restore (fasgd_srv_guard_t *self, const fasgd_checkpoint_guard_t *in, const float *saved);
+/*  c joined (registry.c): with a CURVE key the guard holds a record of,
+    it starts from that record (its verdict, its loss check's, its vote),
+    not anew.  */
+void fasgd_srv_guard_joined (fasgd_srv_guard_t *self, fasgd_srv_client_t *c);
 /*  The median the factor multiplies; 0 before the first push.  */
 double fasgd_srv_guard_median (const fasgd_srv_guard_t *self);
 /*  Before c is freed (by the registry): its vote leaves the median's.  */

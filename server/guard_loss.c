@@ -42,11 +42,14 @@
       coming back, θ is kept as it is.
 
     Staleness needs nothing of its own: what is measured is what the
-    applied steps did to the loss, after the rule's α(τ). Nothing of it
-    is kept in a checkpoint: clients' records are not (they join again
-    as new ids), and the first measure after a restart only starts the
-    series. Its cost: one forward pass on the fixed batch per reference
-    (guard.every pushes judged), prepared once.  */
+    applied steps did to the loss, after the rule's α(τ). A checkpoint
+    keeps the saved θ and the jumps in a row (guard.c keeps the records
+    of CURVE keys' clients, which join again as new ids): after a
+    restart the saved θ's loss is measured again on the new batch (the
+    batch is drawn anew), so a θ that a jump had taken into the
+    checkpoint is set back at the first reference, and the first measure
+    only starts the series of changes. Its cost: one forward pass on the
+    fixed batch per reference (guard.every pushes judged), prepared once.  */
 #include "guard_loss.h"
 
 #include "log.h"
@@ -232,6 +235,35 @@ fasgd_srv_guard_loss_applied (fasgd_srv_guard_loss_t *self, fasgd_srv_client_t *
     }
     c->loss_pending_w += w;
     c->loss_pending_n += 1;
+}
+
+const float *
+fasgd_srv_guard_loss_saved (const fasgd_srv_guard_loss_t *self, int *rollbacks)
+{
+    *rollbacks = self->rollbacks_in_row;
+    return self->saved && self->saved_loss > 0 ? self->saved : NULL;
+}
+
+void
+fasgd_srv_guard_loss_restore (fasgd_srv_guard_loss_t *self, const float *saved, int rollbacks)
+{
+    if (!self->saved || !saved)
+        return;
+    double L = fasgd_model_batch_loss (self->model, self->ws, saved, self->batch, NULL);
+    if (!(L > 0) || !isfinite (L))
+        return;
+    memcpy (self->saved, saved, self->n * sizeof (float));
+    self->saved_loss = L;
+    self->rollbacks_in_row = rollbacks < S_ROLLBACKS ? rollbacks : S_ROLLBACKS;
+    fasgd_log_notice ("guard: the held-out loss check goes on from the parameters it had saved (loss %.4g on its "
+                      "batch)", L);
+}
+
+fasgd_srv_client_t *const *
+fasgd_srv_guard_loss_clients (const fasgd_srv_guard_loss_t *self, size_t *n)
+{
+    *n = self->npending;
+    return self->pending;
 }
 
 double

@@ -42,6 +42,16 @@ double fasgd_srv_guard_loss_factor (fasgd_srv_guard_loss_t *self, fasgd_srv_clie
 void fasgd_srv_guard_loss_applied (fasgd_srv_guard_loss_t *self, fasgd_srv_client_t *c, double w);
 /*  The last loss measured (NAN before the first).  */
 double fasgd_srv_guard_loss_last (const fasgd_srv_guard_loss_t *self);
+/*  For a checkpoint: the θ a jump would set θ back to (nparams values,
+    the check's), or NULL; the jumps in a row in *rollbacks.  */
+const float *fasgd_srv_guard_loss_saved (const fasgd_srv_guard_loss_t *self, int *rollbacks);
+/*  After a restart: saved (nparams values, copied) becomes the θ a jump
+    sets θ back to, its loss measured on this check's batch; the jumps
+    in a row are rollbacks.  */
+void fasgd_srv_guard_loss_restore (fasgd_srv_guard_loss_t *self, const float *saved, int rollbacks);
+/*  The clients with a share of the next change (n of them, the check's
+    list): the records a measure changes.  */
+fasgd_srv_client_t *const *fasgd_srv_guard_loss_clients (const fasgd_srv_guard_loss_t *self, size_t *n);
 /*  Before c is freed: its share of the next change is nobody's.  */
 void fasgd_srv_guard_loss_forget (fasgd_srv_guard_loss_t *self, fasgd_srv_client_t *c);
 

@@ -225,6 +225,9 @@ fasgd_srv_registry_join (fasgd_srv_registry_t *self, const char *body, size_t le
         snprintf (c->key_name, sizeof c->key_name, "%s", key_name);
         c->trusted = trusted;
     }
+    /*  A key's clients start from what the guard knew of it.  */
+    if (self->guard)
+        fasgd_srv_guard_joined (self->guard, c);
     c->joined_ms = c->last_seen_ms = fasgd_srv_now_ms ();
     self->st->joins++;
     if (key_name)

@@ -51,6 +51,8 @@ typedef struct {
     double loss_weight;                 /* the weight the guard gave its push being applied */
     uint64_t loss_cut;                  /* pushes whose weight the loss check took (some of) away */
     double norm_typical;                /* its vote in the guard's median (guard.c) */
+    int typical_kept;                   /* norm_typical is its key's, kept: its first push moves it */
+    size_t key_slot;                    /* the guard's record of its key, + 1; 0: none yet */
     int has_typical;                    /* it votes: the guard's voters [vote_slot] is it */
     size_t vote_slot;
     fasgd_snapshot_t *snap;             /* θ_used, for the rules that need it */

@@ -1,4 +1,4 @@
-/*  checkpoint: the FASGDCK3 file (and FASGDCK2) on its own, without a server. What is
+/*  checkpoint: the FASGDCK4 file (and FASGDCK3, FASGDCK2) on its own, without a server. What is
     written reads back bit for bit; every damage a disk, a crash or a
     hostile hand can do is refused with its cause (a flipped bit anywhere,
     a cut anywhere, trailing bytes, NaN or Inf under a correct checksum,
@@ -68,8 +68,17 @@ typedef struct {
     unsigned char *state;
     size_t state_len;
     fasgd_checkpoint_guard_t guard;
+    float saved [D];                    /* the loss check's saved θ */
     char dir [64], path [128], tmp [128];
 } fixture_t;
+
+/*  The bytes of the guard's state as FASGDCK3 held it, and those FASGDCK4
+    adds after them (the keys' records, then the saved θ).  */
+#define S_GUARD3 8232
+#define S_LOSS (16 + 88 * 1024 + 4 * D)
+/*  A CURVE key (Z85).  */
+#define S_KEY "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
+
 
 static void
 s_fixture (fixture_t *f)
@@ -97,6 +106,13 @@ s_fixture (fixture_t *f)
     f->guard.nrefs = 3;
     for (int i = 0; i < 3; i++)
         f->guard.refs [i] = 2.0 + i;
+    /*  Two keys' records, a loss check that jumped once, its saved θ.  */
+    f->guard.nkeys = 2;
+    f->guard.keys [0] = (fasgd_checkpoint_key_t) { S_KEY, 0.75, -0.5, 30.5, 120, 1.25 };
+    f->guard.keys [1] = (fasgd_checkpoint_key_t) { "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID", -0.1, 0.2, 12, 12, 0 };
+    f->guard.rollbacks = 1;
+    for (int i = 0; i < D; i++)
+        f->saved [i] = (float) (i % 13) * 0.25f - 1.5f;
     snprintf (f->dir, sizeof f->dir, "/tmp/fasgd-test-checkpoint-XXXXXX");
     ck_assert_ptr_nonnull (mkdtemp (f->dir));
     snprintf (f->path, sizeof f->path, "%s/ckpt", f->dir);
@@ -147,7 +163,7 @@ static unsigned char *
 s_image (fixture_t *f, uint64_t T, size_t *len)
 {
     char err [256] = "";
-    ck_assert_msg (fasgd_checkpoint_write (f->path, &f->desc, T, f->theta, D, f->state, f->state_len, &f->guard, err,
+    ck_assert_msg (fasgd_checkpoint_write (f->path, &f->desc, T, f->theta, D, f->state, f->state_len, &f->guard, f->saved, err,
                                            sizeof err) == 0, "%s", err);
     return s_slurp (f->path, len);
 }
@@ -207,8 +223,8 @@ START_TEST (test_round_trip)
     s_fixture (&f);
     size_t len;
     unsigned char *image = s_image (&f, 12345, &len);
-    ck_assert_uint_eq (len, 48 + 4 * 104 + 4 * D + f.state_len + 8232 + 4);
-    ck_assert_int_eq (memcmp (image, "FASGDCK3", 8), 0);
+    ck_assert_uint_eq (len, 48 + 4 * 104 + 4 * D + f.state_len + S_GUARD3 + S_LOSS + 4);
+    ck_assert_int_eq (memcmp (image, "FASGDCK4", 8), 0);
     char err [256] = "";
     fasgd_checkpoint_t *ck = fasgd_checkpoint_read (f.path, &f.desc, err, sizeof err);
     ck_assert_msg (ck != NULL, "%s", err);
@@ -218,7 +234,10 @@ START_TEST (test_round_trip)
     ck_assert_uint_eq (ck->state_len, f.state_len);
     ck_assert_int_eq (memcmp (ck->state, f.state, f.state_len), 0);
     ck_assert_int_eq (ck->has_guard, 1);
+    ck_assert_int_eq (ck->has_keys, 1);
     ck_assert_int_eq (memcmp (&ck->guard, &f.guard, sizeof f.guard), 0);
+    ck_assert_ptr_nonnull (ck->saved);
+    ck_assert_int_eq (memcmp (ck->saved, f.saved, sizeof f.saved), 0);
     /*  The state restores into a fresh rule of the same kind.  */
     fasgd_rule_t *r = s_rule (FASGD_RULE_FASGD, FASGD_STAT_STD, D);
     ck_assert_int_eq (fasgd_rule_state_set (r, ck->state, ck->state_len), 0);
@@ -245,6 +264,14 @@ START_TEST (test_round_trip)
     ck_assert_uint_eq (ck->T, FASGD_CHECKPOINT_T_MAX);
     fasgd_checkpoint_destroy (&ck);
     free (image);
+    /*  Without a saved θ: none read back.  */
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 5, f.theta, D, f.state, f.state_len, &f.guard, NULL,
+                                              err, sizeof err), 0);
+    ck = fasgd_checkpoint_read (f.path, &f.desc, err, sizeof err);
+    ck_assert_msg (ck != NULL, "%s", err);
+    ck_assert_ptr_null (ck->saved);
+    ck_assert_int_eq (memcmp (&ck->guard, &f.guard, sizeof f.guard), 0);
+    fasgd_checkpoint_destroy (&ck);
     s_fixture_end (&f);
 }
 END_TEST
@@ -259,7 +286,11 @@ START_TEST (test_every_bit_flip_is_refused)
     size_t len;
     unsigned char *image = s_image (&f, 77, &len);
     size_t h = s_theta_at (image);
+    size_t q = len - 4 - S_LOSS;
     for (size_t i = 0; i < len; i++) {
+        /*  Of the keys' empty slots and the saved θ, every 97th byte.  */
+        if (i >= q + 16 + 2 * 88 && i < len - 4 && i % 97)
+            continue;
         for (int bit = 0; bit < 8; bit += 3) {
             image [i] ^= (unsigned char) (1u << bit);
             char what [64];
@@ -267,10 +298,6 @@ START_TEST (test_every_bit_flip_is_refused)
             /*  The magic and the header's length are read before any
                 checksum can be: their damage has causes of its own.  */
             const char *cause = i < 8 ? "not a fasgd checkpoint" : i < 12 ? "" : "corrupted";
-            /*  FASGDCK3's last bit flipped is FASGDCK2, read too: its
-                header's checksum then fails.  */
-            if (i == 7 && bit == 0)
-                cause = "corrupted";
             s_refused (NULL, image, len, &f.desc, what, cause);
             image [i] ^= (unsigned char) (1u << bit);
         }
@@ -353,7 +380,7 @@ START_TEST (test_non_finite_values_are_refused)
     memcpy (theta, f.theta, sizeof theta);
     theta [9] = NAN;
     char err [256] = "";
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, theta, D, f.state, f.state_len, NULL, err,
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, theta, D, f.state, f.state_len, NULL, NULL, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, "not all finite"), "%s", err);
     s_assert_unchanged (f.path, image, len);
@@ -376,7 +403,7 @@ START_TEST (test_impossible_timestamp_is_refused)
         s_refused (&f, image, len, &f.desc, "an impossible T", "impossible timestamp");
     }
     char err [256] = "";
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, UINT64_MAX, f.theta, D, f.state, f.state_len, NULL, err,
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, UINT64_MAX, f.theta, D, f.state, f.state_len, NULL, NULL, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, "above 2^62"), "%s", err);
     free (image);
@@ -403,7 +430,7 @@ START_TEST (test_another_model_is_refused)
     char dir [64] = "/tmp/fasgd-test-checkpoint-XXXXXX", path [128], err [512] = "";
     ck_assert_ptr_nonnull (mkdtemp (dir));
     snprintf (path, sizeof path, "%s/ckpt", dir);
-    ck_assert_int_eq (fasgd_checkpoint_write (path, &a, 5, theta, 79510, state, a.state_len, NULL, err, sizeof err), 0);
+    ck_assert_int_eq (fasgd_checkpoint_write (path, &a, 5, theta, 79510, state, a.state_len, NULL, NULL, err, sizeof err), 0);
     size_t len;
     unsigned char *image = s_slurp (path, &len);
     s_refused (NULL, image, len, &b, "784-96-30-30-10 into 784-100-10",
@@ -582,7 +609,7 @@ START_TEST (test_failed_write_keeps_the_previous_checkpoint)
     char err [512] = "";
     /*  Something at the temporary path that cannot be removed.  */
     ck_assert_int_eq (mkdir (f.tmp, 0755), 0);
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, NULL, err,
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, NULL, NULL, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, f.tmp) != NULL, "%s", err);
     s_assert_unchanged (f.path, good, len);
@@ -590,7 +617,7 @@ START_TEST (test_failed_write_keeps_the_previous_checkpoint)
     /*  A read-only folder (root writes there anyway: then not checked).  */
     if (geteuid () != 0) {
         ck_assert_int_eq (chmod (f.dir, 0555), 0);
-        ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 79, f.theta, D, f.state, f.state_len, NULL, err,
+        ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 79, f.theta, D, f.state, f.state_len, NULL, NULL, err,
                                                   sizeof err), -1);
         ck_assert_msg (strstr (err, "Permission denied") != NULL, "%s", err);
         ck_assert_int_eq (chmod (f.dir, 0755), 0);
@@ -598,16 +625,16 @@ START_TEST (test_failed_write_keeps_the_previous_checkpoint)
     }
     /*  A folder that does not exist.  */
     ck_assert_int_eq (fasgd_checkpoint_write ("/nonexistent-fasgd-dir/ckpt", &f.desc, 78, f.theta, D, f.state,
-                                              f.state_len, NULL, err, sizeof err), -1);
+                                              f.state_len, NULL, NULL, err, sizeof err), -1);
     ck_assert_msg (!strcmp (err, "cannot write /nonexistent-fasgd-dir/ckpt.tmp: No such file or directory"),
                    "%s", err);
     /*  A description that does not add up, or does not fit θ.  */
     fasgd_checkpoint_desc_t bad = f.desc;
     bad.params++;
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &bad, 78, f.theta, D, f.state, f.state_len, NULL, err,
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &bad, 78, f.theta, D, f.state, f.state_len, NULL, NULL, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, "the tensors hold 204 parameters, not 205"), "%s", err);
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D - 1, f.state, f.state_len, NULL, err,
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D - 1, f.state, f.state_len, NULL, NULL, err,
                                               sizeof err), -1);
     s_assert_unchanged (f.path, good, len);
     free (good);
@@ -624,7 +651,7 @@ s_guard_image (const unsigned char *image, size_t len, void (*change) (fasgd_che
     unsigned char *copy = malloc (len);
     ck_assert_ptr_nonnull (copy);
     memcpy (copy, image, len);
-    change (g, copy + len - 4 - 8232);
+    change (g, copy + len - 4 - S_LOSS - S_GUARD3);
     s_reseal (copy, len);
     return copy;
 }
@@ -653,6 +680,18 @@ s_set_counts (fasgd_checkpoint_guard_t *g, unsigned char *at)
 {
     s_put_le32 (at, g->nnorms);
     s_put_le32 (at + 4, g->nrefs);
+}
+
+/*  s_set_bytes's change: s_nbytes bytes of s_bytes at s_at within
+    FASGDCK4's part after FASGDCK3's guard state.  */
+static size_t s_at, s_nbytes;
+static unsigned char s_bytes [8];
+
+static void
+s_set_bytes (fasgd_checkpoint_guard_t *g, unsigned char *at)
+{
+    (void) g;
+    memcpy (at + S_GUARD3 + s_at, s_bytes, s_nbytes);
 }
 
 START_TEST (test_guard_state_checked)
@@ -703,12 +742,40 @@ START_TEST (test_guard_state_checked)
     ck_assert_msg (ck && ck->guard.norms [3] == 0, "%s", err);
     fasgd_checkpoint_destroy (&ck);
     free (copy);
+    /*  The keys' records and the loss check's state: counts, flags,
+        reserved bytes, a key that is not Z85, records that are not
+        finite or not possible, a slot past the count, a saved θ not
+        finite or present where the flags say none is.  */
+    double nan = NAN, minus = -1;
+    float fnan = NAN;
+    struct { size_t at; const void *bytes; size_t n; const char *cause; } q [] = {
+        { 0, "\x01\x04\0\0", 4, "holds 1025 keys, at most 1024" },
+        { 4, "\x02\0\0\0", 4, "its flags are 2" },
+        { 8, "\x41\0\0\0", 4, "counts 65 rollbacks in a row, at most 64" },
+        { 12, "\x01\0\0\0", 4, "bytes that must be zero are not" },
+        { 16 + 40, "\x01", 1, "bytes that must be zero are not" },
+        { 16 + 3, "\"", 1, "key 1 is not 40 Z85 characters" },
+        { 16 + 88 + 39, "\0", 1, "key 2 is not 40 Z85 characters" },
+        { 16 + 48, &nan, 8, "key 1's record is impossible (rise nan" },
+        { 16 + 88 + 72, &minus, 8, "key 2's record is impossible" },
+        { 16 + 2 * 88 + 80, &minus, 8, "key slot 3 of 2 is not empty" },
+        { 16 + 88 * 1024 + 4 * 7, &fnan, 4, "saved parameters are not finite" },
+        { 4, "\0\0\0\0", 4, "not zero where none is saved" },
+    };
+    for (size_t k = 0; k < sizeof q / sizeof q [0]; k++) {
+        s_at = q [k].at;
+        s_nbytes = q [k].n;
+        memcpy (s_bytes, q [k].bytes, q [k].n);
+        copy = s_guard_image (image, len, s_set_bytes, &g);
+        s_refused (&f, copy, len, &f.desc, q [k].cause, q [k].cause);
+        free (copy);
+    }
     /*  The writer refuses a state the reader would, and keeps the
         checkpoint there.  */
     fasgd_test_write_file (f.path, image, len);
     g = f.guard;
     g.norms [5] = NAN;
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, &g, err,
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, &g, NULL, err,
                                               sizeof err), -1);
     ck_assert_msg (strstr (err, "not writing") && strstr (err, "norm 6 of 300 is nan"), "%s", err);
     s_assert_unchanged (f.path, image, len);
@@ -719,13 +786,38 @@ END_TEST
 
 START_TEST (test_format_before_is_read_without_guard_state)
 {
-    /*  A FASGDCK2 file (FASGDCK3 without the guard's state) is read, and
-        says it holds none; FASGDCK3's length with FASGDCK2's magic is
-        not.  */
+    /*  A FASGDCK3 file (FASGDCK4 without the keys' records and the saved
+        θ) is read, and says it holds neither; so is a FASGDCK2 file
+        (without the guard's state either); FASGDCK4's length with
+        FASGDCK3's magic, or FASGDCK3's with FASGDCK2's, is not.  */
     fixture_t f;
     s_fixture (&f);
-    size_t len;
-    unsigned char *image = s_image (&f, 77, &len);
+    size_t len4;
+    unsigned char *image = s_image (&f, 77, &len4);
+    size_t len = len4 - S_LOSS;
+    unsigned char *v3 = malloc (len4);
+    ck_assert_ptr_nonnull (v3);
+    memcpy (v3, image, len - 4);
+    memcpy (v3, "FASGDCK3", 8);
+    s_reseal (v3, len);
+    char err3 [256] = "";
+    fasgd_checkpoint_t *ck3 = fasgd_checkpoint_parse (v3, len, &f.desc, err3, sizeof err3);
+    ck_assert_msg (ck3 != NULL, "%s", err3);
+    ck_assert_int_eq (ck3->has_guard, 1);
+    ck_assert_int_eq (ck3->has_keys, 0);
+    ck_assert_ptr_null (ck3->saved);
+    ck_assert_uint_eq (ck3->guard.nkeys, 0);
+    ck_assert_uint_eq (ck3->guard.nnorms, 300);
+    ck_assert_int_eq (memcmp (ck3->theta, f.theta, sizeof f.theta), 0);
+    fasgd_checkpoint_destroy (&ck3);
+    memcpy (v3, image, len4);
+    memcpy (v3, "FASGDCK3", 8);
+    s_reseal (v3, len4);
+    s_refused (&f, v3, len4, &f.desc, "FASGDCK3 with the keys' records", "trailing bytes");
+    free (v3);
+    /*  image now as FASGDCK3 was.  */
+    memcpy (image, "FASGDCK3", 8);
+    s_reseal (image, len);
     size_t old_len = len - 8232;
     unsigned char *old = malloc (len);
     ck_assert_ptr_nonnull (old);

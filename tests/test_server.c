@@ -1088,7 +1088,7 @@ s_le32 (const unsigned char *p)
     return (uint32_t) p [0] | (uint32_t) p [1] << 8 | (uint32_t) p [2] << 16 | (uint32_t) p [3] << 24;
 }
 
-/*  Makes both checksums of a FASGDCK3 (or FASGDCK2) image (common/checkpoint.h) right
+/*  Makes both checksums of a FASGDCK4 (or FASGDCK3, FASGDCK2) image (common/checkpoint.h) right
     again after a deliberate change, as a forger would.  */
 static void
 s_reseal (unsigned char *image, size_t len)
@@ -1213,7 +1213,9 @@ START_TEST (test_resume_refuses_damaged_checkpoints)
     memcpy (bad, good, len);
     bad [17] ^= 0x01;
     s_expect_refused (dir, "a bit flipped in T", bad, len, "20,8,4", "asgd", "corrupted");
-    const size_t guard_at = len - 4 - 8232;
+    /*  FASGDCK4 (common/checkpoint.h): the guard's state, then the keys'
+        records and the loss check's saved θ (θ's 204 values).  */
+    const size_t loss_size = 16 + 88 * 1024 + 4 * 204, guard_at = len - 4 - loss_size - 8232;
     memcpy (bad, good, len);
     bad [guard_at - 4] ^= 0x01;
     s_expect_refused (dir, "a bit flipped in the rule state", bad, len, "20,8,4", "asgd", "corrupted");
@@ -1235,10 +1237,20 @@ START_TEST (test_resume_refuses_damaged_checkpoints)
         s_reseal (bad, len);
         s_expect_refused (dir, causes [k], bad, len, "20,8,4", "asgd", causes [k]);
     }
-    /*  The format before, FASGDCK2, without the guard's state: resumed,
-        and the log says the guard starts fresh.  */
+    /*  The format before, FASGDCK3, without the keys' records: resumed,
+        and the log says their clients start anew.  */
     char path [128];
     snprintf (path, sizeof path, "%s/ckpt", dir);
+    memcpy (bad, good, guard_at + 8232);
+    memcpy (bad, "FASGDCK3", 8);
+    memset (bad + guard_at + 8232, 0, 4);
+    s_reseal (bad, guard_at + 8232 + 4);
+    fasgd_test_write_file (path, bad, guard_at + 8232 + 4);
+    ck_assert_msg (s_resume_check (dir, "20,8,4", "asgd", log, sizeof log) == 0, "%s", log);
+    ck_assert_msg (strstr (log, "resumed from") && strstr (log, "(FASGDCK3)")
+                   && strstr (log, "start anew"), "%s", log);
+    /*  FASGDCK2, without the guard's state: resumed, and the log says the
+        guard starts fresh.  */
     memcpy (bad, good, guard_at);
     memcpy (bad, "FASGDCK2", 8);
     memset (bad + guard_at, 0, 4);

@@ -1,0 +1,253 @@
+/*  The guard's state across a restart, in-process: a server's params,
+    guard (with a model of its own, so a reference and the held-out loss
+    check), registry and checkpoint; then another set of them resumed
+    from that checkpoint, as fasgd-server --resume builds them. A CURVE
+    key whose client the loss check had cut is cut again when it joins
+    the resumed server, and past its probation; another key starts anew;
+    the loss check's saved θ and the norm bound come back too.  */
+#include "testutil.h"
+
+#include "../common/checkpoint.h"
+#include "../server/checkpoint.h"
+#include "guard.h"
+#include "params.h"
+#include "registry.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+/*  Two CURVE keys (Z85).  */
+#define S_KEY_CUT "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
+#define S_KEY_NEW "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID"
+
+/*  A server's engine: cfg, the model and validation set, and the parts
+    fasgd-server builds from them.  */
+typedef struct {
+    fasgd_server_cfg_t cfg;
+    fasgd_srv_stats_t st;
+    fasgd_model_t *model;
+    fasgd_dataset_t *valid;
+    fasgd_srv_params_t *params;
+    float *scratch;
+    fasgd_srv_checkpoint_t *ck;
+    fasgd_srv_guard_t *guard;
+    fasgd_srv_registry_t *reg;
+} s_server_t;
+
+/*  Builds a server on checkpoint file path; resumes from it when resume.  */
+static void
+s_server (s_server_t *s, const char *path, int resume)
+{
+    memset (s, 0, sizeof *s);
+    ck_assert_int_eq (fasgd_config_defaults (fasgd_server_cfg_keys, &s->cfg, stderr), 0);
+    char file [256];
+    snprintf (file, sizeof file, "checkpoint.file=%s", path);
+    const char *sets [] = { file, "guard.examples=32", "guard.every=1", "guard.loss_examples=32", NULL };
+    for (int i = 0; sets [i]; i++)
+        ck_assert_int_eq (fasgd_config_set (fasgd_server_cfg_keys, &s->cfg, sets [i], stderr), 0);
+    fasgd_model_spec_t spec;
+    fasgd_model_spec_default (&spec);
+    spec.nsizes = 3;
+    spec.sizes [0] = 16;
+    spec.sizes [1] = 8;
+    spec.sizes [2] = 3;
+    char err [256] = "";
+    s->model = fasgd_model_new (&spec, err, sizeof err);
+    ck_assert_msg (s->model != NULL, "%s", err);
+    size_t n = fasgd_model_nparams (s->model);
+    /*  64 examples of 4x4 pixels, three classes, the same in both.  */
+    s->valid = fasgd_dataset_new (64, 4, 4);
+    ck_assert_ptr_nonnull (s->valid);
+    s->valid->nclasses = 3;
+    for (uint32_t i = 0; i < 64; i++) {
+        s->valid->y [i] = (uint8_t) (i % 3);
+        for (uint32_t j = 0; j < 16; j++)
+            s->valid->x [i * 16 + j] = (float) ((i * 7 + j * 3 + (i % 3) * j) % 11) / 10.0f;
+    }
+    fasgd_rule_params_t rp;
+    fasgd_rule_cfg_to_params (&s->cfg.rule, s->cfg.clients, &rp);
+    fasgd_rule_t *rule = fasgd_rule_new (&rp, n, err, sizeof err);
+    ck_assert_msg (rule != NULL, "%s", err);
+    fasgd_rule_gradients_checked (rule);
+    s->params = fasgd_srv_params_new (&rule, n, n, 0, FASGD_WIRE_F32, 0);
+    ck_assert_ptr_nonnull (s->params);
+    for (size_t i = 0; i < n; i++)
+        s->params->theta [i] = (float) ((int) (i % 9) - 4) * 0.05f;
+    s->scratch = calloc (n, sizeof (float));
+    ck_assert_ptr_nonnull (s->scratch);
+    /*  In fasgd-server's order (server.c): the checkpoint and its resume,
+        the guard and the registry, the guard's state, its reference.  */
+    s->ck = fasgd_srv_checkpoint_new (&s->cfg, s->params, s->model, NULL, 0);
+    ck_assert_ptr_nonnull (s->ck);
+    if (resume)
+        ck_assert_int_eq (fasgd_srv_checkpoint_resume (s->ck), 0);
+    s->guard = fasgd_srv_guard_new (&s->cfg, s->params, s->scratch, &s->st);
+    ck_assert_ptr_nonnull (s->guard);
+    s->reg = fasgd_srv_registry_new (&s->cfg, n, 0, 0, s->guard, &s->st);
+    ck_assert_ptr_nonnull (s->reg);
+    fasgd_srv_checkpoint_guard (s->ck, s->guard);
+    ck_assert_int_eq (fasgd_srv_guard_reference (s->guard, s->model, s->valid), 0);
+    ck_assert_str_eq (fasgd_srv_guard_direction (s->guard), "reference");
+}
+
+static void
+s_server_end (s_server_t *s)
+{
+    fasgd_srv_registry_destroy (&s->reg);
+    fasgd_srv_guard_destroy (&s->guard);
+    fasgd_srv_checkpoint_destroy (&s->ck);
+    fasgd_srv_params_destroy (&s->params);
+    fasgd_dataset_destroy (&s->valid);
+    fasgd_model_destroy (&s->model);
+    free (s->scratch);
+}
+
+/*  The description the server's checkpoints carry (its model's
+    tensors, its rule), as server/checkpoint.c builds it.  */
+static void
+s_desc (const s_server_t *s, fasgd_checkpoint_desc_t *d)
+{
+    memset (d, 0, sizeof *d);
+    d->rule = s->cfg.rule.name;
+    d->params = s->params->n;
+    d->state_len = fasgd_rule_state_size (s->params->rule);
+    d->ntensors = fasgd_model_ntensors (s->model);
+    for (int i = 0; i < d->ntensors; i++) {
+        const fasgd_tensor_t *t = fasgd_model_tensor (s->model, i);
+        snprintf (d->tensors [i].name, sizeof d->tensors [i].name, "%s", t->name);
+        d->tensors [i].ndim = 2;
+        d->tensors [i].dims [0] = (uint64_t) t->rows;
+        d->tensors [i].dims [1] = (uint64_t) t->cols;
+    }
+}
+
+static fasgd_srv_client_t *
+s_join (s_server_t *s, const char *key)
+{
+    char why [256] = "";
+    fasgd_srv_client_t *c = fasgd_srv_registry_join (s->reg, "c", 1, key, key ? "k" : NULL, 0, why, sizeof why);
+    ck_assert_msg (c != NULL, "%s", why);
+    return c;
+}
+
+/*  A push of c: the model's own gradient at θ on the validation set's
+    first 32 examples (a push that predicts descent), judged and, when
+    the guard says so, applied (the guard's bookkeeping only). Its weight.  */
+static double
+s_push (s_server_t *s, fasgd_srv_client_t *c)
+{
+    size_t n = s->params->n;
+    float *g = calloc (n, sizeof (float));
+    ck_assert_ptr_nonnull (g);
+    fasgd_model_ws_t *ws = fasgd_model_ws_new (s->model, 32);
+    ck_assert_ptr_nonnull (ws);
+    fasgd_model_gradient (s->model, ws, s->params->theta, s->valid->x, s->valid->y, 32, g, NULL);
+    fasgd_model_ws_destroy (&ws);
+    const float *gp = g;
+    double weight = 0, norm = 0;
+    char why [256] = "";
+    int status = fasgd_srv_guard_check (s->guard, c, &gp, 0, 0, &weight, &norm, why, sizeof why);
+    ck_assert_msg (status == 0, "refused: %s", why);
+    if (weight > 0)
+        fasgd_srv_guard_accepted (s->guard, c, gp, s->params->T, norm, 0);
+    free (g);
+    return weight;
+}
+
+START_TEST (test_cut_key_stays_cut_after_a_restart)
+{
+    char dir [64], path [128];
+    snprintf (dir, sizeof dir, "/tmp/fasgd-test-restart-XXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (dir));
+    snprintf (path, sizeof path, "%s/ckpt", dir);
+    s_server_t s;
+    s_server (&s, path, 0);
+    /*  A client past its probation, with a good mean score, whose record
+        with the loss check is as the check leaves a client after whose
+        pushes the held-out loss rose by e^(3b): it is cut.  */
+    fasgd_srv_client_t *c = s_join (&s, S_KEY_CUT);
+    double b = s.cfg.guard_loss_rise;
+    c->verdict.pushes = 100;
+    c->verdict.sum = 10;
+    c->verdict.count = 10;
+    c->loss_rise = 3 * b;
+    s_push (&s, c);
+    ck_assert_uint_eq (c->loss_cut, 1);
+    ck_assert_uint_eq (s.st.loss_cut, 1);
+    double rise = c->loss_rise;
+    ck_assert (rise > 2.9 * b);
+    /*  A client without a key, past its probation, whose push is applied
+        in full: its norm bounds the next pushes.  */
+    fasgd_srv_client_t *plain = s_join (&s, NULL);
+    plain->verdict.pushes = 100;
+    plain->verdict.sum = 10;
+    plain->verdict.count = 10;
+    ck_assert_double_eq (s_push (&s, plain), 1);
+    double median = fasgd_srv_guard_median (s.guard);
+    ck_assert (median > 0);
+    /*  θ moves on after the loss check saved it at that reference.  */
+    float *saved = malloc (s.params->n * sizeof (float));
+    ck_assert_ptr_nonnull (saved);
+    memcpy (saved, s.params->theta, s.params->n * sizeof (float));
+    for (size_t i = 0; i < s.params->n; i++)
+        s.params->theta [i] += 0.01f;
+    ck_assert_int_eq (fasgd_srv_checkpoint_write (s.ck, NULL, 0), 0);
+    s_server_end (&s);
+
+    /*  Resumed: the key's client that joins again is cut at its first
+        push, out of probation; a client of another key starts anew.  */
+    s_server (&s, path, 1);
+    ck_assert_double_eq (fasgd_srv_guard_median (s.guard), median);
+    fasgd_srv_client_t *again = s_join (&s, S_KEY_CUT), *fresh = s_join (&s, S_KEY_NEW);
+    ck_assert_double_eq_tol (again->loss_rise, rise, 1e-12);
+    ck_assert (again->verdict.pushes >= 101);
+    ck_assert (again->typical_kept && again->norm_typical > 0);     /* its key's vote */
+    ck_assert_double_eq (fresh->loss_rise, 0);
+    ck_assert_double_eq (fresh->verdict.pushes, 0);
+    /*  The loss check's saved θ came back: a checkpoint written now holds
+        it, not θ.  */
+    char err [256] = "";
+    ck_assert_int_eq (fasgd_srv_checkpoint_write (s.ck, err, sizeof err), 0);
+    fasgd_checkpoint_desc_t desc;
+    s_desc (&s, &desc);
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_read (path, &desc, err, sizeof err);
+    ck_assert_msg (ck != NULL, "%s", err);
+    ck_assert_ptr_nonnull (ck->saved);
+    ck_assert_int_eq (memcmp (ck->saved, saved, s.params->n * sizeof (float)), 0);
+    /*  One key's record: the other key's client has not pushed yet.  */
+    ck_assert_uint_eq (ck->guard.nkeys, 1);
+    ck_assert_str_eq (ck->guard.keys [0].key, S_KEY_CUT);
+    ck_assert (ck->guard.nnorms >= 1);
+    fasgd_checkpoint_destroy (&ck);
+    s_push (&s, again);
+    ck_assert_uint_eq (again->loss_cut, 1);
+    ck_assert_uint_eq (s.st.loss_cut, 1);
+    s_push (&s, fresh);
+    ck_assert_uint_eq (fresh->loss_cut, 0);
+    /*  And it leaves and comes back within the same run: cut still.  */
+    fasgd_srv_registry_free (s.reg, again);
+    again = s_join (&s, S_KEY_CUT);
+    ck_assert (again->loss_rise > 2.9 * b);
+    s_push (&s, again);
+    ck_assert_uint_eq (again->loss_cut, 1);
+    s_server_end (&s);
+    free (saved);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
+static Suite *
+restart_suite (void)
+{
+    Suite *s = suite_create ("restart");
+    TCase *tc = tcase_create ("guard");
+    tcase_set_timeout (tc, 60);
+    tcase_add_test (tc, test_cut_key_stays_cut_after_a_restart);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+FASGD_TEST_MAIN (restart_suite)

@@ -230,15 +230,8 @@ fasgd_floats_any_nonfinite (const float *v, size_t n)
 }
 
 /*  Lane sums of squares in double, lane k summing elements ≡ k: a fixed
-    order, so the norm is the same bits on every machine.  */
-static inline __attribute__ ((always_inline)) void
-s_sumsq_span (const float *restrict v, double *restrict acc, size_t len)
-{
-    for (size_t k = 0; k < len; k++) {
-        double x = (double) v [k];
-        acc [k] += x * x;
-    }
-}
+    order, so the norm is the same bits on every machine (floats.h).  */
+#define s_sumsq_span fasgd_floats_sumsq_block
 
 FASGD_MULTIVERSION double
 fasgd_floats_sumsq (const float *v, size_t n)
@@ -258,17 +251,8 @@ fasgd_floats_sumsq (const float *v, size_t n)
     of each summing elements ≡ k in order: the same bits as the two
     loops apart. The span is a constant 16 in the main loop, which gcc
     -O2 vectorises; a loop of unknown length with both sums it leaves
-    scalar.  */
-static inline __attribute__ ((always_inline)) void
-s_sumsq_dot_span (const float *restrict v, const float *restrict r, double *restrict sq, double *restrict dt,
-                  size_t len)
-{
-    for (size_t k = 0; k < len; k++) {
-        double x = (double) v [k];
-        sq [k] += x * x;
-        dt [k] += x * (double) r [k];
-    }
-}
+    scalar (floats.h).  */
+#define s_sumsq_dot_span fasgd_floats_sumsq_dot_block
 
 FASGD_MULTIVERSION double
 fasgd_floats_sumsq_dot (const float *v, const float *r, size_t n, double *dot)

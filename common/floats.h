@@ -46,6 +46,33 @@ size_t fasgd_floats_nonzero_spans (const float *r, size_t n, size_t gap, size_t 
 double fasgd_floats_sumsq_dot_spans (const float *v, const float *r, size_t n, const size_t *spans, size_t nspans,
                                      double *dot);
 
+/*  The lanes of fasgd_floats_sumsq, fasgd_floats_sumsq_dot and
+    fasgd_floats_sumsq_dot_spans, for a pass elsewhere that also reads
+    the gradient (common/rules.c's fasgd_rule_stage): one block of len ≤
+    FASGD_FLOATS_SPAN floats at an index ≡ 0 mod FASGD_FLOATS_SPAN, v[k]
+    added into lane k of sq (squared) and of dt (times r[k]), in double.
+    Blocks given in the order of their index, then the lanes summed 0 to
+    15, give the same bits as those functions.  */
+static inline __attribute__ ((always_inline)) void
+fasgd_floats_sumsq_block (const float *restrict v, double *restrict sq, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        double x = (double) v [k];
+        sq [k] += x * x;
+    }
+}
+
+static inline __attribute__ ((always_inline)) void
+fasgd_floats_sumsq_dot_block (const float *restrict v, const float *restrict r, double *restrict sq,
+                              double *restrict dt, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        double x = (double) v [k];
+        sq [k] += x * x;
+        dt [k] += x * (double) r [k];
+    }
+}
+
 /*  The largest |v[i]| (0 for n = 0); NaN when any is NaN.  */
 float fasgd_floats_max_abs (const float *v, size_t n);
 

@@ -62,6 +62,14 @@ struct fasgd_rule_t {
     uint64_t pending;           /* softsync: gradients in vec[0] */
     double   vbar;
     int      checked;           /* the caller checks g's finiteness */
+    /*  fasgd_rule_stage: where a staged pass writes the state (allocated
+        at the first, nvec of them), and the rule after it, until
+        fasgd_rule_commit takes it.  */
+    float   *stage [3];
+    int      staged;            /* a stage waits for its commit */
+    int      stage_vectors;     /* its vectors are the new state */
+    double   stage_vbar;
+    uint64_t stage_pending;
 };
 
 /*  The blob header; the vectors follow it, nvec × n floats.  */
@@ -229,8 +237,10 @@ fasgd_rule_destroy (fasgd_rule_t **self_p)
     if (!self_p || !*self_p)
         return;
     fasgd_rule_t *self = *self_p;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
         free (self->vec [k]);
+        free (self->stage [k]);
+    }
     free (self);
     *self_p = NULL;
 }
@@ -550,12 +560,59 @@ s_lanes_mean (const double *acc, size_t n)
     return sum / (double) n;
 }
 
-/*  Each s_apply_* reads θ from tin and writes it to tout, which is either
-    tin itself or a buffer that does not overlap it. d holds one span's
-    step.  */
+/*  What a staged pass (fasgd_rule_stage) sums of g as it reads it: its
+    squares and, in r's spans, its products with r, a block of S_LANES at
+    a time in the order of fasgd_floats_sumsq_dot_spans (whose spans
+    start at multiples of 16 and end at one, or at n), so the same bits
+    (common/floats.h). NULL where nothing is summed (fasgd_rule_apply).  */
+typedef struct {
+    const float *r;             /* NULL: the squares alone */
+    const size_t *spans;
+    size_t nspans;
+    size_t s;                   /* the first span that does not end before the block */
+    double sq [S_LANES], dt [S_LANES];
+} s_score_t;
 
-S_MULTIVERSION static void
-s_apply_std (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau)
+S_KERNEL void
+s_score (s_score_t *sc, const float *g, size_t i, size_t len)
+{
+    if (!sc)
+        return;
+    if (sc->r) {
+        while (sc->s < sc->nspans && sc->spans [2 * sc->s + 1] <= i)
+            sc->s++;
+        if (sc->s < sc->nspans && sc->spans [2 * sc->s] <= i) {
+            fasgd_floats_sumsq_dot_block (g + i, sc->r + i, sc->sq, sc->dt, len);
+            return;
+        }
+    }
+    fasgd_floats_sumsq_block (g + i, sc->sq, len);
+}
+
+/*  Where a pass writes the rule's state: in place (out is the rule's
+    vectors, copy 0), or into the stage's vectors (copy 1), into which
+    each span of the state is copied first and then updated there by the
+    same kernel: the same bits as in place, and the state itself is only
+    read.  */
+S_KERNEL void
+s_state_copy (float *const *out, float *const *in, int nvec, int copy, size_t i, size_t len)
+{
+    if (copy)
+        for (int k = 0; k < nvec; k++)
+            memcpy (out [k] + i, in [k] + i, len * sizeof (float));
+}
+
+/*  Each s_*_loop reads θ from tin and writes it to tout, which is either
+    tin itself or a buffer that does not overlap it, the state into out
+    (s_state_copy), and sums g into sc (s_score). d holds one span's
+    step. Each is compiled twice, always inlined into a clone that
+    applies (fasgd_rule_apply: the rule's vectors, no sums) and one that
+    stages (fasgd_rule_stage), so that neither pays for the other.  */
+
+/*  fasgd std; returns v̄.  */
+S_KERNEL double
+s_std_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau,
+            float *const *out, int copy, s_score_t *sc)
 {
     const fasgd_rule_params_t *p = &self->p;
     s_std_coef_t c = {
@@ -565,21 +622,27 @@ s_apply_std (fasgd_rule_t *self, float *tout, const float *tin, const float *g, 
         .step = (float) (p->staleness == FASGD_STALENESS_IGNORE || tau <= 1
                          ? p->lr : p->lr / (double) tau)
     };
-    float *nn = self->vec [0], *bb = self->vec [1], *vv = self->vec [2];
+    float *nn = out [0], *bb = out [1], *vv = out [2];
     double acc [S_LANES] = { 0 };
     float d [S_LANES];
     size_t i = 0;
     for (; i + S_LANES <= self->n; i += S_LANES) {
+        s_state_copy (out, self->vec, 3, copy, i, S_LANES);
         s_std_span (&c, g + i, nn + i, bb + i, vv + i, acc, d, S_LANES);
         s_write (tin + i, tout + i, d, S_LANES);
+        s_score (sc, g, i, S_LANES);
     }
+    s_state_copy (out, self->vec, 3, copy, i, self->n - i);
     s_std_span (&c, g + i, nn + i, bb + i, vv + i, acc, d, self->n - i);
     s_write (tin + i, tout + i, d, self->n - i);
-    self->vbar = s_lanes_mean (acc, self->n);
+    s_score (sc, g, i, self->n - i);
+    return s_lanes_mean (acc, self->n);
 }
 
-S_MULTIVERSION static void
-s_apply_abs (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau)
+/*  fasgd abs; returns v̄.  */
+S_KERNEL double
+s_abs_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau,
+            float *const *out, int copy, s_score_t *sc)
 {
     const fasgd_rule_params_t *p = &self->p;
     s_abs_coef_t c = {
@@ -588,122 +651,208 @@ s_apply_abs (fasgd_rule_t *self, float *tout, const float *tin, const float *g, 
         .step = (float) (p->staleness == FASGD_STALENESS_IGNORE
                          ? p->lr : p->lr / ((double) tau + 1.0))
     };
-    float *mm = self->vec [0];
+    float *mm = out [0];
     double acc [S_LANES] = { 0 };
     float d [S_LANES];
     size_t i = 0;
     for (; i + S_LANES <= self->n; i += S_LANES) {
+        s_state_copy (out, self->vec, 1, copy, i, S_LANES);
         s_abs_span (&c, g + i, mm + i, acc, d, S_LANES);
         s_write (tin + i, tout + i, d, S_LANES);
+        s_score (sc, g, i, S_LANES);
     }
+    s_state_copy (out, self->vec, 1, copy, i, self->n - i);
     s_abs_span (&c, g + i, mm + i, acc, d, self->n - i);
     s_write (tin + i, tout + i, d, self->n - i);
-    self->vbar = s_lanes_mean (acc, self->n);
+    s_score (sc, g, i, self->n - i);
+    return s_lanes_mean (acc, self->n);
 }
 
-S_MULTIVERSION static void
-s_apply_step (fasgd_rule_t *self, float *tout, const float *tin, const float *g, float a)
+S_KERNEL void
+s_step_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, float a, s_score_t *sc)
 {
     float d [S_LANES];
     size_t i = 0;
     for (; i + S_LANES <= self->n; i += S_LANES) {
         s_step_span (g + i, a, d, S_LANES);
         s_write (tin + i, tout + i, d, S_LANES);
+        s_score (sc, g, i, S_LANES);
     }
     s_step_span (g + i, a, d, self->n - i);
     s_write (tin + i, tout + i, d, self->n - i);
+    s_score (sc, g, i, self->n - i);
 }
 
-/*  Zhang et al.'s n-softsync: buffer α(τ_l)·g_l, apply the mean of c.  */
-S_MULTIVERSION static int
-s_apply_softsync (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
-                  uint64_t tau)
+/*  Zhang et al.'s n-softsync: buffer α(τ_l)·g_l, apply the mean of c.
+    *pending: the gradients buffered, before and after; returns 1 when θ
+    was written, 0 when g went into the buffer (out [0]).  */
+S_KERNEL int
+s_softsync_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau,
+                 float *const *out, int copy, s_score_t *sc, uint64_t *pending)
 {
     float a = (float) s_sasgd_alpha (&self->p, tau);
     uint64_t group = (uint64_t) self->p.softsync_group;
     if (group == 1) {
         /*  (1/1)·α(τ)·g is sasgd's step; taking its code path makes the
             two bitwise equal even where the compiler fuses a·g + θ.  */
-        s_apply_step (self, tout, tin, g, a);
+        s_step_loop (self, tout, tin, g, a, sc);
         return 1;
     }
-    float *buf = self->vec [0];
+    float *buf = out [0];
     size_t n = self->n, i = 0;
-    if (self->pending + 1 < group) {
-        if (self->pending == 0) {
-            for (; i + S_LANES <= n; i += S_LANES)
+    if (*pending + 1 < group) {
+        if (*pending == 0) {
+            for (; i + S_LANES <= n; i += S_LANES) {
                 s_buffer_first_span (buf + i, g + i, a, S_LANES);
+                s_score (sc, g, i, S_LANES);
+            }
             s_buffer_first_span (buf + i, g + i, a, n - i);
+            s_score (sc, g, i, n - i);
         }
         else {
-            for (; i + S_LANES <= n; i += S_LANES)
+            for (; i + S_LANES <= n; i += S_LANES) {
+                s_state_copy (out, self->vec, 1, copy, i, S_LANES);
                 s_buffer_add_span (buf + i, g + i, a, S_LANES);
+                s_score (sc, g, i, S_LANES);
+            }
+            s_state_copy (out, self->vec, 1, copy, i, n - i);
             s_buffer_add_span (buf + i, g + i, a, n - i);
+            s_score (sc, g, i, n - i);
         }
-        self->pending++;
+        ++*pending;
         return 0;
     }
     /*  The c-th gradient is added and the sum applied in one pass; the
-        buffer is then logically empty (pending = 0), its contents stale.  */
+        buffer is then logically empty (pending = 0), its contents stale.
+        It is only read: the rule's own, staged or not.  */
+    const float *full = self->vec [0];
     float cf = (float) group, d [S_LANES];
     for (; i + S_LANES <= n; i += S_LANES) {
-        s_buffer_apply_span (buf + i, g + i, a, cf, d, S_LANES);
+        s_buffer_apply_span (full + i, g + i, a, cf, d, S_LANES);
         s_write (tin + i, tout + i, d, S_LANES);
+        s_score (sc, g, i, S_LANES);
     }
-    s_buffer_apply_span (buf + i, g + i, a, cf, d, n - i);
+    s_buffer_apply_span (full + i, g + i, a, cf, d, n - i);
     s_write (tin + i, tout + i, d, n - i);
-    self->pending = 0;
+    s_score (sc, g, i, n - i);
+    *pending = 0;
     return 1;
 }
 
-S_MULTIVERSION static void
-s_apply_dc (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
-            const float *used)
+S_KERNEL void
+s_dc_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, const float *used, s_score_t *sc)
 {
     float a = (float) self->p.lr, lam = (float) self->p.dc_lambda, d [S_LANES];
     size_t i = 0;
     for (; i + S_LANES <= self->n; i += S_LANES) {
         s_dc_span (tin + i, g + i, used + i, a, lam, d, S_LANES);
         s_write (tin + i, tout + i, d, S_LANES);
+        s_score (sc, g, i, S_LANES);
     }
     s_dc_span (tin + i, g + i, used + i, a, lam, d, self->n - i);
     s_write (tin + i, tout + i, d, self->n - i);
+    s_score (sc, g, i, self->n - i);
 }
 
-S_MULTIVERSION static void
-s_apply_dca (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
-             const float *used)
+S_KERNEL void
+s_dca_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, const float *used,
+            float *const *out, int copy, s_score_t *sc)
 {
     s_dca_coef_t c = {
         .dec = (float) self->p.dc_momentum, .omd = (float) (1.0 - self->p.dc_momentum),
         .lam = (float) self->p.dc_lambda, .step = (float) self->p.lr
     };
-    float *ms = self->vec [0], d [S_LANES];
+    float *ms = out [0], d [S_LANES];
     size_t i = 0;
     for (; i + S_LANES <= self->n; i += S_LANES) {
+        s_state_copy (out, self->vec, 1, copy, i, S_LANES);
         s_dca_span (&c, tin + i, g + i, used + i, ms + i, d, S_LANES);
         s_write (tin + i, tout + i, d, S_LANES);
+        s_score (sc, g, i, S_LANES);
     }
+    s_state_copy (out, self->vec, 1, copy, i, self->n - i);
     s_dca_span (&c, tin + i, g + i, used + i, ms + i, d, self->n - i);
     s_write (tin + i, tout + i, d, self->n - i);
+    s_score (sc, g, i, self->n - i);
 }
 
-S_MULTIVERSION static void
-s_apply_gap (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
-             const float *used)
+S_KERNEL void
+s_gap_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, const float *used,
+            float *const *out, int copy, s_score_t *sc)
 {
     s_gap_coef_t c = {
         .dec = (float) self->p.gap_decay, .omd = (float) (1.0 - self->p.gap_decay),
         .step = (float) self->p.lr
     };
-    float *cc = self->vec [0], d [S_LANES];
+    float *cc = out [0], d [S_LANES];
     size_t i = 0;
     for (; i + S_LANES <= self->n; i += S_LANES) {
+        s_state_copy (out, self->vec, 1, copy, i, S_LANES);
         s_gap_span (&c, tin + i, g + i, used + i, cc + i, d, S_LANES);
         s_write (tin + i, tout + i, d, S_LANES);
+        s_score (sc, g, i, S_LANES);
     }
+    s_state_copy (out, self->vec, 1, copy, i, self->n - i);
     s_gap_span (&c, tin + i, g + i, used + i, cc + i, d, self->n - i);
     s_write (tin + i, tout + i, d, self->n - i);
+    s_score (sc, g, i, self->n - i);
+}
+
+/*  One pass of the rule: in place into its own state (stage 0: its
+    vectors, no sums), or staged (stage 1: into self->stage, summing g
+    into sc). Returns 1 when θ was written, 0 when softsync buffered g;
+    sets *vbar and *pending to the rule's after the pass.  */
+S_KERNEL int
+s_pass (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau, const float *used,
+        int stage, s_score_t *sc, double *vbar, uint64_t *pending)
+{
+    float *const *out = stage ? self->stage : self->vec;
+    *vbar = self->vbar;
+    *pending = self->pending;
+    switch (self->p.kind) {
+        case FASGD_RULE_ASGD:
+            s_step_loop (self, tout, tin, g, (float) self->p.lr, sc);
+            return 1;
+        case FASGD_RULE_SASGD:
+            s_step_loop (self, tout, tin, g, (float) s_sasgd_alpha (&self->p, tau), sc);
+            return 1;
+        case FASGD_RULE_SOFTSYNC:
+            return s_softsync_loop (self, tout, tin, g, tau, out, stage, sc, pending);
+        case FASGD_RULE_FASGD:
+            *vbar = self->p.statistic == FASGD_STAT_STD ? s_std_loop (self, tout, tin, g, tau, out, stage, sc)
+                                                         : s_abs_loop (self, tout, tin, g, tau, out, stage, sc);
+            return 1;
+        case FASGD_RULE_DCASGD:
+            if (self->p.dc_adaptive)
+                s_dca_loop (self, tout, tin, g, used, out, stage, sc);
+            else
+                s_dc_loop (self, tout, tin, g, used, sc);
+            return 1;
+        case FASGD_RULE_GAPAWARE:
+            s_gap_loop (self, tout, tin, g, used, out, stage, sc);
+            return 1;
+        default:
+            assert (0 && "kind checked in fasgd_rule_new");
+            return 1;
+    }
+}
+
+S_MULTIVERSION static int
+s_pass_apply (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau, const float *used)
+{
+    double vbar;
+    uint64_t pending;
+    int rc = s_pass (self, tout, tin, g, tau, used, 0, NULL, &vbar, &pending);
+    self->vbar = vbar;
+    self->pending = pending;
+    return rc;
+}
+
+S_MULTIVERSION static int
+s_pass_stage (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau, const float *used,
+              s_score_t *sc)
+{
+    return s_pass (self, tout, tin, g, tau, used, 1, sc, &self->stage_vbar, &self->stage_pending);
 }
 
 /*  1 when [a, a+n) and [b, b+n) share a float.  */
@@ -731,35 +880,9 @@ s_apply (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint
     /*  A first pass so that a bad gradient (a peer's NaN) touches nothing.  */
     if (!self->checked && fasgd_floats_any_nonfinite (g, n))
         return -1;
-
-    switch (self->p.kind) {
-        case FASGD_RULE_ASGD:
-            s_apply_step (self, tout, tin, g, (float) self->p.lr);
-            return 1;
-        case FASGD_RULE_SASGD:
-            s_apply_step (self, tout, tin, g, (float) s_sasgd_alpha (&self->p, tau));
-            return 1;
-        case FASGD_RULE_SOFTSYNC:
-            return s_apply_softsync (self, tout, tin, g, tau);
-        case FASGD_RULE_FASGD:
-            if (self->p.statistic == FASGD_STAT_STD)
-                s_apply_std (self, tout, tin, g, tau);
-            else
-                s_apply_abs (self, tout, tin, g, tau);
-            return 1;
-        case FASGD_RULE_DCASGD:
-            if (self->p.dc_adaptive)
-                s_apply_dca (self, tout, tin, g, theta_used);
-            else
-                s_apply_dc (self, tout, tin, g, theta_used);
-            return 1;
-        case FASGD_RULE_GAPAWARE:
-            s_apply_gap (self, tout, tin, g, theta_used);
-            return 1;
-        default:
-            assert (0 && "kind checked in fasgd_rule_new");
-            return -1;
-    }
+    /*  The state changes under a stage not yet committed.  */
+    self->staged = 0;
+    return s_pass_apply (self, tout, tin, g, tau, theta_used);
 }
 
 void
@@ -782,6 +905,54 @@ fasgd_rule_apply_into (fasgd_rule_t *self, float *theta_new, const float *theta,
 {
     assert (self && theta_new && theta && g);
     return s_apply (self, theta_new, theta, g, tau, theta_used);
+}
+
+int
+fasgd_rule_stage (fasgd_rule_t *self, float *theta_new, const float *theta, const float *g, uint64_t tau,
+                  const float *theta_used, const float *r, const size_t *spans, size_t nspans, double *sumsq,
+                  double *dot)
+{
+    assert (self && theta_new && theta && g && sumsq && dot);
+    size_t n = self->n;
+    self->staged = 0;
+    int needs_used = fasgd_rule_needs_theta_used (self);
+    if (needs_used && !theta_used)
+        return -2;
+    assert (!s_overlap (theta_new, g, n));
+    assert (!s_overlap (theta_new, theta, n));
+    assert (!needs_used || !s_overlap (theta_new, theta_used, n));
+    for (int k = 0; k < self->nvec; k++)
+        if (!self->stage [k] && !(self->stage [k] = malloc (n * sizeof (float))))
+            return -4;
+    s_score_t sc = { .r = r, .spans = spans, .nspans = r ? nspans : 0 };
+    int rc = s_pass_stage (self, theta_new, theta, g, tau, theta_used, &sc);
+    double sq = 0, dt = 0;
+    for (int k = 0; k < S_LANES; k++) {
+        sq += sc.sq [k];
+        dt += sc.dt [k];
+    }
+    *sumsq = sq;
+    *dot = dt;
+    /*  What the pass wrote of the state: every vector, but the buffer of
+        softsync's c-th gradient, which is only read.  */
+    self->stage_vectors = self->p.kind != FASGD_RULE_SOFTSYNC || rc == 0;
+    self->staged = 1;
+    return rc;
+}
+
+void
+fasgd_rule_commit (fasgd_rule_t *self)
+{
+    assert (self->staged);
+    if (self->stage_vectors)
+        for (int k = 0; k < self->nvec; k++) {
+            float *v = self->vec [k];
+            self->vec [k] = self->stage [k];
+            self->stage [k] = v;
+        }
+    self->vbar = self->stage_vbar;
+    self->pending = self->stage_pending;
+    self->staged = 0;
 }
 
 /*  ---- checkpoint state -----------------------------------------------  */
@@ -924,6 +1095,7 @@ fasgd_rule_state_set (fasgd_rule_t *self, const void *buf, size_t len)
     size_t bytes = self->n * sizeof (float);
     for (int k = 0; k < self->nvec; k++, in += bytes)
         memcpy (self->vec [k], in, bytes);
+    self->staged = 0;
     self->pending = h.pending;
     self->vbar = h.vbar;
     return 0;

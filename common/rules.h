@@ -155,6 +155,30 @@ int fasgd_rule_apply (fasgd_rule_t *self, float *theta, const float *g,
 int fasgd_rule_apply_into (fasgd_rule_t *self, float *theta_new, const float *theta,
                            const float *g, uint64_t tau, const float *theta_used);
 
+/*  A push judged and applied in one pass over g (the server's guard,
+    server/dispatch.c): as fasgd_rule_apply_into (θ read from theta, the
+    new θ written to theta_new, which must overlap none of the others),
+    and in the same pass over g its sum of squares into *sumsq (the bits
+    of fasgd_floats_sumsq) and, with r, its dot product with r within
+    r's nspans spans into *dot (the bits of fasgd_floats_sumsq_dot_spans;
+    0 without r). Nothing of the rule changes: the state's new values go
+    into a second set of vectors (as many as the state has: 3·n floats
+    for fasgd std, n for abs, gap-aware, DC-ASGD-a and softsync with
+    c > 1, none for the others; allocated at the first call), which
+    fasgd_rule_commit makes the rule's state; anything else that changes
+    the rule (an apply, a state set, the next stage) drops it. g is not
+    checked: a NaN or Inf in it makes *sumsq NaN or +Inf, and the caller
+    then does not commit. Once committed, theta_new and the rule are the
+    same bits as fasgd_rule_apply_into would have made. Returns 1 when
+    theta_new was written, 0 when softsync would buffer g (theta_new not
+    written), -2 as fasgd_rule_apply, -4 out of memory (nothing staged).  */
+int fasgd_rule_stage (fasgd_rule_t *self, float *theta_new, const float *theta, const float *g, uint64_t tau,
+                      const float *theta_used, const float *r, const size_t *spans, size_t nspans, double *sumsq,
+                      double *dot);
+/*  The state of the last fasgd_rule_stage becomes the rule's (its
+    statistics, softsync's buffer and count, v̄): after it returned 0 or
+    1, with nothing in between that changed the rule.  */
+void fasgd_rule_commit (fasgd_rule_t *self);
 /*  v̄: the mean over all parameters of the moving statistic after the last
     accepted gradient (σ for std, m for abs), which the server sends to
     clients for their B-FASGD gates; 1.0 for rules without statistics; 0

@@ -1042,6 +1042,110 @@ START_TEST (test_apply_into_equals_in_place)
 }
 END_TEST
 
+/*  A pseudo-random float in [-1, 1) from *x (xorshift), and now and then
+    a larger or a tiny one, for the staged pass's tests.  */
+static float
+s_rand (uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    float u = (float) (*x >> 40) / (float) (1 << 24) * 2.0f - 1.0f;
+    switch (*x % 29) {
+        case 0: return u * 1e3f;
+        case 1: return u * 1e-20f;
+        default: return u;
+    }
+}
+
+START_TEST (test_stage_equals_two_passes)
+{
+    /*  Every rule, on random data (2,007 values: vector blocks and a tail
+        of 7), 24 pushes each: the staged pass (g read once: its sums and the update
+        into a second θ and a second state) gives, once committed, the
+        bits of the two passes it replaces (fasgd_floats_sumsq_dot_spans
+        or fasgd_floats_sumsq, then fasgd_rule_apply_into); and a stage
+        not committed (a refusal, an ignored push, a NaN) leaves θ and the
+        rule's state, v̄ and count bit for bit as they were.  */
+    enum { N = 2000 + 7 };
+    static float ta [N], tb [N], out [N], t0 [N], g [N], used [N], r [N];
+    size_t spans [2 * 64];
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (int c = 0; c < S_NCONF; c++) {
+        fasgd_rule_params_t p = s_conf (c);
+        fasgd_rule_t *a = s_rule (&p, N), *b = s_rule (&p, N);
+        for (size_t i = 0; i < N; i++)
+            ta [i] = tb [i] = s_rand (&x);
+        for (int s = 0; s < 24; s++) {
+            for (size_t i = 0; i < N; i++) {
+                g [i] = s_rand (&x);
+                used [i] = ta [i] + 0.01f * s_rand (&x);
+                /*  A reference with runs of zeros (long ones, left out of
+                    its spans, and short ones, kept in), and one ending in
+                    zeros.  */
+                size_t blk = i / 16;
+                r [i] = (blk % 23 < 17 && blk % 5 != 2) || (s % 3 == 2 && i + 16 >= N) ? s_rand (&x) : 0.0f;
+                if (s % 3 == 1 && i + 40 >= N)
+                    r [i] = 0.0f;
+            }
+            if (s == 9)
+                g [N - 2] = NAN;
+            if (s == 10)
+                g [17] = -INFINITY;
+            size_t nspans = fasgd_floats_nonzero_spans (r, N, 48, spans, s == 5 ? 1 : 64);
+            const float *rr = s % 4 == 3 ? NULL : r;
+            /*  The two passes.  */
+            double dot2 = 0, sq2 = rr ? fasgd_floats_sumsq_dot_spans (g, r, N, spans, nspans, &dot2)
+                                      : fasgd_floats_sumsq (g, N);
+            /*  The one.  */
+            double sq1 = -1, dot1 = -1;
+            memcpy (t0, tb, sizeof t0);
+            size_t l0;
+            void *before = s_blob (b, &l0);
+            double vbar0 = fasgd_rule_vbar (b);
+            uint64_t pending0 = fasgd_rule_pending (b);
+            int rb = fasgd_rule_stage (b, out, tb, g, (uint64_t) (s % 5), used, rr, spans, nspans, &sq1, &dot1);
+            ck_assert_int_ge (rb, 0);
+            ck_assert_mem_eq (&sq1, &sq2, sizeof sq1);
+            ck_assert_msg (memcmp (&dot1, &dot2, sizeof dot1) == 0, "rule %d step %d: dot %.17g, want %.17g", c, s,
+                           dot1, dot2);
+            /*  Nothing changed before the commit.  */
+            ck_assert_mem_eq (tb, t0, sizeof tb);
+            size_t l1;
+            void *mid = s_blob (b, &l1);
+            ck_assert_mem_eq (mid, before, l0);
+            ck_assert_double_eq (fasgd_rule_vbar (b), vbar0);
+            ck_assert_uint_eq (fasgd_rule_pending (b), pending0);
+            free (mid);
+            /*  Steps 3, 7, ... are refused (and NaN ones always).  */
+            if (!isfinite (sq1) || s % 4 == 3) {
+                free (before);
+                continue;
+            }
+            int ra = fasgd_rule_apply_into (a, t0, ta, g, (uint64_t) (s % 5), used);
+            ck_assert_int_eq (ra, rb);
+            fasgd_rule_commit (b);
+            if (rb == 1) {
+                memcpy (ta, t0, sizeof ta);
+                memcpy (tb, out, sizeof tb);
+            }
+            ck_assert_mem_eq (ta, tb, sizeof ta);
+            ck_assert_double_eq (fasgd_rule_vbar (a), fasgd_rule_vbar (b));
+            ck_assert_uint_eq (fasgd_rule_pending (a), fasgd_rule_pending (b));
+            size_t la, lb;
+            void *ba = s_blob (a, &la), *bb = s_blob (b, &lb);
+            ck_assert_uint_eq (la, lb);
+            ck_assert_msg (memcmp (ba, bb, la) == 0, "rule %d step %d: the committed state differs", c, s);
+            free (ba);
+            free (bb);
+            free (before);
+        }
+        fasgd_rule_destroy (&a);
+        fasgd_rule_destroy (&b);
+    }
+}
+END_TEST
+
 START_TEST (test_state_round_trip)
 {
     for (int c = 0; c < S_NCONF; c++) {
@@ -1259,6 +1363,7 @@ rules_suite (void)
     tcase_add_test (tc, test_needs_theta_used);
     tcase_add_test (tc, test_span_equals_tail);
     tcase_add_test (tc, test_apply_into_equals_in_place);
+    tcase_add_test (tc, test_stage_equals_two_passes);
     tcase_add_test (tc, test_state_round_trip);
     tcase_add_test (tc, test_state_mismatch_refused);
     tcase_add_test (tc, test_state_size);

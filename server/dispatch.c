@@ -11,6 +11,7 @@
 #include "log.h"
 #include "wire.h"
 
+#include <math.h>
 #include <string.h>
 
 /*  The histogram bucket of τ: 0 for 0, k for 2^(k-1) ≤ τ < 2^k, the
@@ -68,19 +69,54 @@ s_guard_refused (fasgd_server_t *self, fasgd_srv_client_t *c)
         fasgd_srv_registry_free (self->registry, c);
 }
 
+/*  θ_used of a push computed at timestamp j (a repeat: the client's
+    current copy) for the rules that need it, NULL for the others; -1
+    when this server no longer holds it.  */
+static int
+s_used (fasgd_server_t *self, fasgd_srv_client_t *c, uint64_t j, int repeat, const float **used)
+{
+    *used = NULL;
+    if (!self->needs_used)
+        return 0;
+    if (!c->snap || (!repeat && c->snap->ts != j))
+        return -1;
+    *used = c->snap->theta;
+    return 0;
+}
+
 /*  Runs the guard on *gp from c, computed at timestamp j (guard.c); on
     a refusal replies 422 with the reason and returns -1, after which c
     may have been forgotten. A push the guard gives weight 0 is
-    acknowledged as taken and not applied (1 is returned).  */
+    acknowledged as taken and not applied (1 is returned). The guard's
+    pass over g is the rule's too where it can be (params.c's stage):
+    *staged is then 1, and s_apply commits what it wrote aside instead
+    of reading g again; a push refused, ignored or clipped drops it.  */
 static int
 s_guard (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, const float **gp, int repeat,
-         uint64_t j, double *norm)
+         uint64_t j, double *norm, int *staged)
 {
     char why [FASGD_PROTO_TEXT_MAX + 1];
     double weight;
-    int status = fasgd_srv_guard_check (self->guard, c, gp, repeat, self->params->T - j, &weight, norm, why,
-                                        sizeof why);
+    const float *g = *gp, *used;
+    uint64_t tau = self->params->T - j;
+    fasgd_srv_guard_target_t t;
+    fasgd_srv_guard_target (self->guard, c, repeat, tau, &t);
+    /*  A jump of the held-out loss that the reference just computed found
+        sets θ back after the verdict, as ever; the update is then made
+        from there, in two passes.  */
     const float *back = fasgd_srv_guard_rollback (self->guard);
+    double sums [2];
+    *staged = t.read && !back && s_used (self, c, j, repeat, &used) == 0
+              && fasgd_srv_params_stage (self->params, g, tau, used, t.r, t.spans, t.nspans, sums) >= 0;
+    int status = fasgd_srv_guard_judge (self->guard, c, &t, *staged ? sums : NULL, gp, repeat, tau, &weight, norm,
+                                        why, sizeof why);
+    /*  A clipped push (scaled into the guard's scratch, which may be
+        where g was decoded: the pointer need not change) is applied at
+        a norm below its own.  */
+    if (*staged && (status != 0 || weight == 0 || *gp != g || *norm != sqrt (sums [0]))) {
+        fasgd_srv_params_drop (self->params);
+        *staged = 0;
+    }
     if (back && fasgd_srv_params_restore (self->params, back) == 0) {
         fasgd_srv_params_advance (self->params);
         self->st.loss_rollbacks++;
@@ -118,25 +154,23 @@ s_count_tau (fasgd_server_t *self, fasgd_srv_client_t *c, uint64_t tau)
     replies. Returns 0 when the rule took it, -1 when it was refused. A
     repeat (resend-last) re-applies the cached gradient: for the rules
     that need θ_used, that is the client's current copy, as in the
-    simulator (ALGORITHMS.md, "Notes from the implementation").  */
+    simulator (ALGORITHMS.md, "Notes from the implementation"). staged:
+    the guard's pass wrote the update aside (s_guard), to be committed.  */
 static int
 s_apply (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, const float *g, uint64_t j,
-         int repeat, double norm)
+         int repeat, double norm, int staged)
 {
     fasgd_srv_params_t *p = self->params;
-    const float *used = NULL;
-    if (self->needs_used) {
-        if (!c->snap || (!repeat && c->snap->ts != j)) {
-            self->st.conflict++;
-            fasgd_srv_reply_error (r, FASGD_STATUS_CONFLICT,
-                                   "rule %s needs the parameters of timestamp %llu, which this server no longer holds",
-                                   fasgd_rule_kind_name (self->cfg.rule.name), (unsigned long long) j);
-            return -1;
-        }
-        used = c->snap->theta;
+    const float *used;
+    if (s_used (self, c, j, repeat, &used) != 0) {
+        self->st.conflict++;
+        fasgd_srv_reply_error (r, FASGD_STATUS_CONFLICT,
+                               "rule %s needs the parameters of timestamp %llu, which this server no longer holds",
+                               fasgd_rule_kind_name (self->cfg.rule.name), (unsigned long long) j);
+        return -1;
     }
     uint64_t tau = p->T - j;
-    int rc = fasgd_srv_params_update (p, g, tau, used);
+    int rc = staged ? fasgd_srv_params_commit (p) : fasgd_srv_params_update (p, g, tau, used);
     if (rc == -2) {
         fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "out of memory");
         return -1;
@@ -191,13 +225,15 @@ s_on_push (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_
     }
     /*  NaN, Inf, too large a norm: refused before anything is touched.  */
     double norm;
-    if (s_guard (self, r, c, &g, 0, req->timestamp, &norm) != 0)
+    int staged;
+    if (s_guard (self, r, c, &g, 0, req->timestamp, &norm, &staged) != 0)
         return;
     if (self->cache_last && fasgd_srv_registry_cache (self->registry, c) != 0) {
+        fasgd_srv_params_drop (self->params);
         fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "out of memory");
         return;
     }
-    if (s_apply (self, r, c, g, req->timestamp, 0, norm) != 0)
+    if (s_apply (self, r, c, g, req->timestamp, 0, norm, staged) != 0)
         return;
     c->pushes++;
     c->has_pushed = 1;
@@ -222,11 +258,12 @@ s_on_repeat (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_clien
     }
     const float *g = c->last;
     double norm;
-    if (s_guard (self, r, c, &g, 1, c->last_ts, &norm) != 0)
+    int staged;
+    if (s_guard (self, r, c, &g, 1, c->last_ts, &norm, &staged) != 0)
         return;
     c->repeats++;
     self->st.repeats++;
-    s_apply (self, r, c, g, c->last_ts, 1, norm);
+    s_apply (self, r, c, g, c->last_ts, 1, norm, staged);
 }
 
 static void

@@ -803,17 +803,15 @@ s_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int r
     return 0;
 }
 
-int
-fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int repeat, uint64_t tau,
-                       double *weight_p, double *norm_p, char *why, size_t whylen)
+void
+fasgd_srv_guard_target (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, int repeat, uint64_t tau,
+                        fasgd_srv_guard_target_t *t)
 {
     const fasgd_server_cfg_t *cfg = self->cfg;
-    const float *g = *gp;
-    *weight_p = 1;
-    if (!cfg->guard_enabled) {
-        *norm_p = 0;
-        return 0;
-    }
+    memset (t, 0, sizeof *t);
+    t->k = -1;
+    if (!cfg->guard_enabled)
+        return;
     int builtin = self->pool != NULL;
     if (builtin && (self->ref_due || self->since_ref >= (uint64_t) cfg->guard_every))
         s_reference (self);
@@ -829,12 +827,41 @@ fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const flo
         otherwise stay as they are for good.  */
     if (judge && builtin)
         self->since_ref++;
+    t->judge = judge;
+    t->k = k;
     /*  A repeat's size was judged when it came: only what it may add
         is, and its direction against today's reference.  */
-    double dot = 0;
-    double norm = judge ? sqrt (fasgd_floats_sumsq_dot_spans (g, self->ref [k], self->params->n, self->ref_spans [k],
-                                                              self->ref_nspans [k], &dot))
-                : repeat ? c->last_norm : sqrt (fasgd_floats_sumsq (g, self->params->n));
+    t->read = judge || !repeat;
+    if (judge) {
+        t->r = self->ref [k];
+        t->spans = self->ref_spans [k];
+        t->nspans = self->ref_nspans [k];
+    }
+}
+
+int
+fasgd_srv_guard_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const fasgd_srv_guard_target_t *t,
+                       const double *sums, const float **gp, int repeat, uint64_t tau, double *weight_p,
+                       double *norm_p, char *why, size_t whylen)
+{
+    const fasgd_server_cfg_t *cfg = self->cfg;
+    const float *g = *gp;
+    *weight_p = 1;
+    if (!cfg->guard_enabled) {
+        *norm_p = 0;
+        return 0;
+    }
+    int judge = t->judge, k = t->k;
+    double dot = 0, norm;
+    if (!t->read)
+        norm = c->last_norm;
+    else if (sums) {
+        norm = sqrt (sums [0]);
+        dot = judge ? sums [1] : 0;
+    }
+    else
+        norm = judge ? sqrt (fasgd_floats_sumsq_dot_spans (g, t->r, self->params->n, t->spans, t->nspans, &dot))
+                     : sqrt (fasgd_floats_sumsq (g, self->params->n));
     *norm_p = norm;
     if (repeat && !judge)
         goto overflow;
@@ -881,6 +908,15 @@ overflow:;
     }
     c->loss_weight = *weight_p;
     return 0;
+}
+
+int
+fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int repeat, uint64_t tau,
+                       double *weight_p, double *norm_p, char *why, size_t whylen)
+{
+    fasgd_srv_guard_target_t t;
+    fasgd_srv_guard_target (self, c, repeat, tau, &t);
+    return fasgd_srv_guard_judge (self, c, &t, NULL, gp, repeat, tau, weight_p, norm_p, why, whylen);
 }
 
 void

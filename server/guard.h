@@ -60,6 +60,30 @@ void fasgd_srv_guard_destroy (fasgd_srv_guard_t **self_p);
     refused either). *norm_p: its norm, as applied.  */
 int fasgd_srv_guard_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int repeat,
                            uint64_t tau, double *weight_p, double *norm_p, char *why, size_t whylen);
+/*  What the guard reads a push against, chosen before its pass over g:
+    its sum of squares always, and its dot product with r (NULL: none)
+    within r's spans. read 0: the guard reads nothing of g (it is off, or
+    a repeat whose direction is not judged).  */
+typedef struct {
+    int read;
+    const float *r;
+    const size_t *spans;
+    size_t nspans;
+    int judge, k;                       /* the guard's own: the reference judged against */
+} fasgd_srv_guard_target_t;
+/*  fasgd_srv_guard_check in two halves, so that its pass over g can be
+    one that also applies it (params.c's stage: dispatch.c): the target,
+    after the reference gradient due (if any: a rollback may then be
+    waiting, fasgd_srv_guard_rollback); then the verdict, from g's sum of
+    squares and dot product with t->r (sums [0] and [1], as
+    fasgd_floats_sumsq_dot_spans gives them), or, with sums NULL, from
+    the guard's own pass. Both as fasgd_srv_guard_check, which is the two
+    in a row.  */
+void fasgd_srv_guard_target (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, int repeat, uint64_t tau,
+                             fasgd_srv_guard_target_t *t);
+int fasgd_srv_guard_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const fasgd_srv_guard_target_t *t,
+                           const double *sums, const float **gp, int repeat, uint64_t tau, double *weight_p,
+                           double *norm_p, char *why, size_t whylen);
 /*  After the rule applied (or buffered) g, computed at θ of timestamp
     j, of this norm (as applied); a repeat does not count in the
     history. A trusted client's g becomes the reference (copied).  */

@@ -8,6 +8,7 @@
 #include "params.h"
 
 #include "codec.h"
+#include "floats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ fasgd_srv_params_destroy (fasgd_srv_params_t **self_p)
     if (!self_p || !*self_p)
         return;
     fasgd_srv_params_t *self = *self_p;
+    fasgd_srv_params_drop (self);
     fasgd_snapshot_release (self->current);
     fasgd_snapshot_pool_destroy (&self->snaps);
     fasgd_snapshot_release (self->wire_img);
@@ -90,6 +92,7 @@ fasgd_srv_params_snapshot (fasgd_srv_params_t *self)
 int
 fasgd_srv_params_update (fasgd_srv_params_t *self, const float *g, uint64_t tau, const float *used)
 {
+    fasgd_srv_params_drop (self);
 #if FASGD_SRV_SHARED_THETA
     /*  dcasgd's step has no bound in advance: its θ is checked before it
         is taken (guard.c).  */
@@ -101,6 +104,60 @@ fasgd_srv_params_update (fasgd_srv_params_t *self, const float *g, uint64_t tau,
 #else
     return fasgd_rule_apply (self->rule, self->theta, g, tau, used);
 #endif
+}
+
+int
+fasgd_srv_params_stage (fasgd_srv_params_t *self, const float *g, uint64_t tau, const float *used, const float *r,
+                        const size_t *spans, size_t nspans, double *sums)
+{
+    fasgd_srv_params_drop (self);
+#if FASGD_SRV_SHARED_THETA
+    fasgd_snapshot_t *fresh = fasgd_snapshot_new (self->snaps);
+    if (!fresh)
+        return -2;
+    int rc = fasgd_rule_stage (self->rule, fresh->theta, self->theta, g, tau, used, r, spans, nspans, &sums [0],
+                               &sums [1]);
+    if (rc < 0) {
+        fasgd_snapshot_release (fresh);
+        return rc == -4 ? -2 : rc;
+    }
+    self->staged = fresh;
+    self->staged_rc = rc;
+    return rc;
+#else
+    (void) g, (void) tau, (void) used, (void) r, (void) spans, (void) nspans, (void) sums;
+    return -5;
+#endif
+}
+
+int
+fasgd_srv_params_commit (fasgd_srv_params_t *self)
+{
+    fasgd_snapshot_t *fresh = self->staged;
+    int rc = self->staged_rc;
+    self->staged = NULL;
+    if (rc == 1 && self->checked && fasgd_floats_any_nonfinite (fresh->theta, self->n)) {
+        fasgd_snapshot_release (fresh);
+        return -3;
+    }
+    fasgd_rule_commit (self->rule);
+    if (rc == 1) {
+        fresh->ts = self->current->ts;
+        fasgd_snapshot_t *old = self->current;
+        self->current = fresh;
+        self->theta = fresh->theta;
+        fasgd_snapshot_release (old);
+    }
+    else
+        fasgd_snapshot_release (fresh);
+    return rc;
+}
+
+void
+fasgd_srv_params_drop (fasgd_srv_params_t *self)
+{
+    fasgd_snapshot_release (self->staged);
+    self->staged = NULL;
 }
 
 int

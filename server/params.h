@@ -41,6 +41,9 @@ typedef struct {
     /*  wire.params other than f32: θ rounded for the wire, at wire_img->ts.  */
     fasgd_snapshot_t *wire_img;
     fasgd_snapshot_pool_t *wire_imgs;
+    /*  fasgd_srv_params_stage: the new θ, until it is committed or dropped.  */
+    fasgd_snapshot_t *staged;
+    int staged_rc;
 } fasgd_srv_params_t;
 
 /*  θ of n values (part offset of total) and the rule, which it takes
@@ -58,6 +61,25 @@ fasgd_snapshot_t *fasgd_srv_params_snapshot (fasgd_srv_params_t *self);
 /*  Applies g to θ with the rule; returns as fasgd_rule_apply, or -2 out
     of memory.  */
 int fasgd_srv_params_update (fasgd_srv_params_t *self, const float *g, uint64_t tau, const float *used);
+/*  The update of g (as fasgd_srv_params_update would make it) written
+    aside, in the pass over g that also sums g's squares and its dot
+    product with r within spans (fasgd_rule_stage: the guard's sums, in
+    sums [0] and [1]), so that g is read once: the new θ goes into a
+    fresh snapshot (one more buffer of θ in the pool) and the rule's new
+    state into its second set of vectors; nothing changes until
+    fasgd_srv_params_commit. Returns 1 (θ written aside), 0 (softsync
+    would buffer g), -2 out of memory, or -5 where θ is not its own
+    snapshot (a big-endian host): nothing staged, the caller then takes
+    the two passes.  */
+int fasgd_srv_params_stage (fasgd_srv_params_t *self, const float *g, uint64_t tau, const float *used,
+                            const float *r, const size_t *spans, size_t nspans, double *sums);
+/*  What was staged becomes θ and the rule's state, with the same bits
+    and result as fasgd_srv_params_update: 1 (θ changed), 0 (buffered),
+    or -3 when the rule's θ is checked (dcasgd) and the new one holds a
+    NaN or Inf (nothing changed).  */
+int fasgd_srv_params_commit (fasgd_srv_params_t *self);
+/*  What was staged is forgotten (nothing: nothing happens).  */
+void fasgd_srv_params_drop (fasgd_srv_params_t *self);
 /*  θ set back to theta (n values; the guard's rollback, guard_loss.c),
     copied on write as an update; the rule's state is not touched. The
     caller then advances T. -2 out of memory (θ unchanged).  */

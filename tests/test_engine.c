@@ -11,6 +11,7 @@
 #include "guard.h"
 #include "params.h"
 #include "registry.h"
+#include "rules.h"
 #include "security.h"
 
 #include <czmq.h>
@@ -321,6 +322,134 @@ START_TEST (test_guard_trusted_reference)
     ck_assert_int_eq (s_push_g (&e, a, g, last + 60, &w), 0);
     ck_assert_double_eq (w, 1);
     s_engine_end (&e);
+}
+END_TEST
+
+/*  The rule's state as a blob, to compare bit for bit.  */
+static void *
+s_state (const fasgd_srv_params_t *p, size_t *len)
+{
+    *len = fasgd_rule_state_size (p->rule);
+    void *b = malloc (*len);
+    ck_assert_ptr_nonnull (b);
+    fasgd_rule_state_get (p->rule, b);
+    return b;
+}
+
+/*  One push of g from c (computed at θ of timestamp j), judged and
+    applied in two passes on e1 (the guard's check, then the rule) and in
+    one on e2 (the guard's target, the rule's stage with the guard's sums,
+    the verdict, then commit or drop: dispatch.c's s_guard and s_apply).
+    The verdicts, norms and weights agree; θ and the rule's state are the
+    same bits on both after it; and on e2 a push not applied (refused or
+    ignored) left them as they were. Returns the status.  */
+static int
+s_push_folded (s_engine_t *e1, s_engine_t *e2, fasgd_srv_client_t *c1, fasgd_srv_client_t *c2, const float g [N],
+               uint64_t j, const float *used, double *weight)
+{
+    const float *gp1 = g, *gp2 = g;
+    double n1, n2, w2, sums [2];
+    char why [256];
+    uint64_t tau = e1->params->T - j;
+    int s1 = fasgd_srv_guard_check (e1->guard, c1, &gp1, 0, tau, weight, &n1, why, sizeof why);
+    float theta0 [N];
+    memcpy (theta0, e2->params->theta, sizeof theta0);
+    size_t l0;
+    void *state0 = s_state (e2->params, &l0);
+    fasgd_srv_guard_target_t t;
+    fasgd_srv_guard_target (e2->guard, c2, 0, tau, &t);
+    ck_assert_int_eq (t.read, 1);
+    int rc2 = fasgd_srv_params_stage (e2->params, g, tau, used, t.r, t.spans, t.nspans, sums);
+    ck_assert_int_ge (rc2, 0);
+    int s2 = fasgd_srv_guard_judge (e2->guard, c2, &t, sums, &gp2, 0, tau, &w2, &n2, why, sizeof why);
+    ck_assert_int_eq (s1, s2);
+    ck_assert_msg (memcmp (&n1, &n2, sizeof n1) == 0 || (isnan (n1) && isnan (n2)), "norm %.17g and %.17g", n1, n2);
+    ck_assert_double_eq (*weight, w2);
+    if (s1 == 0 && *weight > 0) {
+        int rc1 = fasgd_srv_params_update (e1->params, gp1, tau, used);
+        if (gp2 == g && n2 == sqrt (sums [0]))
+            rc2 = fasgd_srv_params_commit (e2->params);
+        else {
+            /*  Clipped: the scaled copy is applied in two passes.  */
+            fasgd_srv_params_drop (e2->params);
+            rc2 = fasgd_srv_params_update (e2->params, gp2, tau, used);
+        }
+        ck_assert_int_eq (rc1, rc2);
+        fasgd_srv_guard_accepted (e1->guard, c1, gp1, j, n1, 0);
+        fasgd_srv_guard_accepted (e2->guard, c2, gp2, j, n2, 0);
+    }
+    else {
+        fasgd_srv_params_drop (e2->params);
+        if (s1 != 0) {
+            fasgd_srv_guard_refused (e1->guard, c1);
+            fasgd_srv_guard_refused (e2->guard, c2);
+        }
+        ck_assert_mem_eq (e2->params->theta, theta0, sizeof theta0);
+        size_t l1;
+        void *state1 = s_state (e2->params, &l1);
+        ck_assert_mem_eq (state1, state0, l0);
+        free (state1);
+    }
+    ck_assert_mem_eq (e1->params->theta, e2->params->theta, N * sizeof (float));
+    size_t la, lb;
+    void *a = s_state (e1->params, &la), *b = s_state (e2->params, &lb);
+    ck_assert_mem_eq (a, b, la);
+    ck_assert_double_eq (fasgd_rule_vbar (e1->params->rule), fasgd_rule_vbar (e2->params->rule));
+    free (a);
+    free (b);
+    free (state0);
+    return s1;
+}
+
+/*  The guard's pass folded into the rule's (params.c's stage, guard.c's
+    target and judge): for several rules, honest, trusted, hostile,
+    outsized and NaN pushes against trusted clients' references give
+    the verdicts and, once applied, the θ and rule state of the two
+    passes, bit for bit; what is refused or ignored changes nothing.  */
+START_TEST (test_guard_folded_pass)
+{
+    const char *rules [] = { "rule.name=asgd", "rule.name=fasgd", "rule.fasgd.statistic=abs", "rule.name=gap-aware" };
+    for (int k = 0; k < 4; k++) {
+        const char *sets [] = { "limits.refusals=0", "guard.trusted=/nonexistent", "guard.trusted_age=50",
+                                k == 2 ? "rule.name=fasgd" : rules [k], k == 2 ? rules [k] : NULL, NULL };
+        s_engine_t e1, e2;
+        s_engine (&e1, sets, 0);
+        s_engine (&e2, sets, 0);
+        ck_assert_int_eq (fasgd_srv_guard_reference (e1.guard, NULL, NULL), 0);
+        ck_assert_int_eq (fasgd_srv_guard_reference (e2.guard, NULL, NULL), 0);
+        fasgd_srv_client_t *t1 = s_join (&e1, "trusted"), *h1 = s_join (&e1, "honest"), *a1 = s_join (&e1, "attacker");
+        fasgd_srv_client_t *t2 = s_join (&e2, "trusted"), *h2 = s_join (&e2, "honest"), *a2 = s_join (&e2, "attacker");
+        t1->trusted = t2->trusted = 1;
+        float used [N];
+        for (int i = 0; i < N; i++)
+            used [i] = 0.01f + 1e-4f * (float) (i % 7);
+        uint32_t x = 11;
+        float g [N];
+        double w;
+        int applied = 0, dropped = 0;
+        for (int round = 0; round < 60; round++) {
+            uint64_t T = (uint64_t) round * 4;
+            fasgd_srv_params_set_T (e1.params, T + 3);
+            fasgd_srv_params_set_T (e2.params, T + 3);
+            s_noisy (g, 1, &x);
+            ck_assert_int_eq (s_push_folded (&e1, &e2, t1, t2, g, T, used, &w), 0);
+            /*  Now and then an honest spike, clipped to the bound.  */
+            s_noisy (g, round % 6 == 5 ? 30 : 1, &x);
+            if (s_push_folded (&e1, &e2, h1, h2, g, T + 1, used, &w) == 0 && w > 0)
+                applied++;
+            s_noisy (g, round % 3 ? -9.9 : 40, &x);
+            if (round % 5 == 4)
+                g [round % N] = NAN;
+            if (s_push_folded (&e1, &e2, a1, a2, g, T + 2, used, &w) != 0 || w == 0)
+                dropped++;
+        }
+        ck_assert_int_gt (applied, 30);
+        ck_assert_int_gt (dropped, 30);
+        ck_assert_uint_gt (e2.st.clipped, 0);
+        ck_assert_uint_gt (e2.st.nonfinite + e2.st.guarded, 0);
+        s_engine_end (&e1);
+        s_engine_end (&e2);
+    }
 }
 END_TEST
 
@@ -733,6 +862,7 @@ engine_suite (void)
     tcase_add_test (tc, test_guard_median_resists_one_client);
     tcase_add_test (tc, test_guard_trusted_reference);
     tcase_add_test (tc, test_guard_unchecked_without_trusted);
+    tcase_add_test (tc, test_guard_folded_pass);
     suite_add_tcase (s, tc);
     tc = tcase_create ("registry");
     tcase_set_timeout (tc, 30);

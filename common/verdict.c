@@ -7,6 +7,12 @@
 
 /*  A weight below this is not worth an update: the push is ignored.  */
 #define S_MIN_WEIGHT 0.01
+/*  Once a record knows its own noise (its standard error e, at least
+    S_NOISE_LEAST of guard.trust), its pushes count in full down to a
+    mean of −S_FULL_SE·e and not at all from −S_NONE_SE·e.  */
+#define S_NOISE_LEAST 0.25
+#define S_FULL_SE 2
+#define S_NONE_SE 4
 
 void
 fasgd_verdict_params_default (fasgd_verdict_params_t *p)
@@ -15,7 +21,7 @@ fasgd_verdict_params_default (fasgd_verdict_params_t *p)
     p->clip = 0;
     p->cost = 0.01;
     p->trust = 0.01;
-    p->keep = 1 - 1.0 / 64;
+    p->keep = 1 - 1.0 / 256;
     p->prior = 8;
     p->refuse = 4;
     p->stale = 16;
@@ -36,6 +42,24 @@ double
 fasgd_verdict_mean (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec)
 {
     return (rec->sum - p->prior * p->trust / 2) / (rec->count + p->prior);
+}
+
+double
+fasgd_verdict_noise (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec)
+{
+    /*  The standard error of a mean weighted keep^i: the spread of the
+        cosines times √(Σ keep^2i) / Σ keep^i. The cosines', not the
+        scores': a score grows with a push's size beyond an honest
+        one's, which would widen the margin; a cosine's spread is that
+        of the reference's noise along the push, which no client can
+        raise much above an honest one's without knowing the
+        reference. Before probation is over the spread of so few is
+        not known.  */
+    if (!(rec->pushes > p->probation) || !(rec->count > 0))
+        return 0;
+    double mean = rec->cossum / rec->count, var = rec->cossq / rec->count - mean * mean;
+    double se = var > 0 ? sqrt (var * rec->count2) / rec->count : 0;
+    return se > p->trust * S_NOISE_LEAST ? se : p->trust * S_NOISE_LEAST;
 }
 
 void
@@ -59,8 +83,16 @@ fasgd_verdict_judge (const fasgd_verdict_params_t *p, fasgd_verdict_record_t *re
         dot *= v->weight;
         norm = v->bound;
     }
+    /*  A push no larger than an honest one is scored by its direction
+        alone (its cosine): its size says nothing of it, and a cost of
+        κ·ρ² or a length in units of a took most of what late honest
+        pushes, a quarter of the reference's norm, predict (a mean of
+        0.003 of a score, against 0.02 of a cosine).  */
     double rho = norm / anchor;
-    v->score = dot / (ref_norm * anchor) - p->cost * rho * rho;
+    double unit = rho < 1 ? norm : anchor;
+    v->score = unit > 0 ? dot / (ref_norm * unit) : 0;
+    if (rho > 1)
+        v->score -= p->cost * (rho * rho - 1);
     double floor = -p->refuse * (1 + (double) tau / p->stale);
     v->mean = NAN;
     if (v->score < floor) {
@@ -72,10 +104,21 @@ fasgd_verdict_judge (const fasgd_verdict_params_t *p, fasgd_verdict_record_t *re
         return;
     }
     rec->sum = rec->sum * p->keep + v->score;
+    rec->cossum = rec->cossum * p->keep + v->cosine;
+    rec->cossq = rec->cossq * p->keep + v->cosine * v->cosine;
     rec->count = rec->count * p->keep + 1;
+    rec->count2 = rec->count2 * p->keep * p->keep + 1;
     rec->pushes++;
     v->mean = fasgd_verdict_mean (p, rec);
-    double w = (v->mean + p->trust / 2) / (1.5 * p->trust);
+    double e = fasgd_verdict_noise (p, rec), none;
+    if (e > 0) {
+        v->margin = -S_FULL_SE * e;
+        none = -S_NONE_SE * e;
+    } else {
+        v->margin = p->trust;
+        none = -p->trust / 2;
+    }
+    double w = (v->mean - none) / (v->margin - none);
     if (w > 1)
         w = 1;
     if (!(w >= S_MIN_WEIGHT) || rec->pushes <= p->probation) {

@@ -4,29 +4,36 @@
     the caller's: the server's guard and the simulator call the same
     function.
 
-    A push's score is the descent it predicts against its size, in units
-    of the anchor a (the norm an honest push has: the reference's, or
-    what honest clients push, within bounds the reference sets):
+    A push's score is the descent it predicts, with a (the anchor: the
+    norm an honest push has, the reference's or what honest clients
+    push, within bounds the reference sets):
 
-        s = ⟨r, g⟩ / (‖r‖·a) − κ·(‖g‖/a)²
+        s = ⟨r, g⟩ / (‖r‖·min(‖g‖, a)) − κ·max(0, (‖g‖/a)² − 1)
 
-    the first term is g's length along r's direction, the second makes
-    size without direction cost something (Zeno++'s magnitude term). One
-    push of a minibatch says little: late in training nearly half of
-    honest pushes point away from r, and half of a sign flipper's point
-    towards it. What a client pushes on average says much (on MNIST,
-    honest clients' mean score stays above 0.01, a sign flipper's below
-    −0.07). So each client has a record, the mean of its scores over
-    about its last 1/(1 − keep) pushes, counted from `prior` pushes of
-    score −trust/2; every push, its own score counted in first, is
-    applied with the weight w = (mean + trust/2)/(1.5·trust) held to
-    [0, 1]: in full while the client's pushes predict descent on average
-    (mean ≥ trust), not at all (0: acknowledged, not applied) once they
-    predict ascent (mean ≤ −trust/2), a third when they predict nothing
-    (late in training, when minibatches fit the training set rather than
-    the held-out data). A push that predicts much ascent thus takes its own weight
-    away, a client has to earn its weight with pushes that predict
-    descent, and a new client (a new id: Sybil ids) starts with none.
+    a push no larger than an honest one is judged by its direction
+    alone (its cosine with r); a larger one by its length along r in
+    units of a, less a cost of its size beyond an honest one's (Zeno++'s
+    magnitude term). One push of a minibatch says little: late in
+    training nearly half of honest pushes point away from r, and half of
+    a sign flipper's point towards it. What a client pushes on average
+    says much (on MNIST, early, honest clients' mean score stays above
+    0.01, a sign flipper's below −0.07). So each client has a record:
+    the mean of its scores over about its last 1/(1 − keep) pushes,
+    counted from `prior` pushes of score −trust/2, and the standard
+    error e of that mean, from the spread of its cosines (at least
+    trust/4). Every push, its own score counted in first, is applied
+    with a weight held to [0, 1], linear in the mean between 0 at −4e
+    and 1 at −2e (during probation, before e is known: 0 at −trust/2, 1
+    at trust): in full unless the client's pushes predict ascent beyond
+    the noise of its record, not at all (0: acknowledged, not applied)
+    once they clearly do. Late in training one reference batch is mostly
+    noise (its two halves' gradients have a cosine of 0.06 to 0.09, and
+    the noise they disagree on is nearly all of a push's cosine's spread
+    of 0.12), and an honest push's mean cosine is 0.001 to 0.03: a mean
+    over 64 pushes asked to reach trust (0.01) left a third of a lone
+    honest client's pushes out or in part. A push that predicts much
+    ascent takes its own weight away, and a new client (a new id: Sybil
+    ids) starts with none.
     Its first `probation` pushes are judged and counted but not applied
     at all: one push's score is noisy (the more so the larger the push),
     and without it ids replaced every 16 pushes, each spending the weight
@@ -57,6 +64,8 @@ typedef struct {
 /*  A client's record: zeroed, a client with no pushes.  */
 typedef struct {
     double sum, count;      /* its scores and pushes, each decayed by keep */
+    double cossum, cossq;   /* its cosines with the reference and their squares, decayed by keep */
+    double count2;          /* its pushes decayed by keep², for the mean's standard error */
     double pushes;          /* its pushes judged, not decayed */
 } fasgd_verdict_record_t;
 
@@ -71,11 +80,12 @@ typedef struct {
     double weight;                  /* applied: weight·g; clipping included */
     double score;                   /* s, after clipping */
     double mean;                    /* the client's mean score, s counted in */
+    double margin;                  /* the mean score at which it counts in full (fasgd_verdict_margin) */
     double cosine;                  /* ⟨r, g⟩ / (‖r‖·‖g‖) */
     double bound;                   /* factor·a */
 } fasgd_verdict_t;
 
-/*  factor 10, refuse, κ 0.01, trust 0.01, keep 1 − 1/64, prior 8,
+/*  factor 10, refuse, κ 0.01, trust 0.01, keep 1 − 1/256, prior 8,
     refuse 4, stale 16, span 4, probation 16.  */
 void fasgd_verdict_params_default (fasgd_verdict_params_t *p);
 
@@ -88,6 +98,10 @@ double fasgd_verdict_anchor (const fasgd_verdict_params_t *p, double ref_norm, d
 
 /*  rec's mean score (its prior counted).  */
 double fasgd_verdict_mean (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec);
+
+/*  The standard error of rec's mean score (its own scores' spread),
+    at least trust/4; 0 until probation is over.  */
+double fasgd_verdict_noise (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec);
 
 /*  Judges g of norm `norm` (finite) whose dot product with r is dot,
     against r's norm ref_norm (> 0) and the anchor; tau: g's staleness

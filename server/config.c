@@ -90,10 +90,11 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_INT ("guard.pool", fasgd_server_cfg_t, guard_pool, 1, 100000000, "2048",
         "validation examples the reference batches are drawn from, at random"),
     FASGD_CFG_KEY_DOUBLE ("guard.cost", fasgd_server_cfg_t, guard_cost, 0, 1e6, 0, "0.01",
-        "what size costs in a push's score: kappa times its norm over an honest one's, squared"),
+        "what size costs in a push's score: kappa times its norm over an honest one's, squared, less 1 "
+        "(a push no larger than an honest one costs nothing)"),
     FASGD_CFG_KEY_DOUBLE ("guard.trust", fasgd_server_cfg_t, guard_trust, 0, 1e6, FASGD_CFG_MIN_OPEN, "0.01",
-        "a client's pushes count in full while its mean score is at least this, not at all at minus "
-        "this, in part between"),
+        "a client's pushes count in full, during its probation, while its mean score is at least this "
+        "(after it, down to minus two standard errors of the mean, at least a quarter of this each)"),
     FASGD_CFG_KEY_DOUBLE ("guard.refuse", fasgd_server_cfg_t, guard_refuse, 0, 1e30, FASGD_CFG_MIN_OPEN, "4",
         "a push whose score is below minus this (times 1 + tau/guard.stale) is refused with 422"),
     FASGD_CFG_KEY_DOUBLE ("guard.stale", fasgd_server_cfg_t, guard_stale, 0, 1e30, FASGD_CFG_MIN_OPEN, "16",

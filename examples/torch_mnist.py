@@ -168,9 +168,12 @@ def run_worker(torch, args):
                 # outsized norm, a harmful direction; limits.* and guard.*
                 # in fasgd.yaml(5)); nothing was applied. Counted apart
                 # from the pushes; go on from fresh parameters, as
-                # fasgd-client does.
+                # fasgd-client does, after a wait that doubles while the
+                # refusals go on (none after the first, 10 ms to 1 s).
                 refused += 1
-                print("%s: step %d: %s; going on" % (name, step, e.reason), flush=True)
+                waited = c.refused_wait()
+                print("%s: step %d: %s; going on%s" % (name, step, e.reason,
+                      " after %.0f ms" % (1000 * waited) if waited else ""), flush=True)
                 c.fetch_into(pb.params)
             except fasgd.Error as e:
                 # 401: the server forgot this client (limits.refusals

@@ -439,6 +439,25 @@ class Traffic(unittest.TestCase):
         self.c.push(np.zeros(D, dtype=np.float32))
         self.assertEqual((self.c.stats["refused"], self.c.stats["pushes"]), (1, 1))
 
+    def test_refused_wait_doubles_and_ends_with_a_push(self):
+        # Client.refused_wait: nothing after the first refusal in a row,
+        # then 10 ms doubling; a push the server took ends the run.
+        self.c.fetch()
+        grad = np.zeros(D, dtype=np.float32)
+        grad[3] = np.nan
+        waits = []
+        for _ in range(4):
+            with self.assertRaises(fasgd.Refused):
+                self.c.push(grad)
+            t0 = time.monotonic()
+            waits.append(self.c.refused_wait())
+            self.assertGreaterEqual(time.monotonic() - t0, waits[-1])
+        self.assertEqual(waits, [0.0, 0.01, 0.02, 0.04])
+        self.c.push(np.zeros(D, dtype=np.float32))
+        with self.assertRaises(fasgd.Refused):
+            self.c.push(grad)
+        self.assertEqual(self.c.refused_wait(), 0.0)
+
     def test_forgotten_client_joins_again(self):
         # limits.refusals (10) refusals in a row: the server forgets the
         # client; the next request gets 401, and join() starts afresh

@@ -40,6 +40,7 @@ library's own thread sends the heartbeats that keep an idle client known.
 import ctypes
 import operator
 import threading
+import time
 import weakref
 
 import numpy as _np
@@ -229,6 +230,9 @@ class Client:
         self._id = 0
         self._timed_out = False
         self._refused = 0                   # 422s since join
+        self._refused_run = 0               # 422s in a row, and the wait after the last
+        self._refused_wait_s = 0.0
+        self._pushes_seen = 0
         self._desc = None
         self._name = self._check_name(name)
         self.push_endpoint = push
@@ -356,6 +360,7 @@ class Client:
             self._id = int(self._lib.fasgd_client_id(h))
             self._ts = 0
             self._refused = 0               # the library's counts start afresh too
+            self._refused_run, self._refused_wait_s, self._pushes_seen = 0, 0.0, 0
             self._joined = True
         return self
 
@@ -512,6 +517,30 @@ class Client:
         d = {name: int(getattr(s, name)) for name, _ in _lib.ClientStats._fields_}
         d["refused"] = self._refused
         return d
+
+    # After gradients refused in a row, the waits fasgd-client makes.
+    REFUSED_FIRST_S = 0.010
+    REFUSED_MAX_S = 1.0
+
+    def refused_wait(self):
+        """Call after a fasgd.Refused, before the next push: waits as
+        fasgd-client does, so that a server that refuses everything is
+        not pushed to as fast as gradients come. The first refusal in a
+        row is followed at once (an honest client meets one now and
+        then), each later one by a wait twice the last, from 10 ms to
+        1 s; a push the server took since the last call ends the run.
+        Returns the seconds waited."""
+        pushes = self.stats["pushes"]
+        if pushes != self._pushes_seen:
+            self._pushes_seen = pushes
+            self._refused_run, self._refused_wait_s = 0, 0.0
+        self._refused_run += 1
+        if self._refused_run == 1:
+            return 0.0
+        w = self._refused_wait_s * 2 if self._refused_wait_s else self.REFUSED_FIRST_S
+        self._refused_wait_s = min(w, self.REFUSED_MAX_S)
+        time.sleep(self._refused_wait_s)
+        return self._refused_wait_s
 
     @property
     def timeout_ms(self):

@@ -229,6 +229,7 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 "not_modified_rate=%.3f\n", secs, (double) (self->params->T - old->T) * per_s,
                 (double) d_push * per_s, (double) d_rep * per_s, (double) d_fetch * per_s,
                 (double) d_nm * per_s);
+    s_text_add (t, "late_heartbeats=%llu\n", (unsigned long long) a->late_heartbeats);
     s_text_add (t, "pushes=%llu\nrepeats=%llu\nbuffered=%llu\nfetches=%llu\nnot_modified=%llu\nheartbeats=%llu\n",
                 (unsigned long long) a->pushes, (unsigned long long) a->repeats,
                 (unsigned long long) a->buffered, (unsigned long long) a->fetches,

@@ -353,6 +353,16 @@ s_check_request (fasgd_server_t *self, fasgd_srv_request_t *r, zmq_msg_t parts [
     id: its session token, and with CURVE its key. Anything else gets the
     same answer as an id never seen, and changes nothing. NULL after
     refusing the request.  */
+/*  Whether client id of this session was among the last that left.  */
+static int
+s_left (const fasgd_server_t *self, uint32_t id, uint64_t session)
+{
+    for (int i = 0; i < FASGD_SRV_LEFT_KEPT; i++)
+        if (self->left [i].id == id && self->left [i].session == session && session != 0)
+            return 1;
+    return 0;
+}
+
 static fasgd_srv_client_t *
 s_client (fasgd_server_t *self, const fasgd_srv_request_t *r, const char *key)
 {
@@ -376,6 +386,8 @@ s_client (fasgd_server_t *self, const fasgd_srv_request_t *r, const char *key)
             self->st.forbidden++;
             fasgd_log_info ("client %u named with %s than its JOIN's: refused as unknown", req->client_id, why);
         }
+        else if (req->type == FASGD_MSG_HEARTBEAT && s_left (self, req->client_id, req->session))
+            self->st.late_heartbeats++;
         else
             self->st.unknown++;
         fasgd_srv_reply_error (r, FASGD_STATUS_UNKNOWN_CLIENT, "unknown client %u: join first", req->client_id);
@@ -412,6 +424,9 @@ s_route (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
             fasgd_log_notice ("client %u (%s) left after %llu pushes; %zu connected", c->id, c->name,
                               (unsigned long long) c->pushes, fasgd_srv_registry_live (self->registry) - 1);
             self->st.leaves++;
+            self->left [self->left_next].id = c->id;
+            self->left [self->left_next].session = c->session;
+            self->left_next = (self->left_next + 1) % FASGD_SRV_LEFT_KEPT;
             fasgd_srv_reply_ack (r, FASGD_STATUS_OK);
             fasgd_srv_registry_free (self->registry, c);
             break;

@@ -78,6 +78,7 @@ typedef struct {
 } fasgd_srv_sample_t;
 
 #define FASGD_SRV_CKPT_WAITING 32       /* CHECKPOINT requests waiting for the next checkpoint */
+#define FASGD_SRV_LEFT_KEPT 64          /* the last clients that left, whose late HEARTBEATs are no refusals */
 
 /*  A CHECKPOINT request waiting for its reply (control.c).  */
 typedef struct {
@@ -120,6 +121,13 @@ struct fasgd_server_t {
     int ctl_in_second;
     fasgd_srv_ckpt_waiter_t ctl_waiting [FASGD_SRV_CKPT_WAITING];  /* for the next checkpoint */
     int ctl_nwaiting;
+
+    /*  The last FASGD_SRV_LEFT_KEPT clients that left (dispatch.c): a
+        HEARTBEAT already on its way when its client sent LEAVE (the two
+        travel on connections of their own) still gets 401, but is
+        counted in late_heartbeats, not as a refusal.  */
+    struct { uint32_t id; uint64_t session; } left [FASGD_SRV_LEFT_KEPT];
+    int left_next;
 };
 
 /*  dispatch.c  */

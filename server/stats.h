@@ -12,6 +12,7 @@ typedef struct {
     uint64_t pushes, buffered, repeats, fetches, not_modified, joins, leaves, expired, heartbeats, evals;
     uint64_t malformed, unknown, conflict, nonfinite, version, refused;
     uint64_t forbidden;                 /* requests from a key other than the client's, or revoked */
+    uint64_t late_heartbeats;           /* HEARTBEATs of a client that had left (LEAVE): 401, not refusals */
     uint64_t guarded, clipped, forgotten;   /* the guard: refused, clipped, clients forgotten */
     uint64_t ignored, weighted;         /* the guard: pushes applied with weight 0, with less than 1 */
     uint64_t references;                /* reference gradients computed */

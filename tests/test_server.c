@@ -78,6 +78,20 @@ START_TEST (test_push_fetch_round_trip)
     h = s_req (FASGD_MSG_HEARTBEAT, id, 10, 0);
     s_send (push, &h, NULL, 0);
     s_expect_error (push, FASGD_STATUS_UNKNOWN_CLIENT, 10);
+    /*  A heartbeat after the client's LEAVE (on its way as the client
+        left) gets 401 but is no refusal; one from an id never given out
+        is.  */
+    char *status = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (status);
+    ck_assert_msg (strstr (status, "\nrefused=0\n") && strstr (status, "\nlate_heartbeats=1\n"), "%s", status);
+    free (status);
+    h = s_req (FASGD_MSG_HEARTBEAT, id + 100, 11, 0);
+    s_send (push, &h, NULL, 0);
+    s_expect_error (push, FASGD_STATUS_UNKNOWN_CLIENT, 11);
+    status = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (status);
+    ck_assert_msg (strstr (status, "\nrefused=1\n") && strstr (status, "\nlate_heartbeats=1\n"), "%s", status);
+    free (status);
 
     zsock_destroy (&push);
     zsock_destroy (&fetch);

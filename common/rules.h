@@ -175,6 +175,10 @@ int fasgd_rule_apply_into (fasgd_rule_t *self, float *theta_new, const float *th
 int fasgd_rule_stage (fasgd_rule_t *self, float *theta_new, const float *theta, const float *g, uint64_t tau,
                       const float *theta_used, const float *r, const size_t *spans, size_t nspans, double *sumsq,
                       double *dot);
+/*  The vectors of n floats a stage writes aside (see above): 0 for
+    asgd, sasgd, softsync with c = 1 and dcasgd; 1 or 3 for the rules
+    with a per-parameter state.  */
+int fasgd_rule_stage_vectors (const fasgd_rule_t *self);
 /*  The state of the last fasgd_rule_stage becomes the rule's (its
     statistics, softsync's buffer and count, v̄): after it returned 0 or
     1, with nothing in between that changed the rule.  */

@@ -65,10 +65,11 @@ int fasgd_srv_params_update (fasgd_srv_params_t *self, const float *g, uint64_t 
     aside, in the pass over g that also sums g's squares and its dot
     product with r within spans (fasgd_rule_stage: the guard's sums, in
     sums [0] and [1]), so that g is read once: the new θ goes into a
-    fresh snapshot (one more buffer of θ in the pool) and the rule's new
-    state into its second set of vectors; nothing changes until
+    fresh snapshot (one more buffer of θ in the pool); nothing changes until
     fasgd_srv_params_commit. Returns 1 (θ written aside), 0 (softsync
-    would buffer g), -2 out of memory, or -5 where θ is not its own
+    would buffer g), -2 out of memory, or -5 where it does not pay (a
+    rule with a per-parameter state: fasgd, gap-aware, DC-ASGD-a,
+    softsync with c > 1; params.c says why) or θ is not its own
     snapshot (a big-endian host): nothing staged, the caller then takes
     the two passes.  */
 int fasgd_srv_params_stage (fasgd_srv_params_t *self, const float *g, uint64_t tau, const float *used,

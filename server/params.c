@@ -115,9 +115,10 @@ fasgd_srv_params_stage (fasgd_srv_params_t *self, const float *g, uint64_t tau, 
     /*  Where the rule keeps a state, the pass writes it aside too: fasgd
         std reads and writes 3 vectors of n floats in place, but reads
         them, reads the second set (a write to memory first reads the
-        line) and writes it when staged, which costs more than the read
-        of g it saves (at D = 1M, 2.27 against 2.06 times the kernel's
-        copies of a push, in perf). Those rules take the two passes.  */
+        line) and writes it when staged, which costs at least the read
+        of g it saves (at D = 1M, the one pass 2.27 times the kernel's
+        copies of a push in perf, the two 2.22; bench/README.md), for
+        12 MB more at 1M. Those rules take the two passes.  */
     if (fasgd_rule_stage_vectors (self->rule) > 0)
         return -5;
     fasgd_snapshot_t *fresh = fasgd_snapshot_new (self->snaps);

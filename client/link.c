@@ -568,6 +568,17 @@ fasgd_link_join (fasgd_link_t *self, const char *name)
         s_session_end (self);
         return FASGD_CLIENT_ESOCKET;
     }
+    /*  Heard from at once on the new connection: the server closes one
+        still silent after limits.greeting_ms, and the first push may
+        come later than that (a first gradient slow to compute). A beat
+        unanswered is no failure of the join: the first push will say.
+        Like the heartbeat thread's, it is not the caller's traffic.  */
+    fasgd_header_t beat = { .type = FASGD_MSG_HEARTBEAT, .client_id = self->id }, beat_rep;
+    uint64_t out = self->stats.bytes_out, in = self->stats.bytes_in;
+    if (s_request (self, &self->push, &beat, NULL, FASGD_MSG_ACK, &beat_rep, NULL) != 0)
+        fasgd_log_debug ("client: no answer to the new push connection's first beat: %s", self->last_reason);
+    self->stats.bytes_out = out;
+    self->stats.bytes_in = in;
     self->joined = 1;
     if (s_heartbeat_start (self) != 0) {
         s_session_end (self);

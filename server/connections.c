@@ -25,7 +25,12 @@
     One still greeting after limits.greeting_ms is closed (libzmq closes
     those not through the ZMTP and CURVE handshake by then:
     ZMQ_HANDSHAKE_IVL, set where the sockets are bound; this file, those
-    through it and silent). Greeting connections may hold only
+    through it and silent), unless its first request is still arriving:
+    one that has received at least S_GREETING_RATE bytes a second since
+    is waited for afresh (the kernel's count, TCP_INFO), for a client's
+    first push of a large model crosses a slow or shared link in more
+    than limits.greeting_ms, and closing it would lose that push and
+    the next. Greeting connections may hold only
     limits.greeting_connections of the push and fetch connections (half
     of them by default), the rest being kept for peers that spoke; and
     one source address only limits.greeting_per_address of those. A new
@@ -48,6 +53,7 @@
 #include "clock.h"
 #include "greeting.h"
 #include "log.h"
+#include "tcp_info.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -63,6 +69,7 @@
 /*  The control socket's own connections, within the reserve: peers that
     hold every data connection do not lock the operator out.  */
 #define S_CONTROL_CONNECTIONS 16
+#define S_GREETING_RATE 1000            /* bytes a second that keep a connection's first request waited for */
 #define S_EVENTS_IN_TURN 4              /* a monitor's events read before the next monitor's */
 #define S_EVENTS_SHARE 8                /* events read per wake-up: a share of the greeting places, */
 #define S_EVENTS_MIN 8                  /* at least this many */
@@ -326,6 +333,21 @@ fasgd_srv_conn_tick (fasgd_srv_conns_t *self, int64_t now_ms)
         int fd = fasgd_srv_greeting_oldest (self->greeting, &since);
         if (fd < 0 || now_ms - since < self->cfg->greeting_ms)
             break;
+        /*  Still receiving its first request (a push of a large model
+            on a slow link, or behind other clients' on a shared one):
+            waited for afresh, as long as it keeps coming at
+            S_GREETING_RATE. One that trickles holds a greeting place no
+            longer than its message takes at that rate, and its address
+            no more than its share of them.  */
+        uint64_t got, before = fasgd_srv_greeting_received (self->greeting, fd);
+        uint64_t need = (uint64_t) self->cfg->greeting_ms * S_GREETING_RATE / 1000;
+        if (fasgd_srv_tcp_info_received (fd, &got) == 0 && got >= before && got - before >= need) {
+            fasgd_srv_greeting_renew (self->greeting, fd, now_ms, got);
+            fasgd_log_debug ("connections: %llu bytes of a first request in %lld ms on descriptor %d: "
+                             "waited for afresh", (unsigned long long) (got - before),
+                             (long long) (now_ms - since), fd);
+            continue;
+        }
         s_turn_away (self, fd, fasgd_srv_greeting_tag (self->greeting, fd));
         fasgd_srv_security_refusal_log (self->security, "closed a connection that sent no valid request "
                                         "within limits.greeting_ms (%d ms)", self->cfg->greeting_ms);

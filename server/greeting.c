@@ -25,7 +25,8 @@ typedef struct {
     int closed;                         /* S_NONE since its connection closed, no accept since */
     uint64_t peer;                      /* a hash of the routing id its requests came with */
     int tag;                            /* its socket's */
-    int64_t since_ms;                   /* accepted then */
+    int64_t since_ms;                   /* accepted then, or its wait renewed */
+    uint64_t received;                  /* the bytes it had received then */
     int prev, next;                     /* the list, oldest first; -1 ends it */
     char addr [FASGD_SRV_ADDR_LEN];
 } s_entry_t;
@@ -192,6 +193,7 @@ fasgd_srv_greeting_begin (fasgd_srv_greeting_t *self, int fd, int tag, const cha
     e->state = S_GREETING;
     e->closed = 0;
     e->since_ms = now_ms;
+    e->received = 0;
     snprintf (e->addr, sizeof e->addr, "%s", addr);
     e->prev = self->tail;
     e->next = -1;
@@ -203,6 +205,27 @@ fasgd_srv_greeting_begin (fasgd_srv_greeting_t *self, int fd, int tag, const cha
     self->count++;
     s_addr_add (self, e->addr, +1);
     return 0;
+}
+
+uint64_t
+fasgd_srv_greeting_received (const fasgd_srv_greeting_t *self, int fd)
+{
+    if (fd < 0 || fd >= self->nentries || self->entries [fd].state != S_GREETING)
+        return 0;
+    return self->entries [fd].received;
+}
+
+void
+fasgd_srv_greeting_renew (fasgd_srv_greeting_t *self, int fd, int64_t now_ms, uint64_t received)
+{
+    if (fd < 0 || fd >= self->nentries || self->entries [fd].state != S_GREETING)
+        return;
+    s_entry_t *e = &self->entries [fd];
+    char addr [FASGD_SRV_ADDR_LEN];
+    snprintf (addr, sizeof addr, "%s", e->addr);
+    int tag = e->tag;
+    fasgd_srv_greeting_begin (self, fd, tag, addr, now_ms);
+    e->received = received;
 }
 
 size_t

@@ -38,6 +38,12 @@ int fasgd_srv_greeting_heard (fasgd_srv_greeting_t *self, int fd, uint64_t peer)
 int fasgd_srv_greeting_end (fasgd_srv_greeting_t *self, int fd, int tag);
 /*  The tag of the connection on fd, -1 when it is not waited for.  */
 int fasgd_srv_greeting_tag (const fasgd_srv_greeting_t *self, int fd);
+/*  The bytes the connection on fd had received when its wait began or
+    was last renewed (0 at its accept; 0 when it is not waited for).  */
+uint64_t fasgd_srv_greeting_received (const fasgd_srv_greeting_t *self, int fd);
+/*  The connection on fd, still waited for, waits afresh from now_ms (the
+    newest of the list), having received that many bytes by then.  */
+void fasgd_srv_greeting_renew (fasgd_srv_greeting_t *self, int fd, int64_t now_ms, uint64_t received);
 /*  Connections waited for: all of them, and those from addr.  */
 size_t fasgd_srv_greeting_count (const fasgd_srv_greeting_t *self);
 size_t fasgd_srv_greeting_from (const fasgd_srv_greeting_t *self, const char *addr);

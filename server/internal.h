@@ -28,9 +28,10 @@
                        → params, registry
         checkpoint.c   writing and resuming checkpoints  → params, guard
         connections.c  connection counts and limits, from socket monitors
-                       → security, greeting
+                       → security, greeting, tcp_info
         greeting.c     the connections not yet heard from, by age and
                        source address
+        tcp_info.c     the bytes the kernel has received on a connection
         guard.c        what a gradient must pass; its verdicts
                        → guard_loss
         guard_loss.c   the held-out loss after clients' pushes: weight

@@ -1,0 +1,16 @@
+/*  tcp_info: what the kernel has counted of a TCP connection, read from
+    its descriptor; the one file of server/ that includes <linux/tcp.h>,
+    whose struct tcp_info is longer than the C library's (which czmq's
+    headers bring in).  */
+#ifndef FASGD_SERVER_TCP_INFO_H_INCLUDED
+#define FASGD_SERVER_TCP_INFO_H_INCLUDED
+
+#include <stdint.h>
+
+/*  The bytes the connection on fd has received (its payload, the ZMTP
+    handshake included, whether libzmq has read them yet or not): 0 and
+    *bytes set, or -1 when fd is not a TCP connection or the kernel does
+    not count them (Linux before 4.1).  */
+int fasgd_srv_tcp_info_received (int fd, uint64_t *bytes);
+
+#endif

@@ -13,6 +13,8 @@
 #define S_NOISE_LEAST 0.25
 #define S_FULL_SE 2
 #define S_NONE_SE 4
+/*  Standard errors above zero a mean must once reach to earn those marks.  */
+#define S_EARN_SE 3
 
 void
 fasgd_verdict_params_default (fasgd_verdict_params_t *p)
@@ -110,8 +112,17 @@ fasgd_verdict_judge (const fasgd_verdict_params_t *p, fasgd_verdict_record_t *re
     rec->count2 = rec->count2 * p->keep * p->keep + 1;
     rec->pushes++;
     v->mean = fasgd_verdict_mean (p, rec);
+    /*  The marks its own noise sets only once the client has earned
+        them: its mean has once reached trust and three standard errors
+        (an honest client's does early in training). Before, the marks
+        of trust: a new id, or a client whose pushes never predicted
+        descent (a thin attacker's, half negated, average to nothing),
+        has to earn its weight as before; with trust alone, a thin
+        attacker's mean over its first pushes reached it by chance.  */
     double e = fasgd_verdict_noise (p, rec), none;
-    if (e > 0) {
+    if (e > 0 && !rec->earned && v->mean >= p->trust && v->mean >= S_EARN_SE * e)
+        rec->earned = 1;
+    if (e > 0 && rec->earned) {
         v->margin = -S_FULL_SE * e;
         none = -S_NONE_SE * e;
     } else {

@@ -23,8 +23,8 @@
     error e of that mean, from the spread of its cosines (at least
     trust/4). Every push, its own score counted in first, is applied
     with a weight held to [0, 1], linear in the mean between 0 at −4e
-    and 1 at −2e (during probation, before e is known: 0 at −trust/2, 1
-    at trust): in full unless the client's pushes predict ascent beyond
+    and 1 at −2e once earned (the mean past probation has reached trust
+    and 3e once), else between 0 at −trust/2 and 1 at trust: in full unless the client's pushes predict ascent beyond
     the noise of its record, not at all (0: acknowledged, not applied)
     once they clearly do. Late in training one reference batch is mostly
     noise (its two halves' gradients have a cosine of 0.06 to 0.09, and
@@ -67,6 +67,7 @@ typedef struct {
     double cossum, cossq;   /* its cosines with the reference and their squares, decayed by keep */
     double count2;          /* its pushes decayed by keep², for the mean's standard error */
     double pushes;          /* its pushes judged, not decayed */
+    double earned;          /* 1 once its mean reached trust past probation: the marks of its noise apply */
 } fasgd_verdict_record_t;
 
 typedef enum {

@@ -986,7 +986,8 @@ fasgd_srv_guard_save (fasgd_srv_guard_t *self, fasgd_checkpoint_guard_t *out, co
     for (size_t i = 0; i < np; i++)
         s_key_keep (self, pending [i]);
     out->nkeys = (uint32_t) self->nkeys;
-    memcpy (out->keys, self->keys, self->nkeys * sizeof *self->keys);
+    if (self->nkeys > 0)                /* none kept yet: keys is NULL */
+        memcpy (out->keys, self->keys, self->nkeys * sizeof *self->keys);
     int rollbacks = self->resumed_rollbacks;
     *saved = self->loss ? fasgd_srv_guard_loss_saved (self->loss, &rollbacks) : self->resumed_saved;
     out->rollbacks = (uint32_t) rollbacks;

@@ -728,8 +728,7 @@ s_loss_cut (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, fasgd_verdict_t *v)
     /*  Never below the least share (or the score's weight, if lower): a
         client whose pushes were all ignored would leave θ where the loss
         stood, and its record could never come down with it.  */
-    double floor = fasgd_srv_guard_loss_least (c);
-    double least = v->weight < floor ? v->weight : floor;
+    double least = v->weight < FASGD_SRV_GUARD_LOSS_LEAST ? v->weight : FASGD_SRV_GUARD_LOSS_LEAST;
     v->weight *= f;
     if (v->weight <= least) {
         v->weight = least;

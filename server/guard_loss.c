@@ -33,12 +33,7 @@
       client cut to its least still moves θ, so that an honest client's
       record comes down when the loss does, and an attacker's goes on
       rising; each push ages the record too (256·ln 2 = 177 pushes halve
-      it). At each measure a client whose record is above b counts one
-      more if its pushes applied since were followed by a rise, one less
-      (not below 0) if by a fall; its factor and its least share are
-      multiplied by 2^(−count/4) (S_STREAK_HALVE, at most S_STREAK_MAX:
-      1/512 of its pushes): one held to 1/8 that goes on raising the loss
-      gets fewer, an honest one whose pushes lower it keeps 1/8.
+      it).
     - A jump: a loss more than guard.loss_jump (in log) above that of the
       θ last saved (at each measure at most a quarter of that above the
       saved one's) makes fasgd_srv_guard_loss_rollback give the saved θ,
@@ -67,8 +62,6 @@
 #define S_SHARE_RATE 0.125              /* a client's share follows its shares of the last 8 measures or so */
 #define S_ROLLBACKS 8                   /* jumps in a row set back; the next one is kept */
 #define S_SHARE_MIN 1e-4                /* a client whose share is below this is no longer followed */
-#define S_STREAK_HALVE 4                /* measures of rise after a cut client's pushes that halve its least share */
-#define S_STREAK_MAX 24                 /* at most: a least share of 1/512 */
 
 struct fasgd_srv_guard_loss_t {
     const fasgd_server_cfg_t *cfg;
@@ -164,19 +157,7 @@ fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *theta)
         fasgd_srv_client_t *c = self->pending [i];
         double s = c->loss_pending_w / W;
         c->loss_share = c->loss_share > 0 ? c->loss_share + S_SHARE_RATE * (s - c->loss_share) : s;
-        double dd = d * c->loss_share;
-        c->loss_rise += dd;
-        /*  A client cut (its record above b) whose applied pushes are
-            followed by a rise again: its least share shrinks; by a fall:
-            it grows back.  */
-        if (c->loss_pending_n > 0) {
-            if (dd > 0 && c->loss_rise > self->cfg->guard_loss_rise) {
-                if (c->loss_streak < S_STREAK_MAX)
-                    c->loss_streak++;
-            }
-            else if (dd < 0 && c->loss_streak > 0)
-                c->loss_streak--;
-        }
+        c->loss_rise += d * c->loss_share;
         if (c->loss_pending_n > 0)
             fasgd_log_debug ("guard: loss %.6g (log change %+.4g) after client %u's %g pushes applied (weight %.3g "
                              "of %.3g, its share %.3g): its record %+.4g", L, d, c->id, c->loss_pending_n,
@@ -233,14 +214,7 @@ fasgd_srv_guard_loss_factor (fasgd_srv_guard_loss_t *self, fasgd_srv_client_t *c
     c->loss_rise *= S_KEEP;
     double b = self->cfg->guard_loss_rise;
     double f = (2 * b - c->loss_rise) / b;
-    f = f > 1 ? 1 : f > 0 ? f : 0;
-    return f * fasgd_srv_guard_loss_least (c) / FASGD_SRV_GUARD_LOSS_LEAST;
-}
-
-double
-fasgd_srv_guard_loss_least (const fasgd_srv_client_t *c)
-{
-    return FASGD_SRV_GUARD_LOSS_LEAST * pow (0.5, (double) c->loss_streak / S_STREAK_HALVE);
+    return f > 1 ? 1 : f > 0 ? f : 0;
 }
 
 void

@@ -32,13 +32,8 @@ void fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *th
     it was at the measure before (nparams values, owned by the check),
     once; else NULL.  */
 const float *fasgd_srv_guard_loss_rollback (fasgd_srv_guard_loss_t *self);
-/*  The least share of its pushes the check leaves a client it cuts,
-    while its cut pushes are not followed by rises of the loss.  */
+/*  The least share of its pushes the check leaves a client it cuts.  */
 #define FASGD_SRV_GUARD_LOSS_LEAST 0.125
-/*  The least share the check leaves c (FASGD_SRV_GUARD_LOSS_LEAST,
-    halved for each S_STREAK_HALVE measures its pushes, cut, were
-    followed by a rise more than by a fall).  */
-double fasgd_srv_guard_loss_least (const fasgd_srv_client_t *c);
 /*  A push of c judged (not refused): its record ages by one push; the
     factor in [0, 1] its weight is multiplied by (guard.c keeps it at
     FASGD_SRV_GUARD_LOSS_LEAST at least).  */

@@ -46,7 +46,6 @@ typedef struct {
     double loss_rise;
     double loss_pending_w, loss_pending_n;
     double loss_share;                  /* its share of the weight applied, averaged */
-    int loss_streak;                    /* measures its cut pushes were followed by a rise, less those by a fall */
     int loss_pending;
     double credit;                      /* a weight below 1 applies a share of its pushes: what it is owed */
     double loss_weight;                 /* the weight the guard gave its push being applied */

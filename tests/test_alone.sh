@@ -5,14 +5,13 @@
 # tests/attacker --mode thin (its gradient negated at one push in two,
 # whose pushes the first-order score reads as neutral) comes when the
 # honest one is gone and pushes alone: the loss check holds its updates
-# to a third or less of what it gets without the check
-# (guard.loss_examples: 0), which also lets it do more harm, and the
-# validation error stays within 0.1 of where the honest client left it.
-# TAP output.
+# to a third of its pushes or less. What it does to the validation error
+# is in the message, not checked: the check bounds this attacker's
+# updates, not its harm. TAP output.
 tap_name=alone
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 6
+plan_mnist 4
 
 cat > "$tmp/server.yaml" <<YAML
 push_endpoint: tcp://127.0.0.1:*
@@ -58,31 +57,13 @@ check "the honest client alone was never refused ($(key guarded.honest guard_los
     test "$(key guarded.honest guard_refused)" = 0
 check "the honest client alone trained: validation error ${left:-none} below 0.1" \
     awk -v e="${left:-1}" 'BEGIN { exit !(e < 0.1) }'
-# The loss check does not stop this attacker (docs/ALGORITHMS.md: one
-# seed of three went from 0.043 to 0.107 in scripts/attacks --alone), so
-# what is held here is what it bounds: the attacker's updates alone, a
-# tenth of what it gets without the check, and no collapse.
-check "the attacker alone did not undo the run (${left:-none} to ${final:-none}, less than 0.1 more)" \
-    awk -v a="${left:-1}" -v f="${final:-1}" 'BEGIN { exit !(f < a + 0.1) }'
-# alone NAME: the updates the run made after the honest client was gone.
+# The loss check does not stop this attacker: its harm is not bounded
+# (docs/ALGORITHMS.md, "Left alone with the server": in 4 of 17 runs of
+# this test the validation error rose by 0.13 to 0.49), so what is held
+# here is what the check does to it: its updates alone, which without the
+# check (guard.loss_examples: 0) were above a third of its 1,500 pushes
+# in 17 of 22 runs (11 to 1,482), and with it 76 to 233 in 10.
 alone() { a=$(key "$1.honest" T) b=$(key "$1" T); echo $((${b:-0} - ${a:-0})); }
-g_left=$left g_final=$final g_alone=$(alone guarded)
-
-# Without the loss check the same attacker gets far more updates, and
-# does more harm.
-run unguarded --set guard.loss_examples=0 > /dev/null 2>&1
-cp "$tmp/unguarded.log" "$tmp/server.log"
-u_alone=$(alone unguarded)
-# Without it, the score alone may hold the attacker too (its mean, half
-# negated pushes, has to reach guard.trust before its pushes count in
-# full, and often does not): then there is nothing for the check to show.
-if [ "${u_alone:-0}" -lt 100 ]; then
-    ok "without the loss check the score held it as well (${left:-none} to ${final:-none}, $u_alone updates alone)"
-    ok "... so the loss check had nothing to hold ($g_alone with it, $u_alone without)"
-else
-    check "without the loss check it does more (${left:-none} to ${final:-none}, against ${g_left:-none} to ${g_final:-none})" \
-        awk -v a="${left:-0}" -v f="${final:-0}" -v ga="${g_left:-1}" -v gf="${g_final:-1}" \
-        'BEGIN { exit !(f - a > gf - ga) }'
-    check "the loss check held its updates alone to a third or less ($g_alone with it, $u_alone without)" \
-        test "$u_alone" -gt 0 -a "$((3 * g_alone))" -le "$u_alone"
-fi
+g_alone=$(alone guarded)
+check "the loss check held the attacker alone to a third of its 1500 pushes or less ($g_alone updates alone; validation error ${left:-none} to ${final:-none})" \
+    test "$g_alone" -le 500

@@ -352,6 +352,14 @@ s_log_failure (const s_run_t *r, const char *what, int rc)
         fasgd_log_warn ("%s: %s", what, fasgd_client_strerror (rc));
 }
 
+/*  The next wait of a series: first, then twice the last, up to max.  */
+static uint64_t
+s_next_wait (uint64_t last_ms, uint64_t first_ms, uint64_t max_ms)
+{
+    uint64_t ms = last_ms ? last_ms * 2 : first_ms;
+    return ms > max_ms ? max_ms : ms;
+}
+
 /*  Joins again after the server went away, until it answers or the run
     is signalled: 0 joined and holding θ, 1 signalled, -1 fatal. A
     sharded client whose shards that answer all send θ no server holds
@@ -360,7 +368,7 @@ s_log_failure (const s_run_t *r, const char *what, int rc)
 static int
 s_rejoin (s_run_t *r)
 {
-    uint64_t backoff = S_BACKOFF_FIRST_MS;
+    uint64_t backoff = 0;
     uint64_t tries = 0;
     int said = 0;
     struct timespec t0, now;
@@ -406,8 +414,8 @@ s_rejoin (s_run_t *r)
         if (tries == 1 || tries % 60 == 0)
             fasgd_log_notice ("server %s not answering (%s); still trying",
                               r->o->push_ep, fasgd_client_strerror (rc));
+        backoff = s_next_wait (backoff, S_BACKOFF_FIRST_MS, S_BACKOFF_MAX_MS);
         s_sleep_ms (backoff);
-        backoff = backoff * 2 > S_BACKOFF_MAX_MS ? S_BACKOFF_MAX_MS : backoff * 2;
     }
     return 1;
 }
@@ -421,9 +429,7 @@ s_refused_wait (s_run_t *r)
 {
     if (r->refused_run++ == 0)
         return;
-    r->refused_wait_ms = r->refused_wait_ms ? r->refused_wait_ms * 2 : S_REFUSED_FIRST_MS;
-    if (r->refused_wait_ms > S_REFUSED_MAX_MS)
-        r->refused_wait_ms = S_REFUSED_MAX_MS;
+    r->refused_wait_ms = s_next_wait (r->refused_wait_ms, S_REFUSED_FIRST_MS, S_REFUSED_MAX_MS);
     if (r->refused_run == 2)
         fasgd_log_notice ("2 gradients refused in a row: waiting %" PRIu64 " ms before the next push, "
                           "doubling to %d ms, until the server takes one", r->refused_wait_ms, S_REFUSED_MAX_MS);

@@ -1,5 +1,6 @@
 """Runs of fasgd-sim kept with their provenance: what scripts/ablation and
-scripts/baselines share (standard library only).
+scripts/baselines share (standard library only), and how every report names
+the machines its kept runs ran on (machines()).
 
 A run goes to results/ as a CSV (through NAME.tmp, its messages in NAME.log,
 its CPU seconds in NAME.cpu); a run whose CSV is complete is not run again,
@@ -156,6 +157,13 @@ def provenance():
                 break
     return {"commit": commit, "binary_sha256": binhash,
             "machine": "%s, %d cores, %s %s" % (model, os.cpu_count() or 0, platform.system(), platform.release())}
+
+
+def machines(rows):
+    """Where kept runs ran, as a report's cost line names it: every distinct
+    machine of rows (their "machine" field; an empty one names none),
+    sorted and joined with "; ", or "no machine" when there is none."""
+    return "; ".join(sorted({x["machine"] for x in rows if x.get("machine")})) or "no machine"
 
 
 def keep(kept, key_cols, runs, cpu, prov, others=None):

@@ -8,6 +8,7 @@ import gzip
 import os
 import re
 
+from keptruns import machines
 from paperreport.common import TOP, table
 from paperreport.tta import SMOOTH, gate_label, mbit, med_range, median, reach, secs
 
@@ -227,7 +228,7 @@ def section(kept, sim_curves, grid):
     w("Test bed: fasgd-server and fasgd-client built from commit%s %s (SHA-256 %s and %s); %s. Each run's "
       "curve and provenance are in %s/." % (
           "s" if len(commits) > 1 else "", ", ".join(commits), ", ".join(sorted({x["server_sha256"] for x in runs})),
-          ", ".join(sorted({x["client_sha256"] for x in runs})), sorted({x["machine"] for x in runs})[0],
+          ", ".join(sorted({x["client_sha256"] for x in runs})), machines(runs),
           os.path.relpath(kept, TOP)))
     w("")
     return out

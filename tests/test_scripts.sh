@@ -6,10 +6,11 @@
 # kept runs (scripts/lib.sh and scripts/keptruns.py) names the commit a
 # program was built from, and the tree's HEAD beside it when it has moved
 # since, and make writes that commit; keeping the runs of one part leaves
-# the rows other parts kept. TAP output.
+# the rows other parts kept; the machines phrase of the reports' cost
+# lines names every machine. TAP output.
 tap_name=scripts
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-echo "1..11"
+echo "1..12"
 
 # A tree configured in place: a copy of scripts/build beside a configure
 # script that must not run and the config.status that ./configure leaves.
@@ -118,5 +119,13 @@ got=$(cut -d, -f1,2,5 "$tmp/kept/finals.csv" | tr '\n' ' ')
 check "keep with others: A's row stays, B's seed 1 keeps its provenance, seed 2 is new (got '$got')" \
     sh -c "[ '$got' = 'setting,seed,commit A,1,old B,1,old B,2,new ' ] && [ -s '$tmp/kept/B-2.csv.gz' ]"
 
-[ $n -eq 11 ] || echo "# ran $n checks, planned 11"
+# keptruns.machines, the machines phrase of every report's cost line: each
+# distinct machine once, sorted, joined with "; "; "no machine" for none.
+got=$("$python" -c "import sys; sys.path.insert(0, '$top_src/scripts'); import keptruns
+rows = [{'machine': 'm2'}, {'machine': 'm1'}, {'machine': 'm2'}, {'machine': ''}]
+print(keptruns.machines(rows) + ' / ' + keptruns.machines([]) + ' / ' + keptruns.machines([{'machine': ''}]))" 2> "$tmp/err")
+check "machines: two machines both named, each once; none is 'no machine' (got '$got')" \
+    sh -c "[ '$got' = 'm1; m2 / no machine / no machine' ]"
+
+[ $n -eq 12 ] || echo "# ran $n checks, planned 12"
 [ $failed -eq 0 ]

@@ -3,6 +3,8 @@
 import re
 import statistics
 
+from keptruns import machines
+
 from .common import GROUP_PREFIX, TAIL, eps_settings, lr_rules, setting_label, table
 
 
@@ -79,7 +81,7 @@ class Intro:
             self.w("The runs: %d kept, fasgd-sim built from commit%s %s (binary SHA-256 %s), on %s, "
                    "each on one thread (`-t 1`; the results are byte-identical on any thread count)." % (
                        len(prov), plural(prov, "commit"), ", ".join(distinct(prov, "commit")),
-                       ", ".join(distinct(prov, "binary_sha256")), "; ".join(distinct(prov, "machine"))))
+                       ", ".join(distinct(prov, "binary_sha256")), machines(prov)))
             self.w()
 
     def scope(self):

@@ -13,6 +13,8 @@
       thin        harm spread thin, against the guard's check of the
                   held-out loss: the gradient negated at one push in
                   --every (2), honest at the others, at the honest norm
+      late-thin   honest for --turn pushes, earning the score's trust
+                  and the loss check's, then thin
       tiny        the gradient scaled to 1e-4 of its norm, from every id: a
                   median of tiny votes would lock honest clients out
       first       one push of norm 1e16 in a random direction before
@@ -60,9 +62,9 @@ s_on_signal (int sig)
     s_stop = 1;
 }
 
-typedef enum { S_FLIP, S_FLIP_BOUND, S_RANDOM, S_FROG, S_TINY, S_FIRST, S_SYBIL, S_HONEST, S_THIN } s_mode_t;
+typedef enum { S_FLIP, S_FLIP_BOUND, S_RANDOM, S_FROG, S_TINY, S_FIRST, S_SYBIL, S_HONEST, S_THIN, S_LATE_THIN } s_mode_t;
 static const char *const s_modes [] = { "flip", "flip-bound", "random", "frog", "tiny", "first", "sybil", "honest",
-                                        "thin", NULL };
+                                        "thin", "late-thin", NULL };
 
 typedef struct {
     const char *push, *fetch, *data;
@@ -180,8 +182,9 @@ s_attack (const s_opts_t *o, fasgd_rng_t *rng, float *g, size_t n, long step, do
         case S_TINY:
             s_scale (g, n, 1e-4);
             break;
+        case S_LATE_THIN:
         case S_THIN:
-            if (step % o->every == o->every - 1)
+            if ((o->mode == S_THIN || step >= o->turn) && step % o->every == o->every - 1)
                 s_scale (g, n, -1);
             break;
         case S_HONEST:
@@ -239,7 +242,7 @@ main (int argc, char **argv)
     s_opts_t o;
     if (s_parse (argc, argv, &o) != 0) {
         fprintf (stderr, "usage: attacker -s PUSH -f FETCH --data DIR --mode flip|flip-bound|random|frog|tiny|"
-                 "first|sybil|honest|thin [--ids K] [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N] "
+                 "first|sybil|honest|thin|late-thin [--ids K] [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N] "
                  "[--every N] [--server-key FILE [--cert FILE]]\n");
         return 2;
     }

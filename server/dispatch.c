@@ -91,6 +91,15 @@ s_used (fasgd_server_t *self, fasgd_srv_client_t *c, uint64_t j, int repeat, con
     pass over g is the rule's too where it can be (params.c's stage):
     *staged is then 1, and s_apply commits what it wrote aside instead
     of reading g again; a push refused, ignored or clipped drops it.  */
+void
+fasgd_srv_set_back (fasgd_server_t *self, const float *back)
+{
+    if (fasgd_srv_params_restore (self->params, back) == 0) {
+        fasgd_srv_params_advance (self->params);
+        self->st.loss_rollbacks++;
+    }
+}
+
 static int
 s_guard (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, const float **gp, int repeat,
          uint64_t j, double *norm, int *staged)
@@ -117,10 +126,8 @@ s_guard (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
         fasgd_srv_params_drop (self->params);
         *staged = 0;
     }
-    if (back && fasgd_srv_params_restore (self->params, back) == 0) {
-        fasgd_srv_params_advance (self->params);
-        self->st.loss_rollbacks++;
-    }
+    if (back)
+        fasgd_srv_set_back (self, back);
     if (status == 0 && weight == 0) {
         c->refused_in_row = 0;
         if (r->req->flags & FASGD_PROTO_FLAG_THEN_FETCH)

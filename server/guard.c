@@ -374,6 +374,15 @@ fasgd_srv_guard_rollback (fasgd_srv_guard_t *self)
     return theta;
 }
 
+const float *
+fasgd_srv_guard_settle (fasgd_srv_guard_t *self)
+{
+    if (!self->loss)
+        return NULL;
+    fasgd_srv_guard_loss_measure (self->loss, self->params->theta);
+    return fasgd_srv_guard_rollback (self);
+}
+
 int
 fasgd_srv_guard_has_reference (const fasgd_srv_guard_t *self)
 {

@@ -40,6 +40,10 @@ int fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *mod
     timestamp), when the held-out loss jumped since the last reference
     (guard_loss.c); NULL mostly. Once for each jump.  */
 const float *fasgd_srv_guard_rollback (fasgd_srv_guard_t *self);
+/*  As the server stops: the held-out loss measured once more if pushes
+    were applied since the last measure, so that they meet the check
+    too; what to set θ back to as fasgd_srv_guard_rollback, or NULL.  */
+const float *fasgd_srv_guard_settle (fasgd_srv_guard_t *self);
 /*  1 when it judges direction against a reference (computed, or a
     trusted client's push).  */
 int fasgd_srv_guard_has_reference (const fasgd_srv_guard_t *self);

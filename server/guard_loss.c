@@ -36,7 +36,10 @@
       it).
     - A jump: a loss more than guard.loss_jump (in log) above that of the
       θ last saved (at each measure at most a quarter of that above the
-      saved one's) makes fasgd_srv_guard_loss_rollback give the saved θ,
+      saved one's, if clients in good standing applied at least half of
+      the weight since the last measure: they earned the score's marks
+      of trust and their record here is at most b; else an attacker's
+      updates, each below a quarter, climb from save to save) makes fasgd_srv_guard_loss_rollback give the saved θ,
       which dispatch.c sets θ back to through params; the rise stays in
       the records. After S_ROLLBACKS jumps in a row without the loss
       coming back, θ is kept as it is.
@@ -153,6 +156,15 @@ fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *theta)
         return;
     }
     double d = self->last > 0 && L > 0 ? log (L / self->last) : 0;
+    /*  The weight applied by clients in good standing: their pushes
+        earned the score's marks of trust and the loss did not rise
+        after them. Only θ that they carried most of the way is saved.  */
+    double trusted = 0;
+    for (size_t i = 0; i < self->npending; i++) {
+        const fasgd_srv_client_t *c = self->pending [i];
+        if (c->verdict.earned && c->loss_rise <= self->cfg->guard_loss_rise)
+            trusted += c->loss_pending_w;
+    }
     for (size_t i = 0; i < self->npending;) {
         fasgd_srv_client_t *c = self->pending [i];
         double s = c->loss_pending_w / W;
@@ -177,11 +189,13 @@ fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *theta)
     if (!self->saved)
         return;
     double up = self->saved_loss > 0 ? log (L / self->saved_loss) : 0;
+    int kept = 0;                       /* θ kept as it is: saved, whoever carried it */
     if (up > self->cfg->guard_loss_jump && self->rollbacks_in_row >= S_ROLLBACKS) {
         fasgd_log_notice ("guard: the held-out loss is %.4g, still more than guard.loss_jump above %.4g after %d "
                           "rollbacks in a row: the parameters are kept as they are", L, self->saved_loss,
                           self->rollbacks_in_row);
         up = 0;
+        kept = 1;
     }
     if (up > self->cfg->guard_loss_jump) {
         self->rollbacks_in_row++;
@@ -192,7 +206,9 @@ fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *theta)
         self->last = self->saved_loss;
         return;
     }
-    if (up <= self->cfg->guard_loss_jump / 4) {
+    /*  The first measure is saved whoever carried θ there: a check
+        with nothing to go back to would hold nothing.  */
+    if (up <= self->cfg->guard_loss_jump / 4 && (kept || !(self->saved_loss > 0) || 2 * trusted >= W)) {
         self->rollbacks_in_row = 0;
         memcpy (self->saved, theta, self->n * sizeof (float));
         self->saved_loss = L;

@@ -137,6 +137,9 @@ struct fasgd_server_t {
     socket) and answers it. Returns 0, or -1 when there was nothing to
     read.  */
 int fasgd_srv_dispatch (fasgd_server_t *self, void *sock, int is_fetch);
+/*  θ set back to back (the guard's loss check found a jump), at a new
+    timestamp, and counted.  */
+void fasgd_srv_set_back (fasgd_server_t *self, const float *back);
 
 /*  control.c  */
 

@@ -646,6 +646,11 @@ fasgd_server_run (fasgd_server_t *self)
         s_serve (self, items [0].socket, items [1].socket);
     }
     fasgd_log_notice ("stopping at T=%llu", (unsigned long long) p->T);
+    /*  The pushes applied since the held-out loss was last measured meet
+        the check before the final row and checkpoint keep them.  */
+    const float *back = fasgd_srv_guard_settle (self->guard);
+    if (back)
+        fasgd_srv_set_back (self, back);
     fasgd_srv_control_tick (self, fasgd_srv_now_ms (), 1);
     /*  A last validation row for the final parameters, unless it has one.  */
     if (validates && p->T % (uint64_t) self->cfg.eval_every != 0) {

@@ -4,14 +4,13 @@
 # (what the held-out loss check did to it is in the message); then
 # tests/attacker --mode thin (its gradient negated at one push in two,
 # whose pushes the first-order score reads as neutral) comes when the
-# honest one is gone and pushes alone: the loss check holds its updates
-# to a third of its pushes or less. What it does to the validation error
-# is in the message, not checked: the check bounds this attacker's
-# updates, not its harm. TAP output.
+# honest one is gone and pushes alone: the validation error stays within
+# 0.1 of where the honest client left it, and the loss check holds the
+# attacker's updates to a third of its pushes or less. TAP output.
 tap_name=alone
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 4
+plan_mnist 5
 
 cat > "$tmp/server.yaml" <<YAML
 push_endpoint: tcp://127.0.0.1:*
@@ -57,13 +56,16 @@ check "the honest client alone was never refused ($(key guarded.honest guard_los
     test "$(key guarded.honest guard_refused)" = 0
 check "the honest client alone trained: validation error ${left:-none} below 0.1" \
     awk -v e="${left:-1}" 'BEGIN { exit !(e < 0.1) }'
-# The loss check does not stop this attacker: its harm is not bounded
-# (docs/ALGORITHMS.md, "Left alone with the server": in 4 of 17 runs of
-# this test the validation error rose by 0.13 to 0.49), so what is held
-# here is what the check does to it: its updates alone, which without the
+# The thin attacker alone: before the loss check saved θ only where
+# clients in good standing carried it, and measured the loss once more as
+# the server stops, the validation error rose by 0.13 to 0.49 in 4 of 17
+# runs of this test; since, by at most 0.027 in 20 (docs/ALGORITHMS.md,
+# "Left alone with the server"). Its updates alone, which without the
 # check (guard.loss_examples: 0) were above a third of its 1,500 pushes
-# in 17 of 22 runs (11 to 1,482), and with it 76 to 233 in 10.
+# in 17 of 22 runs (11 to 1,482), were 0 to 260 with it (62 runs).
+check "the attacker alone did not undo the run (${left:-none} to ${final:-none}, less than 0.1 more)" \
+    awk -v a="${left:-1}" -v f="${final:-1}" 'BEGIN { exit !(f < a + 0.1) }'
 alone() { a=$(key "$1.honest" T) b=$(key "$1" T); echo $((${b:-0} - ${a:-0})); }
 g_alone=$(alone guarded)
-check "the loss check held the attacker alone to a third of its 1500 pushes or less ($g_alone updates alone; validation error ${left:-none} to ${final:-none})" \
+check "the loss check held the attacker alone to a third of its 1500 pushes or less ($g_alone updates alone)" \
     test "$g_alone" -le 500

@@ -7,6 +7,7 @@
     cannot move it, so θ goes back to where the climb began; one in good
     standing moves it while the loss has not risen after its pushes.  */
 #include "testutil.h"
+#include "toymodel.h"
 
 #include "guard_loss.h"
 #include "registry.h"
@@ -33,25 +34,9 @@ s_check (s_check_t *s)
     memset (s, 0, sizeof *s);
     ck_assert_int_eq (fasgd_config_defaults (fasgd_server_cfg_keys, &s->cfg, stderr), 0);
     ck_assert_int_eq (fasgd_config_set (fasgd_server_cfg_keys, &s->cfg, "guard.loss_examples=32", stderr), 0);
-    fasgd_model_spec_t spec;
-    fasgd_model_spec_default (&spec);
-    spec.nsizes = 3;
-    spec.sizes [0] = 16;
-    spec.sizes [1] = 8;
-    spec.sizes [2] = 3;
-    char err [256] = "";
-    s->model = fasgd_model_new (&spec, err, sizeof err);
-    ck_assert_msg (s->model != NULL, "%s", err);
+    s->model = toy_model ();
     s->n = fasgd_model_nparams (s->model);
-    /*  64 examples of 4x4 pixels, three classes.  */
-    s->pool = fasgd_dataset_new (64, 4, 4);
-    ck_assert_ptr_nonnull (s->pool);
-    s->pool->nclasses = 3;
-    for (uint32_t i = 0; i < 64; i++) {
-        s->pool->y [i] = (uint8_t) (i % 3);
-        for (uint32_t j = 0; j < 16; j++)
-            s->pool->x [i * 16 + j] = (float) ((i * 7 + j * 3 + (i % 3) * j) % 11) / 10.0f;
-    }
+    s->pool = toy_examples ();
     fasgd_rng_seed (&s->rng, 7, 0);
     s->loss = fasgd_srv_guard_loss_new (&s->cfg, s->model, s->pool, s->n, &s->rng, &s->st);
     ck_assert_ptr_nonnull (s->loss);
@@ -60,8 +45,7 @@ s_check (s_check_t *s)
     s->up = malloc (s->n * sizeof (float));
     ck_assert_ptr_nonnull (s->theta0);
     ck_assert_ptr_nonnull (s->up);
-    for (size_t i = 0; i < s->n; i++)
-        s->theta0 [i] = (float) ((int) (i % 9) - 4) * 0.05f;
+    toy_theta (s->theta0, s->n);
     fasgd_model_ws_t *ws = fasgd_model_ws_new (s->model, 64);
     ck_assert_ptr_nonnull (ws);
     double L = fasgd_model_gradient (s->model, ws, s->theta0, s->pool->x, s->pool->y, 64, s->up, NULL);

@@ -6,6 +6,7 @@
     the resumed server, and past its probation; another key starts anew;
     the loss check's saved θ and the norm bound come back too.  */
 #include "testutil.h"
+#include "toymodel.h"
 
 #include "../common/checkpoint.h"
 #include "../server/checkpoint.h"
@@ -46,25 +47,10 @@ s_server (s_server_t *s, const char *path, int resume)
     const char *sets [] = { file, "guard.examples=32", "guard.every=1", "guard.loss_examples=32", NULL };
     for (int i = 0; sets [i]; i++)
         ck_assert_int_eq (fasgd_config_set (fasgd_server_cfg_keys, &s->cfg, sets [i], stderr), 0);
-    fasgd_model_spec_t spec;
-    fasgd_model_spec_default (&spec);
-    spec.nsizes = 3;
-    spec.sizes [0] = 16;
-    spec.sizes [1] = 8;
-    spec.sizes [2] = 3;
     char err [256] = "";
-    s->model = fasgd_model_new (&spec, err, sizeof err);
-    ck_assert_msg (s->model != NULL, "%s", err);
+    s->model = toy_model ();
     size_t n = fasgd_model_nparams (s->model);
-    /*  64 examples of 4x4 pixels, three classes, the same in both.  */
-    s->valid = fasgd_dataset_new (64, 4, 4);
-    ck_assert_ptr_nonnull (s->valid);
-    s->valid->nclasses = 3;
-    for (uint32_t i = 0; i < 64; i++) {
-        s->valid->y [i] = (uint8_t) (i % 3);
-        for (uint32_t j = 0; j < 16; j++)
-            s->valid->x [i * 16 + j] = (float) ((i * 7 + j * 3 + (i % 3) * j) % 11) / 10.0f;
-    }
+    s->valid = toy_examples ();
     fasgd_rule_params_t rp;
     fasgd_rule_cfg_to_params (&s->cfg.rule, s->cfg.clients, &rp);
     fasgd_rule_t *rule = fasgd_rule_new (&rp, n, err, sizeof err);
@@ -72,8 +58,7 @@ s_server (s_server_t *s, const char *path, int resume)
     fasgd_rule_gradients_checked (rule);
     s->params = fasgd_srv_params_new (&rule, n, n, 0, FASGD_WIRE_F32, 0);
     ck_assert_ptr_nonnull (s->params);
-    for (size_t i = 0; i < n; i++)
-        s->params->theta [i] = (float) ((int) (i % 9) - 4) * 0.05f;
+    toy_theta (s->params->theta, n);
     s->scratch = calloc (n, sizeof (float));
     ck_assert_ptr_nonnull (s->scratch);
     /*  In fasgd-server's order (server.c): the checkpoint and its resume,

@@ -652,15 +652,19 @@ fasgd_server_run (fasgd_server_t *self)
     if (back)
         fasgd_srv_set_back (self, back);
     fasgd_srv_control_tick (self, fasgd_srv_now_ms (), 1);
-    /*  A last validation row for the final parameters, unless it has one.  */
-    if (validates && p->T % (uint64_t) self->cfg.eval_every != 0) {
-        fasgd_srv_eval_wait (self->eval);
-        fasgd_srv_eval_maybe (self->eval);
-        fasgd_srv_eval_wait (self->eval);
+    /*  A last validation row for the final parameters, unless it has one
+        (T a multiple of eval.every, evaluated as it came), and the final
+        error said either way.  */
+    if (validates) {
         double error, nll;
         uint64_t eval_T;
         int64_t eval_ms;
-        fasgd_srv_eval_result (self->eval, &error, &nll, &eval_T, &eval_ms);
+        fasgd_srv_eval_wait (self->eval);
+        if (!fasgd_srv_eval_result (self->eval, &error, &nll, &eval_T, &eval_ms) || eval_T != p->T) {
+            fasgd_srv_eval_maybe (self->eval);
+            fasgd_srv_eval_wait (self->eval);
+            fasgd_srv_eval_result (self->eval, &error, &nll, &eval_T, &eval_ms);
+        }
         fasgd_log_notice ("final validation error %.4f (nll %.4f) at T=%llu", error, nll,
                           (unsigned long long) p->T);
     }

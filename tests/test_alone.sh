@@ -5,7 +5,7 @@
 # tests/attacker --mode thin (its gradient negated at one push in two,
 # whose pushes the first-order score reads as neutral) comes when the
 # honest one is gone and pushes alone: the validation error stays within
-# 0.1 of where the honest client left it, and the loss check holds the
+# 0.15 of where the honest client left it, and the loss check holds the
 # attacker's updates to a third of its pushes or less. TAP output.
 tap_name=alone
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
@@ -59,12 +59,13 @@ check "the honest client alone trained: validation error ${left:-none} below 0.1
 # The thin attacker alone: before the loss check saved θ only where
 # clients in good standing carried it, and measured the loss once more as
 # the server stops, the validation error rose by 0.13 to 0.49 in 4 of 17
-# runs of this test; since, by at most 0.027 in 20 (docs/ALGORITHMS.md,
+# runs of this test (3 above the 0.15 checked here); since, by at most
+# 0.064 in 40 (docs/ALGORITHMS.md,
 # "Left alone with the server"). Its updates alone, which without the
 # check (guard.loss_examples: 0) were above a third of its 1,500 pushes
 # in 17 of 22 runs (11 to 1,482), were 0 to 260 with it (62 runs).
-check "the attacker alone did not undo the run (${left:-none} to ${final:-none}, less than 0.1 more)" \
-    awk -v a="${left:-1}" -v f="${final:-1}" 'BEGIN { exit !(f < a + 0.1) }'
+check "the attacker alone did not undo the run (${left:-none} to ${final:-none}, less than 0.15 more)" \
+    awk -v a="${left:-1}" -v f="${final:-1}" 'BEGIN { exit !(f < a + 0.15) }'
 alone() { a=$(key "$1.honest" T) b=$(key "$1" T); echo $((${b:-0} - ${a:-0})); }
 g_alone=$(alone guarded)
 check "the loss check held the attacker alone to a third of its 1500 pushes or less ($g_alone updates alone)" \

@@ -84,13 +84,6 @@ s_used (fasgd_server_t *self, fasgd_srv_client_t *c, uint64_t j, int repeat, con
     return 0;
 }
 
-/*  Runs the guard on *gp from c, computed at timestamp j (guard.c); on
-    a refusal replies 422 with the reason and returns -1, after which c
-    may have been forgotten. A push the guard gives weight 0 is
-    acknowledged as taken and not applied (1 is returned). The guard's
-    pass over g is the rule's too where it can be (params.c's stage):
-    *staged is then 1, and s_apply commits what it wrote aside instead
-    of reading g again; a push refused, ignored or clipped drops it.  */
 void
 fasgd_srv_set_back (fasgd_server_t *self, const float *back)
 {
@@ -100,6 +93,13 @@ fasgd_srv_set_back (fasgd_server_t *self, const float *back)
     }
 }
 
+/*  Runs the guard on *gp from c, computed at timestamp j (guard.c); on
+    a refusal replies 422 with the reason and returns -1, after which c
+    may have been forgotten. A push the guard gives weight 0 is
+    acknowledged as taken and not applied (1 is returned). The guard's
+    pass over g is the rule's too where it can be (params.c's stage):
+    *staged is then 1, and s_apply commits what it wrote aside instead
+    of reading g again; a push refused, ignored or clipped drops it.  */
 static int
 s_guard (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, const float **gp, int repeat,
          uint64_t j, double *norm, int *staged)

@@ -39,8 +39,9 @@
       saved one's, if clients in good standing applied at least half of
       the weight since the last measure: they earned the score's marks
       of trust and their record here is at most b; else an attacker's
-      updates, each below a quarter, climb from save to save) makes fasgd_srv_guard_loss_rollback give the saved θ,
-      which dispatch.c sets θ back to through params; the rise stays in
+      updates, each below a quarter, climb from save to save) makes
+      fasgd_srv_guard_loss_rollback give the saved θ, which dispatch.c
+      sets θ back to through params; the rise stays in
       the records. After S_ROLLBACKS jumps in a row without the loss
       coming back, θ is kept as it is.
 
@@ -156,17 +157,15 @@ fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *theta)
         return;
     }
     double d = self->last > 0 && L > 0 ? log (L / self->last) : 0;
-    /*  The weight applied by clients in good standing: their pushes
-        earned the score's marks of trust and the loss did not rise
-        after them. Only θ that they carried most of the way is saved.  */
+    /*  The weight applied by clients in good standing (their pushes
+        earned the score's marks of trust and, before this measure, the
+        loss had not risen after them): only θ that they carried most of
+        the way is saved.  */
     double trusted = 0;
-    for (size_t i = 0; i < self->npending; i++) {
-        const fasgd_srv_client_t *c = self->pending [i];
-        if (c->verdict.earned && c->loss_rise <= self->cfg->guard_loss_rise)
-            trusted += c->loss_pending_w;
-    }
     for (size_t i = 0; i < self->npending;) {
         fasgd_srv_client_t *c = self->pending [i];
+        if (c->verdict.earned && c->loss_rise <= self->cfg->guard_loss_rise)
+            trusted += c->loss_pending_w;
         double s = c->loss_pending_w / W;
         c->loss_share = c->loss_share > 0 ? c->loss_share + S_SHARE_RATE * (s - c->loss_share) : s;
         c->loss_rise += d * c->loss_share;

@@ -28,6 +28,22 @@ plan_mnist() {
     fi
 }
 
+# guard_server_yaml FILE EVAL: FILE, the configuration of a server on
+# loopback (ports picked by the kernel) training the MLP on the digits with
+# fasgd at lr 0.005 and the guard's defaults, logging at info
+# without status lines; EVAL is its eval block ("{every: 500}").
+guard_server_yaml() {
+    cat > "$1" <<YAML
+push_endpoint: tcp://127.0.0.1:*
+fetch_endpoint: tcp://127.0.0.1:*
+control_endpoint: tcp://127.0.0.1:*
+rule: {name: fasgd, lr: 0.005}
+data: {dir: "$data"}
+eval: $2
+log: {level: info, status_seconds: 0}
+YAML
+}
+
 # skip_without_metrics: the whole test skipped (a SKIP plan, exit 0) when
 # this build serves no metrics (configured --without-microhttpd).
 skip_without_metrics() {

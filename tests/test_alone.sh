@@ -12,15 +12,7 @@ tap_name=alone
 
 plan_mnist 5
 
-cat > "$tmp/server.yaml" <<YAML
-push_endpoint: tcp://127.0.0.1:*
-fetch_endpoint: tcp://127.0.0.1:*
-control_endpoint: tcp://127.0.0.1:*
-rule: {name: fasgd, lr: 0.005}
-data: {dir: "$data"}
-eval: {every: 100}
-log: {level: info, status_seconds: 0}
-YAML
+guard_server_yaml "$tmp/server.yaml" '{every: 100}'
 
 key() { json_number "$tmp/$1.status" "$2"; }
 

@@ -13,15 +13,7 @@ tap_name=attack
 
 plan_mnist 11
 
-cat > "$tmp/server.yaml" <<YAML
-push_endpoint: tcp://127.0.0.1:*
-fetch_endpoint: tcp://127.0.0.1:*
-control_endpoint: tcp://127.0.0.1:*
-rule: {name: fasgd, lr: 0.005}
-data: {dir: "$data"}
-eval: {every: 500}
-log: {level: info, status_seconds: 0}
-YAML
+guard_server_yaml "$tmp/server.yaml" '{every: 500}'
 
 # run NAME [ATTACK]: the server, two honest clients of 1500 steps and,
 # given ATTACK, a third pushing its gradient times ATTACK until the first

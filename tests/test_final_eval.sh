@@ -9,15 +9,7 @@ tap_name=final_eval
 
 plan_mnist 3
 
-cat > "$tmp/server.yaml" <<YAML
-push_endpoint: tcp://127.0.0.1:*
-fetch_endpoint: tcp://127.0.0.1:*
-control_endpoint: tcp://127.0.0.1:*
-rule: {name: fasgd, lr: 0.005}
-data: {dir: "$data"}
-eval: {every: 1, csv: "$tmp/eval.csv"}
-log: {level: info, status_seconds: 0}
-YAML
+guard_server_yaml "$tmp/server.yaml" "{every: 1, csv: \"$tmp/eval.csv\"}"
 
 run() {
     serve "$tmp/ports" "$tmp/server.log" "$server" -c "$tmp/server.yaml" || return 1

@@ -17,15 +17,7 @@ tap_name=lone
 
 plan_mnist 6
 
-cat > "$tmp/server.yaml" <<YAML
-push_endpoint: tcp://127.0.0.1:*
-fetch_endpoint: tcp://127.0.0.1:*
-control_endpoint: tcp://127.0.0.1:*
-rule: {name: fasgd, lr: 0.005}
-data: {dir: "$data"}
-eval: {every: 500}
-log: {level: info, status_seconds: 0}
-YAML
+guard_server_yaml "$tmp/server.yaml" '{every: 500}'
 
 key() { sed -n "s/^ *\"$2\": \([0-9.]*\),*$/\1/p" "$tmp/$1.status"; }
 

@@ -170,9 +170,11 @@ def keep(kept, key_cols, runs, cpu, prov, others=None):
     """Copies each run into kept and writes kept/finals.csv. runs: [(key,
     src, keys)], key a tuple of key_cols' values, src the run's CSV, keys its
     --set keys. A run kept before keeps its provenance unless it ran again in
-    this invocation (its path in cpu). others(row), when given, says which
-    rows kept before and not among runs stay (first, as they were, with
-    their files): those of the parts this invocation did not run."""
+    this invocation (its path in cpu); one kept before whose CSV is no
+    longer in results/ stays as it was kept (its file is not copied again).
+    others(row), when given, says which rows kept before and not among runs
+    stay (first, as they were, with their files): those of the parts this
+    invocation did not run."""
     old = {}
     path = os.path.join(kept, "finals.csv")
     if os.path.exists(path):
@@ -186,6 +188,9 @@ def keep(kept, key_cols, runs, cpu, prov, others=None):
             w.writerows(x for k, x in old.items() if k not in mine and others(x))
         for key, src, keys in runs:
             gz = os.path.basename(src) + ".gz"
+            if not os.path.exists(src) and key in old and os.path.exists(os.path.join(kept, old[key]["file"])):
+                w.writerow(old[key])
+                continue
             with open(src, "rb") as fi, open(os.path.join(kept, gz), "wb") as fo:
                 # mtime 0: the same CSV always makes the same bytes.
                 with gzip.GzipFile(filename="", mode="wb", fileobj=fo, mtime=0) as z:

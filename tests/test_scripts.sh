@@ -10,7 +10,7 @@
 # lines names every machine. TAP output.
 tap_name=scripts
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-echo "1..12"
+echo "1..13"
 
 # A tree configured in place: a copy of scripts/build beside a configure
 # script that must not run and the config.status that ./configure leaves.
@@ -118,6 +118,18 @@ keptruns.keep('$tmp/kept', ['setting', 'seed'], runs, {}, {'commit': 'new', 'bin
 got=$(cut -d, -f1,2,5 "$tmp/kept/finals.csv" | tr '\n' ' ')
 check "keep with others: A's row stays, B's seed 1 keeps its provenance, seed 2 is new (got '$got')" \
     sh -c "[ '$got' = 'setting,seed,commit A,1,old B,1,old B,2,new ' ] && [ -s '$tmp/kept/B-2.csv.gz' ]"
+
+# keptruns.keep: a run kept before whose CSV is gone from results/ (a fresh
+# checkout: only experiments/data/ holds it) stays as it was kept, its file
+# untouched, beside a new one.
+rm -f "$tmp/B-1.csv" "$tmp/B-2.csv" && printf 'iteration,x\n1,3\n' > "$tmp/B-3.csv"
+"$python" -c "import sys; sys.path.insert(0, '$top_src/scripts'); import keptruns
+runs = [(('B', s), '$tmp/B-%s.csv' % s, ['seed=' + s]) for s in ('1', '2', '3')]
+keptruns.keep('$tmp/kept', ['setting', 'seed'], runs, {}, {'commit': 'newer', 'binary_sha256': 'h', 'machine': 'm'},
+              lambda row: row['setting'] != 'B')" > "$tmp/out" 2> "$tmp/err"
+got=$(cut -d, -f1,2,5 "$tmp/kept/finals.csv" | tr '\n' ' ')
+check "keep: runs kept before and gone from results/ stay as kept, a new one is added (got '$got')" \
+    sh -c "[ '$got' = 'setting,seed,commit A,1,old B,1,old B,2,new B,3,newer ' ] && [ -s '$tmp/kept/B-2.csv.gz' ] && [ -s '$tmp/kept/B-3.csv.gz' ]"
 
 # keptruns.machines, the machines phrase of every report's cost line: each
 # distinct machine once, sorted, joined with "; "; "no machine" for none.

@@ -84,6 +84,19 @@ def verdict_of(outcomes):
     return "did not hold"
 
 
+def hinging(compares, counted=False):
+    """Where a verdict hinges on a range test within noise, so that more
+    seeds (issue 26: 5 there, 3 elsewhere) could change it: the settings of
+    one comparison (compares: [(setting, compare() over the first seeds)])
+    that are within noise. A claim's verdict (verdict_of, claimed "lower")
+    reversed in some setting is "did not hold" whatever the others show, so
+    it asks for none; a verdict that counts each setting's outcome
+    (counted, the ablation's) asks for every one."""
+    if not counted and any(c == "higher" for _, c in compares):
+        return []
+    return [s for s, c in compares if c == "within noise"]
+
+
 def counts(outcomes):
     return "%d of %d settings held, %d within noise, %d reversed" % (
         outcomes.count("holds"), len(outcomes), outcomes.count("within noise"), outcomes.count("reversed"))

@@ -11,7 +11,8 @@
 #   make_workdir NAME          $work, a new /tmp/fasgd-NAME-XXXXXX, and an
 #                              EXIT trap that kills every pid in $pids and
 #                              removes $work
-#   kill_pids                  kill (TERM) every pid in $pids and reap them
+#   kill_pids                  kill (TERM) every pid in $pids that is still
+#                              this shell's child, and reap them
 #   start_server PORTFILE LOG COMMAND...
 #                              COMMAND --port-file PORTFILE in the background
 #                              (output appended to LOG), its pid in
@@ -55,7 +56,11 @@ ensure_mnist() {
 
 kill_pids() {
     local p
-    for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2> /dev/null || true; done
+    # Only those still this shell's children: a pid that ended long ago
+    # may since name another process (pid_max is 32768 on some machines).
+    for p in "${pids[@]+"${pids[@]}"}"; do
+        [ "$(ps -o ppid= -p "$p" 2> /dev/null | tr -d ' ')" = "$$" ] && kill "$p" 2> /dev/null || true
+    done
     wait 2> /dev/null || true
 }
 

@@ -4,14 +4,9 @@
        every value is; its root is the gradient's L2 norm ‖g‖.
     2. Bounded: ‖g‖ above limits.grad_norm, or above limits.grad_norm_factor
        times the guard's median, is refused, or scaled down to that bound
-       when limits.grad_norm_action is clip. With auto, the default, it
-       is clipped while direction is judged (4.: what is judged is the
-       clipped push), and without a reference when its client's typical
-       norm is within half the bound: an honest client's occasional
-       spike is clipped, not refused, and a client whose pushes are
-       outsized as a rule (or a new client's first push) is refused. A
-       clipped push is no more than a push at the bound, which any client
-       may send. The median is the lower one
+       when limits.grad_norm_action is clip (or auto, the default, while
+       direction is judged: 4.; a spike of an honest client is then
+       clipped, not refused, and what is judged is the clipped push). The median is the lower one
        of these votes:
        - one for each client that has pushed: its typical norm, a moving
          average of the norms it pushed, each counted at most at the bound
@@ -891,16 +886,10 @@ fasgd_srv_guard_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const fas
         bound = cfg->grad_norm_factor * self->median;
         which = "limits.grad_norm_factor times the median of the clients' typical norms";
     }
-    /*  auto without a reference clips an occasional spike of a client in
-        line with the others (its typical norm, before this push, within
-        half the bound) and refuses a client whose pushes are outsized as
-        a rule (or a new one's first push).  */
-    int spike = (c->has_typical || c->typical_kept) && c->norm_typical <= bound / 2;
     if (!judge && cfg->grad_norm_factor > 0)
         s_vote (self, c, norm, bound);
     if (norm > bound) {
-        if (cfg->grad_norm_action == FASGD_SRV_NORM_REFUSE
-            || (cfg->grad_norm_action == FASGD_SRV_NORM_AUTO && !judge && !spike)) {
+        if (cfg->grad_norm_action == FASGD_SRV_NORM_REFUSE || (cfg->grad_norm_action == FASGD_SRV_NORM_AUTO && !judge)) {
             snprintf (why, whylen, "gradient norm %.4g is above %.4g (%s)", norm, bound, which);
             return FASGD_STATUS_NONFINITE;
         }

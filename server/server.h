@@ -18,7 +18,7 @@
 typedef enum {
     FASGD_SRV_NORM_REFUSE,          /* 422 */
     FASGD_SRV_NORM_CLIP,            /* scaled down to the bound */
-    FASGD_SRV_NORM_AUTO             /* clipped while direction is judged, or a spike of a client in line; else refused */
+    FASGD_SRV_NORM_AUTO             /* clipped while direction is judged, else refused */
 } fasgd_srv_norm_action_t;
 
 typedef struct {

@@ -8,7 +8,7 @@
 tap_name=shards
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 31
+plan_mnist 30
 
 # Ports from below the ephemeral range, as in test_cluster.sh: the resumed
 # shard binds the same ones again.
@@ -79,9 +79,6 @@ t0=$(status_key 0 T); t1=$(status_key 1 T)
 r0=$(status_key 0 guard_refused); r1=$(status_key 1 guard_refused)
 check "each shard applied the clients' gradients (T = $t0 and $t1 of 3000 steps, $r0 and $r1 refused)" \
     sh -c "[ '$t0' -ge 3000 ] && [ '$t1' -ge 3000 ] && [ \$(($t0 + $r0)) = \$(($t1 + $r1)) ]"
-# Without a reference each shard judges sizes only; an honest spike above
-# its bound is clipped (limits.grad_norm_action auto), not refused.
-check "neither shard refused an honest push ($r0 and $r1 refused)" test "$r0" = 0 -a "$r1" = 0
 check "the clients' validations reach the shards' eval.csv" sh -c "
     [ \$(tail -n +2 '$tmp/s0.csv' | wc -l) -ge 6 ] && [ \$(tail -n +2 '$tmp/s1.csv' | wc -l) -ge 6 ]"
 

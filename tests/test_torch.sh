@@ -26,11 +26,10 @@ if [ -n "${FASGD_SKIP_TORCH:-}" ]; then
     echo "1..0 # SKIP FASGD_SKIP_TORCH is set"
     exit 0
 fi
-echo "1..3"
+echo "1..2"
 if [ ! -f "${FASGD_DATA_DIR:-$top_src/data}/mnist/train-images-idx3-ubyte.gz" ]; then
     echo "not ok 1 - MNIST digits missing: run scripts/get-mnist"
     echo "not ok 2 - MNIST digits missing"
-    echo "not ok 3 - MNIST digits missing"
     exit 1
 fi
 
@@ -49,16 +48,6 @@ if [ "$rc" -eq 0 ] && [ -n "$final" ]; then
     echo "ok 2 - 4 workers train the CNN to validation error $final (< 0.03)"
 else
     echo "not ok 2 - 4 workers train the CNN below 3% validation error (exit $rc, final '${final:-none}')"
-fi
-# Without a reference the server judges sizes only; a CNN's honest spikes
-# (13 times the median seen) are clipped to the bound, never refused.
-reports=$(grep -c '^torch-[0-9]*: .* gradients refused (422)' "$tmp/out")
-refused=$(sed -n 's/^torch-[0-9]*: .* \([0-9][0-9]*\) gradients refused (422).*/\1/p' "$tmp/out" |
-    awk '{ n += $1 } END { if (NR) print n }')
-if [ "$reports" = 4 ] && [ "${refused:-x}" = 0 ]; then
-    echo "ok 3 - no worker had a gradient refused (4 reports)"
-else
-    echo "not ok 3 - no worker had a gradient refused ($reports reports, ${refused:-no count} refused)"
 fi
 sed 's/^/# /' "$tmp/out"
 [ "$rc" -eq 0 ] && [ -n "$final" ]

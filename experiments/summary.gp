@@ -1,4 +1,4 @@
-# Fig. 2 in one panel: final test error against λ (log scale), one line per
+# Fig. 2 (and Fashion-MNIST) in one panel: final test error against λ (log scale), one line per
 # rule and α, the points the seeds' mean and the bars their range. Called
 # by scripts/paper-report with R, OUT, RUNS (rule-aALPHA), LABELS, RULEOF,
 # DASHES (as curves.gp), TITLE, QUICK. Reads R/summary-PREFIX.dat, one block

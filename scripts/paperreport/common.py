@@ -133,9 +133,25 @@ def table(header, rows, align=None):
 
 # ---------------------------------------------------------------- sweeps
 
-def lr_rules(grid, setting):
+# The learning-rate sweeps: "lr" on MNIST (lr.settings, lr.rules,
+# lr.iterations; runs lr-SETTING-RULE-aALPHA) and "fashion" on
+# Fashion-MNIST's validation split (fashion.lr.settings, fashion.rules, the
+# figures' fig.iterations as the Fashion runs take; runs
+# fashion-lr-SETTING-RULE-aALPHA). Both sweep each rule over its lr.grid
+# and pick by the same rule (pick).
+SWEEP_PREFIX = {"lr": "lr", "fashion": "fashion-lr"}
+SWEEP_ITERATIONS = {"lr": "lr.iterations", "fashion": "fig.iterations"}
+
+
+def sweep_settings(grid, sweep="lr"):
+    return grid["lr.settings"] if sweep == "lr" else grid.get("fashion.lr.settings", [])
+
+
+def lr_rules(grid, setting, sweep="lr"):
     """The rules swept on setting: lr.rules.SETTING if the grid narrows it,
-    else lr.rules."""
+    else lr.rules (Fashion-MNIST's sweep: fashion.rules)."""
+    if sweep == "fashion":
+        return grid["fashion.rules"]
     return grid.get("lr.rules." + setting, grid["lr.rules"])
 
 
@@ -143,18 +159,18 @@ def eps_settings(grid):
     return grid.get("eps.settings", grid["lr.settings"])
 
 
-def lr_runs(res, grid, setting, rule):
-    n = int(grid["lr.iterations"][0]) // res.scale
+def lr_runs(res, grid, setting, rule, sweep="lr"):
+    n = int(grid[SWEEP_ITERATIONS[sweep]][0]) // res.scale
     out = []
     for a in grid["lr.grid." + rule]:
-        out.append((a, res.get("lr-%s-%s-a%s" % (setting, rule, a), n)))
+        out.append((a, res.get("%s-%s-%s-a%s" % (SWEEP_PREFIX[sweep], setting, rule, a), n)))
     return out
 
 
-def pick(res, grid, rule, setting):
+def pick(res, grid, rule, setting, sweep="lr"):
     """The candidate alpha with the lowest final error (ties: the smaller)."""
     best = None
-    for a, run in lr_runs(res, grid, setting, rule):
+    for a, run in lr_runs(res, grid, setting, rule, sweep):
         if run is None:
             return None
         key = (round(run.final, 6), float(a))
@@ -171,9 +187,10 @@ def recorded_pick(grid, rule, setting):
     return v[0] if v else None
 
 
-def sweep_done(res, grid):
-    return all(run is not None for s in grid["lr.settings"] for r in lr_rules(grid, s)
-               for _, run in lr_runs(res, grid, s, r))
+def sweep_done(res, grid, sweep="lr"):
+    settings = sweep_settings(grid, sweep)
+    return bool(settings) and all(run is not None for s in settings for r in lr_rules(grid, s, sweep)
+                                  for _, run in lr_runs(res, grid, s, r, sweep))
 
 
 def eps_runs(res, grid, setting):
@@ -183,5 +200,14 @@ def eps_runs(res, grid, setting):
 
 # ---------------------------------------------------------------- groups
 
+# A run belongs to the first group one of whose prefixes its name starts
+# with (group_of): Fashion-MNIST's sweep before its figure runs.
 GROUP_PREFIX = [("lr", ("lr-", "eps-")), ("fig1", ("fig1-",)), ("fig2", ("fig2-",)),
-                ("fig3", ("fig3-",)), ("fashion", ("fashion-",))]
+                ("fig3", ("fig3-",)), ("fashion-lr", ("fashion-lr-",)), ("fashion", ("fashion-",))]
+
+
+def group_of(name):
+    for g, prefixes in GROUP_PREFIX:
+        if name.startswith(prefixes):
+            return g
+    return None

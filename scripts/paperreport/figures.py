@@ -15,7 +15,8 @@ from .common import TOP, eps_settings, mean, sweep_done
 RATE_ROWS = 10
 
 # The figures this report draws (docs/figures/ holds others too).
-OWN = ("lr-sweep", "fig1", "fig2", "fig2-summary", "fig3-std", "fig3-abs", "fig3-bytes", "fashion")
+OWN = ("lr-sweep", "fig1", "fig2", "fig2-summary", "fig3-std", "fig3-abs", "fig3-bytes", "fashion",
+       "fashion-summary")
 
 
 def run_gnuplot(script, out, plots, log, **kv):
@@ -116,17 +117,30 @@ class Figures:
                SET=s3, AS=bytes_ok[0][1], AA=bytes_ok[1][1], ITERS="{:,}".format(self.n_fig),
                SEEDS="%d seeds: mean, bars the range" % n if n > 1 else "seed %s" % self.seeds[0],
                **{"N" + st.upper(): self.bytes_points[st] for st, _ in bytes_ok})
+        # Fashion-MNIST: each rule at the paper's protocol (solid) and, where
+        # its Fashion-MNIST pick differs, at that pick (dashed).
+        fpicks = {r: self.fashion_pick(r) for r in g["fashion.rules"]}
+        tuned = all(fpicks.values())
+
+        def fashion_alphas(r):
+            a = self.alpha(r, sw2)
+            return [a] + ([fpicks[r]] if tuned and fpicks[r] != a else [])
         self.curves(figdir, "fashion", "fashion", sw2, g["fashion.settings"], g["fashion.rules"],
                     "Fashion-MNIST (%s train, %s validation, 10,000 test), μ = 128, test error vs iteration (%s)" % (
                         "{:,}".format(60000 - int(g["fashion.holdout"][0])), "{:,}".format(int(g["fashion.holdout"][0])),
-                        band), False)
+                        band), False, summary=True, alphas_of=fashion_alphas, tag="Fashion-pick",
+                    summary_title="Fashion-MNIST, μ = 128: final test error at %s iterations against λ (%s)")
 
-    def curves(self, figdir, name, pfx, sw, sets, rules, title, both, summary=False):
+    def curves(self, figdir, name, pfx, sw, sets, rules, title, both, summary=False, alphas_of=None, tag="sweep",
+               summary_title="Fig. 2, MNIST, μ = 128: final test error at %s iterations against λ (%s)"):
         """One curve figure (curves.gp); with summary, its final errors
-        against λ too (summary.gp, NAME-summary.png)."""
+        against λ too (summary.gp, NAME-summary.png). A rule's lines: its
+        alphas (alphas_of(rule) if given), the first solid, the second
+        dashed and labelled with tag."""
         lines = []    # (rule, alpha, dash)
         for r in rules:
-            for i, a in enumerate(self.alphas(r, sw) if both else [self.alpha(r, sw)]):
+            for i, a in enumerate(alphas_of(r) if alphas_of else self.alphas(r, sw) if both
+                                  else [self.alpha(r, sw)]):
                 if a is not None:
                     lines.append((r, a, 2 if i else 1))
         pts = {(s, r, a): self.res.point("%s-%s-%s-a%s" % (pfx, s, r, a), self.n_fig, self.seeds)
@@ -134,7 +148,7 @@ class Figures:
         if not lines or any(p is None for p in pts.values()):
             return
         runs = " ".join("%s-a%s" % (r, a) for r, a, _ in lines)
-        labels = " ".join("%s(α=%s%s)" % (r, a, ",sweep" if d == 2 else "") for r, a, d in lines)
+        labels = " ".join("%s(α=%s%s)" % (r, a, "," + tag if d == 2 else "") for r, a, d in lines)
         ruleof = " ".join(r for r, _, _ in lines)
         dashes = " ".join(str(d) for _, _, d in lines)
         # Each panel's y range: every line's band after the first tenth of
@@ -161,7 +175,7 @@ class Figures:
             self.gp("summary.gp", os.path.join(figdir, name + "-summary.png"), plots,
                os.path.join(plots, "gnuplot-%s-summary.log" % name), QUICK=smoke, PREFIX=pfx, RUNS=runs,
                LABELS=labels, RULEOF=ruleof, DASHES=dashes,
-               TITLE="Fig. 2, MNIST, μ = 128: final test error at %s iterations against λ (%s)" % (
+               TITLE=summary_title % (
                    "{:,}".format(self.n_fig), "%d seeds: mean and range" % n if n > 1 else "one seed"))
 
 

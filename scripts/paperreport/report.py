@@ -4,7 +4,7 @@ from a module of its own (intro, sweeps, fig1, fig2, fig3, fashion)."""
 import os
 
 from .common import (RULE, TOP, WINDOW, compare, fmt_it, outcome, paired, pick, read_grid, recorded_pick,
-                     setting_label, table, verdict_of, with_spread)
+                     setting_label, sweep_settings, table, verdict_of, with_spread)
 from .runs import Results
 from .intro import Intro
 from .sweeps import Sweeps
@@ -68,13 +68,25 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
             return [p] if w is None or w == p else [p, w]
         return [self.alpha(rule, sweep_setting)]
 
-    def fig_runs(self, fig, setting, rules, sweep_setting, prefix=None, both=True):
+    def fashion_pick(self, rule):
+        """The rule's α from Fashion-MNIST's own sweep (on the first of
+        fashion.lr.settings, by common.pick), None while that sweep is
+        incomplete, and with --quick (which runs the paper's protocol only)."""
+        ss = sweep_settings(self.grid, "fashion")
+        if self.args.quick or not ss:
+            return None
+        return pick(self.vres, self.grid, rule, ss[0], "fashion")
+
+    def fig_runs(self, fig, setting, rules, sweep_setting, prefix=None, both=True, alphas_of=None):
         """[(key, label, alpha, Point or None)]: key is the rule for its first
         (the paper's) alpha, rule@sweep for fasgd's sweep alpha (both=False:
-        one alpha a rule, as Fashion-MNIST runs them)."""
+        one alpha a rule, as Fashion-MNIST runs them; alphas_of(rule), if
+        given, the alphas instead)."""
         out = []
         for r in rules:
-            for i, a in enumerate(self.alphas(r, sweep_setting) if both else [self.alpha(r, sweep_setting)]):
+            alist = (alphas_of(r) if alphas_of else self.alphas(r, sweep_setting) if both
+                     else [self.alpha(r, sweep_setting)])
+            for i, a in enumerate(alist):
                 pt = None
                 if a is not None:
                     pt = self.res.point("%s-%s-%s-a%s" % (prefix or fig, setting, r, a), self.n_fig, self.seeds)
@@ -90,14 +102,14 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
                     % (" ".join(self.seeds), WINDOW))
             for row in pt.band():
                 f.write("%d %.6f %.6f %.6f\n" % row)
-    def fig_tables(self, fig, settings, rules, sweep_setting, prefix=None, both=True):
+    def fig_tables(self, fig, settings, rules, sweep_setting, prefix=None, both=True, alphas_of=None):
         """Final, best, early and reach tables; returns {setting: {key: Point}}."""
         allruns = {}
         rows, brows, rrows, erows = [], [], [], []
         early = self.n_fig // 10
         head = None
         for s in settings:
-            runs = self.fig_runs(fig, s, rules, sweep_setting, prefix, both)
+            runs = self.fig_runs(fig, s, rules, sweep_setting, prefix, both, alphas_of)
             head = head or [lab for _, lab, _, _ in runs]
             allruns[s] = {k: pt for k, _, _, pt in runs}
             rows.append([setting_label(s)] + ["missing" if pt is None else with_spread(pt.finals)
@@ -223,7 +235,7 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
                 ""]
 
     def make(self):
-        self.fashion_text = None
+        self.fashion_text = []
         self.header()
         at = len(self.out)
         self.scope()
@@ -243,8 +255,8 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
         tuned = self.tuned_text()
         if tuned:
             self.w("- " + tuned)
-        if self.fashion_text:
-            self.w("- " + self.fashion_text)
+        for t in self.fashion_text:
+            self.w("- " + t)
         self.w()
         self.out[at:at] = self.headline_lines()
         return "\n".join(self.out) + "\n"

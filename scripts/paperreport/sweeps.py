@@ -5,7 +5,7 @@ import os
 import re
 
 from .common import (TOP, eps_runs, eps_settings, lr_rules, lr_runs, mean, pick, recorded_pick, setting_label,
-                     sweep_done, table)
+                     sweep_done, sweep_settings, table)
 
 
 class Sweeps:
@@ -36,32 +36,11 @@ class Sweeps:
         winners = {}
         for s in g["lr.settings"]:
             rules = lr_rules(g, s)
-            alphas = sorted({float(a) for r in rules for a in g["lr.grid." + r]})
             self.w("**%s** (%s iterations%s)" % (setting_label(s), "{:,}".format(self.n_lr), "" if rules == allrules
                                                  else "; not swept here: " + ", ".join(
                                                      r for r in allrules if r not in rules)))
             self.w()
-            rows = []
-            runs = {r: dict((float(a), run) for a, run in lr_runs(self.vres, g, s, r)) for r in rules}
-            win = {r: pick(self.vres, g, r, s) for r in rules}
-            winners[s] = win
-            for a in alphas:
-                row = ["%g" % a]
-                for r in rules:
-                    if a not in runs[r]:
-                        row.append("")
-                        continue
-                    run = runs[r][a]
-                    if run is None:
-                        row.append("missing")
-                        continue
-                    cell = "%.4f / %.4f" % (run.final, run.best)
-                    if win[r] is not None and float(win[r]) == a:
-                        cell = "**%s**" % cell
-                    row.append(cell)
-                rows.append(row)
-            self.w(table(["α"] + rules, rows))
-            self.w()
+            winners[s], runs = self.sweep_table(s, rules)
             self.write_lr_dat(s, rules, runs)
         self.w("Winners (α with the lowest final error):")
         self.w()
@@ -86,10 +65,13 @@ class Sweeps:
                 r, paper[r], winners[s1].get(r) or "not swept", setting_label(s1),
                 winners[s2].get(r) or "not swept", setting_label(s2)))
         self.w("The figures keep the paper's picks for fasgd and sasgd (%s). dcasgd and gap-aware "
-               "run at their winners: Fig. 1 at the %s winner, Fig. 2 and Fashion at the %s "
-               "winner. See ![learning-rate sweep](figures/lr-sweep.png) (final error vs α, "
+               "run at their winners: Fig. 1 at the %s winner, Fig. 2 and Fashion%s at the %s "
+               "winner%s. See ![learning-rate sweep](figures/lr-sweep.png) (final error vs α, "
                "values above the plot's range are drawn at its top edge)." % (
-                   "; ".join(notes), setting_label(s1), setting_label(s2)))
+                   "; ".join(notes), setting_label(s1),
+                   "'s paper protocol" if sweep_settings(g, "fashion") else "", setting_label(s2),
+                   " (Fashion's tuned comparison at the picks of its own sweep, under \"Fashion-MNIST, full "
+                   "size\")" if sweep_settings(g, "fashion") else ""))
         self.w()
 
         self.w("## ε sweep (fasgd std)")
@@ -114,6 +96,36 @@ class Sweeps:
         self.write_eps_dat(eruns)
         self.w(self.eps_choice(eruns))
         self.w()
+
+    def sweep_table(self, s, rules, sweep="lr"):
+        """One setting of a learning-rate sweep (sweep: "lr" on MNIST,
+        "fashion" on Fashion-MNIST) as a table: a row an α of the rules'
+        grids, a column a rule, cells final / best validation error, each
+        rule's pick (common.pick) in bold. Returns ({rule: its pick},
+        {rule: {α: run}})."""
+        g = self.grid
+        alphas = sorted({float(a) for r in rules for a in g["lr.grid." + r]})
+        rows = []
+        runs = {r: dict((float(a), run) for a, run in lr_runs(self.vres, g, s, r, sweep)) for r in rules}
+        win = {r: pick(self.vres, g, r, s, sweep) for r in rules}
+        for a in alphas:
+            row = ["%g" % a]
+            for r in rules:
+                if a not in runs[r]:
+                    row.append("")
+                    continue
+                run = runs[r][a]
+                if run is None:
+                    row.append("missing")
+                    continue
+                cell = "%.4f / %.4f" % (run.final, run.best)
+                if win[r] is not None and float(win[r]) == a:
+                    cell = "**%s**" % cell
+                row.append(cell)
+            rows.append(row)
+        self.w(table(["α"] + rules, rows))
+        self.w()
+        return win, runs
 
     def eps_choice(self, eruns):
         base = self.base_epsilon()

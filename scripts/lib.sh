@@ -36,6 +36,10 @@
 #                              another ("unknown" without build-commit);
 #                              $binhash (PROGRAM's SHA-256, 16 hex digits)
 #                              and $machine, for kept runs
+#   pids_using DIR             the pids, other than this shell's, whose
+#                              working folder or an open file is in DIR
+#                              (files deleted since included): what a
+#                              daemon left behind there, whoever its parent
 #   keep_csv CSV OUT COLUMN... CSV's COLUMNs (by name; fails on a missing
 #                              one) gzipped into OUT, through OUT.tmp (gzip
 #                              -n: the same CSV makes the same bytes)
@@ -62,6 +66,15 @@ kill_pids() {
         [ "$(ps -o ppid= -p "$p" 2> /dev/null | tr -d ' ')" = "$$" ] && kill "$p" 2> /dev/null || true
     done
     wait 2> /dev/null || true
+}
+
+pids_using() {
+    # find's -lname matches the links' targets with a * that spans '/'.
+    # Processes that end during the walk make find fail: not an error here
+    # (callers run under set -e and pipefail, some in an EXIT trap).
+    { find /proc/[0-9]*/cwd -maxdepth 0 \( -lname "$1" -o -lname "$1/*" -o -lname "$1 (deleted)" \) 2> /dev/null || true
+      find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 -lname "$1/*" 2> /dev/null || true; } \
+        | cut -d/ -f3 | sort -un | { grep -vx "$$" || true; }
 }
 
 make_workdir() {

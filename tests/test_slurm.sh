@@ -31,6 +31,9 @@ check "a progress line at least every 5 s while the jobs run" awk '
     /RUNNING \([0-9]+ s of its/ { t = $0; sub(/.*RUNNING \(/, "", t); t += 0
         if (n++ && t - last > 5) bad = 1; last = t }
     END { exit !(n >= 3 && !bad) }' "$tmp/err"
-gone() { [ -n "$work" ] && [ ! -d "$work" ] && ! pgrep -f -- "$work/" > /dev/null; }
-check "its folder ($work) is gone, no process of it runs (munged, slurmctld, slurmd)" gone
+gone() {
+    [ -n "$work" ] && [ ! -d "$work" ] && ! pgrep -f -- "$work/" > /dev/null \
+        && [ -z "$(bash -c '. "$1/scripts/lib.sh"; pids_using "$2"' _ "$top_src" "$work")" ]
+}
+check "its folder ($work) is gone, no process of it runs or holds a file there (munged, slurmctld, slurmd, a step's slurmstepd)" gone
 exit $((failed > 0))

@@ -2,7 +2,7 @@
 at its own pick from a learning-rate sweep on Fashion-MNIST's validation
 split."""
 
-from .common import WINDOW, compare, setting_label, sweep_done, sweep_settings, with_spread
+from .common import WINDOW, compare, setting_label, sweep_done, sweep_settings, table, with_spread
 
 
 class Fashion:
@@ -62,8 +62,9 @@ class Fashion:
                     win = win or w
                 self.w("Picks%s: %s%s." % (
                     " (on %s)" % setting_label(ss[0]) if len(ss) > 1 else "",
-                    "; ".join("%s α = %s (the paper's protocol: %s)" % (r, win[r], self.alpha(r, sw2))
-                              for r in rules),
+                    "; ".join("%s α = %s (the paper's protocol: %s%s)" % (
+                        r, win[r], self.alpha(r, sw2),
+                        "" if self.alpha(r, sw2) in g["lr.grid." + r] else ", not a candidate") for r in rules),
                     " (`--quick` runs the paper's protocol only)" if self.args.quick else ""))
             else:
                 self.w("Not complete in this run (`scripts/paper --only fashion-lr`): the paper's protocol only.")
@@ -79,6 +80,26 @@ class Fashion:
             "%s α = %s" % (r, picks[r]) for r in rules))
         self.w()
         truns = self.fig_tables("fashion", settings, rules, sw2, both=False, alphas_of=lambda r: [picks[r]])
+        self.w("Side by side: each rule at its pick against itself at the paper's protocol (final test error, "
+               "the seeds' mean, protocol → pick; lower or higher where the pick's seeds are all beyond the "
+               "protocol's, else within noise; then the seeds at which the pick ends lower, paired by seed):")
+        self.w()
+        rows = []
+        for s in settings:
+            row = [setting_label(s)]
+            for r in rules:
+                p, t = runs[s].get(r), truns[s].get(r)
+                if not (p and t):
+                    row.append("missing")
+                elif p is t or p.name == t.name:
+                    row.append("the same runs")
+                else:
+                    row.append("%.4f → %.4f (%s; %d of %d)" % (
+                        p.final, t.final, compare(t.finals, p.finals),
+                        sum(1 for x, y in zip(t.finals, p.finals) if x < y), len(t.finals)))
+            rows.append(row)
+        self.w(table(["setting"] + ["%s: α %s → %s" % (r, self.alpha(r, sw2), picks[r]) for r in rules], rows))
+        self.w()
         self.fashion_claim(truns, "Fashion-MNIST, each rule at its own best α (picked on its validation split)")
 
     def fashion_claim(self, runs, where):

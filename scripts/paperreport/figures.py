@@ -128,7 +128,7 @@ class Figures:
         self.curves(figdir, "fashion", "fashion", sw2, g["fashion.settings"], g["fashion.rules"],
                     "Fashion-MNIST (%s train, %s validation, 10,000 test), μ = 128, test error vs iteration (%s)" % (
                         "{:,}".format(60000 - int(g["fashion.holdout"][0])), "{:,}".format(int(g["fashion.holdout"][0])),
-                        band), False, summary=True, alphas_of=fashion_alphas, tag="Fashion-pick",
+                        band), False, summary=True, alphas_of=fashion_alphas, tag="pick",
                     summary_title="Fashion-MNIST, μ = 128: final test error at %s iterations against λ (%s)")
 
     def curves(self, figdir, name, pfx, sw, sets, rules, title, both, summary=False, alphas_of=None, tag="sweep",

@@ -63,11 +63,15 @@ if wait_for "test -s '$tmp/ports'" 20; then
     push=$(sed -n 's/^push=//p' "$tmp/ports"); fetch=$(sed -n 's/^fetch=//p' "$tmp/ports")
     "$client" -s "$push" -f "$fetch" --data "$data" --quiet --steps 300 > "$tmp/c.out" 2> "$tmp/c.log" &
     pids="$pids $!"
-    wait_for "[ \$(tail -n +2 '$tmp/server.csv' 2>/dev/null | wc -l) -ge 3 ]" 60
+    # Three rows come after 150 of the client's steps: seconds on a quiet
+    # machine, more under ASan on a loaded one.
+    wait_for "[ \$(tail -n +2 '$tmp/server.csv' 2>/dev/null | wc -l) -ge 3 ]" 180 \
+        || echo "# after 180 s the server's CSV had $(tail -n +2 "$tmp/server.csv" 2>/dev/null | wc -l) rows"
 fi
+# Read once the server has stopped, so that no row is read while written.
+kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null
 check "the server's CSV ends with test_error,test_nll" sh -c "head -1 '$tmp/server.csv' | grep -q ',max_tau,test_error,test_nll\$'"
 check "its rows carry a test error in [0, 1]" sh -c "tail -n +2 '$tmp/server.csv' | awk -F, 'NF != 15 || \$14 < 0 || \$14 > 1 { bad = 1 } END { exit bad || NR < 3 }'"
-kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null
 sed -i 's/, test: 1000//' "$tmp/server.yaml"
 check "a CSV with other columns is not appended to" sh -c \
     "! timeout 20 '$server' -c '$tmp/server.yaml' > '$tmp/out' 2> '$tmp/err' \

@@ -13,15 +13,23 @@ LITTLE = 0.01       # a test-error cost of at most 1 point counts as "little"
 
 # ---------------------------------------------------------------- grid, CSVs
 
-def read_grid():
+def read_grid(path=None):
+    """The grid (default experiments/grid.conf) as {key: words}. A grid
+    that says "include: FILE" (beside it) has that file's keys too, its own
+    in their place (scripts/paper reads it alike)."""
+    path = path or GRID
     grid = {}
-    with open(GRID) as f:
+    with open(path) as f:
         for line in f:
             line = line.split("#", 1)[0].strip()
             if not line or ":" not in line:
                 continue
             key, val = line.split(":", 1)
-            grid[key.strip()] = val.split()
+            grid.setdefault(key.strip(), val.split())
+    if "include" in grid:
+        inc = read_grid(os.path.join(os.path.dirname(path), grid["include"][0]))
+        inc.update(grid)
+        grid = inc
     return grid
 
 

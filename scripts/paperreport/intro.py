@@ -1,11 +1,12 @@
 """The report's opening: what was run, its scope and its times."""
 
+import os
 import re
 import statistics
 
 from keptruns import machines
 
-from .common import GROUP_PREFIX, TAIL, eps_settings, group_of, lr_rules, setting_label, sweep_settings, table
+from .common import GROUP_PREFIX, TAIL, TOP, eps_settings, group_of, lr_rules, setting_label, sweep_settings, table
 
 
 INTRO = """\
@@ -143,6 +144,14 @@ class Intro:
                 "3.6 of the previous run's 6.4 CPU-hours)"),
             "MNIST: the 10,000-digit subset (8,000/1,000/1,000) rather than the full 60,000/10,000.",
         ]
+        default = os.path.join(TOP, "experiments", "data", "paper")
+        if not self.args.smoke and os.path.abspath(self.args.results) == default:
+            # The long runs (experiments/grid-long.conf) of this grid's
+            # Fig. 1 and Fig. 2, if kept: where, and what the claims gave.
+            from .long import long_scope
+            line = long_scope()
+            if line:
+                items.append(line)
         for it in items:
             self.w("- " + it)
         self.w()

@@ -25,13 +25,16 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
 
     def __init__(self, args):
         self.args = args
-        self.grid = read_grid()
+        self.grid = read_grid(getattr(args, "grid", None))
         self.scale = 20 if args.smoke else 1
         self.seeds = args.seeds.split()
         # The figures judge by the held-out test rows; the sweeps pick by
-        # the validation rows.
+        # the validation rows (those of the sweep kept in the grid's
+        # lr.kept, if it names one: scripts/paper takes its picks there).
         self.res = Results(args.results, self.scale, "test_error")
-        self.vres = Results(args.results, self.scale, "val_error")
+        lr_kept = self.grid.get("lr.kept")
+        self.vres = Results(os.path.join(TOP, lr_kept[0]) if lr_kept and not args.smoke else args.results,
+                            self.scale, "val_error")
         self.n_fig = int(self.grid["fig.iterations"][0]) // self.scale
         self.n_lr = int(self.grid["lr.iterations"][0]) // self.scale
         self.out = []

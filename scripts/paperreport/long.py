@@ -61,6 +61,20 @@ class LongReport:
             self.verdicts[fig] = [(c, lmap.get(c, ("not judged", "runs missing")), (v, n)) for c, v, n, _ in bh]
             self.texts[fig] = (lc, bc)
 
+    def prefixes(self):
+        """(runs whose first rows are the base run's, runs with a base run)
+        over the long runs kept."""
+        L, B = self.long, self.base
+        same = both = 0
+        for name in sorted(L.res.prov):
+            lr, br = L.res.get(name, L.n_fig), B.res.get(name, B.n_fig)
+            if lr is None or br is None:
+                continue
+            both += 1
+            if [r for r in lr.rows if r["iteration"] <= B.n_fig] == br.rows:
+                same += 1
+        return same, both
+
     def its(self, rep):
         return "{:,}".format(rep.n_fig)
 
@@ -124,6 +138,13 @@ class LongReport:
         w("    scripts/paper-report --grid %s --results %s --output %s" % (rel(a.grid), rel(a.results), report_path(a)))
         w("")
         w("(scripts/paper writes this report itself after its runs; the second command remakes it.)")
+        w("")
+        same, both = self.prefixes()
+        w("Of the %d long runs kept with a %s-iteration namesake, %d begin with its curve: their rows up to "
+          "iteration %s are its rows, every kept column alike%s." % (
+              both, self.its(B), same, self.its(B),
+              " (a run's length changes none of its first steps)" if same == both else
+              "; the others differ from it before then"))
         w("")
         for fig, title, idx in self.figs:
             self.figure(out, fig, title, g["lr.settings"][idx])

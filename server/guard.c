@@ -759,10 +759,10 @@ s_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int r
     fasgd_verdict_t v;
     fasgd_verdict_judge (&self->vp, &c->verdict, dot, *norm_p, self->ref_norms [k], anchor, j > rT ? j - rT : rT - j,
                          &v, why, whylen);
-    fasgd_log_debug ("guard: T %llu tau %llu ref %llu client %u: norm %.4g, cosine %.3f, score %.3g: weight %.3g, mean %.3g, "
+    fasgd_log_debug ("guard: T %llu tau %llu ref %llu client %u: norm %.4g, anchor %.4g, cosine %.3f, score %.3g: weight %.3g, mean %.3g, "
                      "margin %.3g", (unsigned long long) self->params->T, (unsigned long long) tau,
                      (unsigned long long) rT, c->id,
-                     *norm_p, v.cosine, v.score, v.kind == FASGD_VERDICT_REFUSE ? -1 : v.weight, v.mean, v.margin);
+                     *norm_p, anchor, v.cosine, v.score, v.kind == FASGD_VERDICT_REFUSE ? -1 : v.weight, v.mean, v.margin);
     if (v.kind == FASGD_VERDICT_REFUSE)
         return FASGD_STATUS_NONFINITE;
     if (self->loss)

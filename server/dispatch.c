@@ -89,6 +89,7 @@ fasgd_srv_set_back (fasgd_server_t *self, const float *back)
 {
     if (fasgd_srv_params_restore (self->params, back) == 0) {
         fasgd_srv_params_advance (self->params);
+        fasgd_srv_staleness_advance (self->staleness, self->params->T, 1);
         self->st.loss_rollbacks++;
     }
 }
@@ -107,7 +108,9 @@ s_guard (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
     char why [FASGD_PROTO_TEXT_MAX + 1];
     double weight;
     const float *g = *gp, *used;
-    uint64_t tau = self->params->T - j;
+    /*  The guard judges g at its count of updates; the rule divides by
+        the staleness clock's (staleness.h).  */
+    uint64_t tau = self->params->T - j, rule_tau = fasgd_srv_staleness_tau (self->staleness, self->params->T, j);
     fasgd_srv_guard_target_t t;
     fasgd_srv_guard_target (self->guard, c, repeat, tau, &t);
     /*  A jump of the held-out loss that the reference just computed found
@@ -116,7 +119,7 @@ s_guard (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
     const float *back = fasgd_srv_guard_rollback (self->guard);
     double sums [2];
     *staged = t.read && !back && s_used (self, c, j, repeat, &used) == 0
-              && fasgd_srv_params_stage (self->params, g, tau, used, t.r, t.spans, t.nspans, sums) >= 0;
+              && fasgd_srv_params_stage (self->params, g, rule_tau, used, t.r, t.spans, t.nspans, sums) >= 0;
     int status = fasgd_srv_guard_judge (self->guard, c, &t, *staged ? sums : NULL, gp, repeat, tau, &weight, norm,
                                         why, sizeof why);
     /*  A clipped push (scaled into the guard's scratch, which may be
@@ -177,7 +180,8 @@ s_apply (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
         return -1;
     }
     uint64_t tau = p->T - j;
-    int rc = staged ? fasgd_srv_params_commit (p) : fasgd_srv_params_update (p, g, tau, used);
+    int rc = staged ? fasgd_srv_params_commit (p)
+                    : fasgd_srv_params_update (p, g, fasgd_srv_staleness_tau (self->staleness, p->T, j), used);
     if (rc == -2) {
         fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "out of memory");
         return -1;
@@ -193,6 +197,8 @@ s_apply (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
     s_count_tau (self, c, tau);
     if (rc == 1) {
         fasgd_srv_params_advance (p);
+        fasgd_srv_staleness_advance (self->staleness, p->T,
+                                     fasgd_srv_staleness_count (norm, fasgd_srv_guard_median (self->guard)));
         if (p->T % (uint64_t) self->cfg.eval_every == 0)
             fasgd_srv_eval_maybe (self->eval);
         fasgd_srv_checkpoint_updated (self->checkpoint);

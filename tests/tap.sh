@@ -78,6 +78,12 @@ wait_number() {
 }
 # Waits up to $2 seconds for command $1 (a string) to succeed.
 wait_for() { i=0; while ! sh -c "$1"; do i=$((i + 1)); [ $i -gt $(($2 * 10)) ] && return 1; sleep 0.1; done; }
+# slurm_folder FILE: the folder scripts/slurm-local named in the "one-node
+# Slurm up" line it wrote to FILE (empty when it wrote none).
+slurm_folder() { sed -n 's/.*one-node Slurm up: .*(\(\/tmp\/fasgd-slurm-[A-Za-z0-9]*\)).*/\1/p' "$1"; }
+# pids_using DIR: the processes that hold a file, or their working folder,
+# in DIR (scripts/lib.sh's, which is bash).
+pids_using() { bash -c '. "$1/scripts/lib.sh"; pids_using "$2"' _ "$top_src" "$1"; }
 # serve PORTFILE LOG COMMAND...: COMMAND --port-file PORTFILE in the
 # background, its output added to LOG, its pid in $server_pid (and $pids);
 # waits up to 20 s for the port file (written at once, when the server

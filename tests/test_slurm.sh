@@ -18,7 +18,7 @@ if [ $rc -eq 77 ]; then
 fi
 echo "1..7"
 sed 's/^/# /' "$tmp/err"
-work=$(sed -n 's/.*one-node Slurm up: .*(\(\/tmp\/fasgd-slurm-[A-Za-z0-9]*\)).*/\1/p' "$tmp/err")
+work=$(slurm_folder "$tmp/err")
 check "slurm-local exits 0" [ $rc -eq 0 ]
 check "the first job's server had its 3 clients" grep -q 'the server has 3 clients' "$tmp/err"
 check "the second job's 2 clients joined them: 5" grep -q 'the server has 5 clients' "$tmp/err"
@@ -33,7 +33,7 @@ check "a progress line at least every 5 s while the jobs run" awk '
     END { exit !(n >= 3 && !bad) }' "$tmp/err"
 gone() {
     [ -n "$work" ] && [ ! -d "$work" ] && ! pgrep -f -- "$work/" > /dev/null \
-        && [ -z "$(bash -c '. "$1/scripts/lib.sh"; pids_using "$2"' _ "$top_src" "$work")" ]
+        && [ -z "$(pids_using "$work")" ]
 }
 check "its folder ($work) is gone, no process of it runs or holds a file there (munged, slurmctld, slurmd, a step's slurmstepd)" gone
 exit $((failed > 0))

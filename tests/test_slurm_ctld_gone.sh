@@ -25,8 +25,8 @@ if ! kill -0 $sl 2> /dev/null; then
     if [ $rc -eq 77 ]; then echo "1..0 # SKIP $(sed -n 's/.*SKIP: //p' "$tmp/err" | head -1)"; exit 0; fi
 fi
 echo "1..4"
-work=$(sed -n 's/.*one-node Slurm up: .*(\(\/tmp\/fasgd-slurm-[A-Za-z0-9]*\)).*/\1/p' "$tmp/err")
-using() { bash -c '. "$1/scripts/lib.sh"; pids_using "$2"' _ "$top_src" "$work"; }
+work=$(slurm_folder "$tmp/err")
+using() { pids_using "$work"; }
 # The job steps' slurmstepd processes, found by what they hold open in the folder.
 steps=""
 if [ -n "$work" ]; then

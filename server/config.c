@@ -104,7 +104,7 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "the norm bound follows the clients' median between half the reference's norm and this many times it"),
     FASGD_CFG_KEY_ENUM ("guard.staleness", fasgd_server_cfg_t, guard_staleness, s_stalenesses, "count",
         "the staleness tau the rule divides by: count (the updates since the push's parameters, as in "
-        "the simulator) or movement (each update counted by its norm over the clients' median, at most 1, "
+        "the simulator) or movement (each update counted by its norm over an honest one's, at most 1, "
         "so that pushes that move the parameters by next to nothing do not slow the others)"),
     FASGD_CFG_KEY_DOUBLE ("guard.probation", fasgd_server_cfg_t, guard_probation, 0, 1e9, 0, "16",
         "a client's first pushes that are judged and counted but not applied (acknowledged with 200)"),

@@ -149,10 +149,11 @@ s_guard (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
 
 /*  An applied gradient's staleness, in the counters and the histogram.  */
 static void
-s_count_tau (fasgd_server_t *self, fasgd_srv_client_t *c, uint64_t tau)
+s_count_tau (fasgd_server_t *self, fasgd_srv_client_t *c, uint64_t tau, uint64_t rule_tau)
 {
     c->last_tau = tau;
     self->st.tau_sum += (double) tau;
+    self->st.rule_tau_sum += (double) rule_tau;
     self->st.tau_count++;
     if (tau > self->st.tau_max)
         self->st.tau_max = tau;
@@ -179,9 +180,8 @@ s_apply (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
                                fasgd_rule_kind_name (self->cfg.rule.name), (unsigned long long) j);
         return -1;
     }
-    uint64_t tau = p->T - j;
-    int rc = staged ? fasgd_srv_params_commit (p)
-                    : fasgd_srv_params_update (p, g, fasgd_srv_staleness_tau (self->staleness, p->T, j), used);
+    uint64_t tau = p->T - j, rule_tau = fasgd_srv_staleness_tau (self->staleness, p->T, j);
+    int rc = staged ? fasgd_srv_params_commit (p) : fasgd_srv_params_update (p, g, rule_tau, used);
     if (rc == -2) {
         fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "out of memory");
         return -1;
@@ -194,11 +194,11 @@ s_apply (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
         return -1;
     }
     fasgd_srv_guard_accepted (self->guard, c, g, j, norm, repeat);
-    s_count_tau (self, c, tau);
+    s_count_tau (self, c, tau, rule_tau);
     if (rc == 1) {
         fasgd_srv_params_advance (p);
         fasgd_srv_staleness_advance (self->staleness, p->T,
-                                     fasgd_srv_staleness_count (norm, fasgd_srv_guard_median (self->guard)));
+                                     fasgd_srv_staleness_count (norm, fasgd_srv_guard_honest_norm (self->guard)));
         if (p->T % (uint64_t) self->cfg.eval_every == 0)
             fasgd_srv_eval_maybe (self->eval);
         fasgd_srv_checkpoint_updated (self->checkpoint);

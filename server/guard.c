@@ -981,6 +981,13 @@ fasgd_srv_guard_median (const fasgd_srv_guard_t *self)
     return self->median;
 }
 
+double
+fasgd_srv_guard_honest_norm (const fasgd_srv_guard_t *self)
+{
+    double r = s_ref_scale (self);
+    return r > 0 ? fasgd_verdict_anchor (&self->vp, r, self->median) : self->median;
+}
+
 void
 fasgd_srv_guard_save (fasgd_srv_guard_t *self, fasgd_checkpoint_guard_t *out, const float **saved)
 {

@@ -113,6 +113,11 @@ void fasgd_srv_guard_restore (fasgd_srv_guard_t *self, const fasgd_checkpoint_gu
 void fasgd_srv_guard_joined (fasgd_srv_guard_t *self, fasgd_srv_client_t *c);
 /*  The median the factor multiplies; 0 before the first push.  */
 double fasgd_srv_guard_median (const fasgd_srv_guard_t *self);
+/*  What an honest push's norm is taken to be: with a reference (4., 5.)
+    the anchor the factor multiplies, which the median moves only within
+    [‖r‖/2, guard.span·‖r‖], so that no number of ids pushing tiny norms
+    takes it lower; without one the median. 0 before the first push.  */
+double fasgd_srv_guard_honest_norm (const fasgd_srv_guard_t *self);
 /*  Before c is freed (by the registry): its vote leaves the median's.  */
 void fasgd_srv_guard_forget (fasgd_srv_guard_t *self, fasgd_srv_client_t *c);
 

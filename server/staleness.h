@@ -2,8 +2,8 @@
     default the count of updates since the θ it was computed at, T − j,
     as in the simulator and the paper. With guard.staleness: movement,
     each update counts by how far it moved θ against an honest push,
-    min(1, ‖g‖/ν) with ν the guard's median of the clients' typical norms
-    (docs/ALGORITHMS.md, "The staleness an update counts for"): pushes
+    min(1, ‖g‖/ν) with ν the guard's honest norm (the norm bound's anchor:
+    fasgd_srv_guard_honest_norm; docs/ALGORITHMS.md, "The staleness an update counts for"): pushes
     that move θ by next to nothing no longer divide the honest clients'
     steps. Written by the poll loop's thread only.  */
 #ifndef FASGD_SERVER_STALENESS_H_INCLUDED
@@ -28,8 +28,8 @@ uint64_t fasgd_srv_staleness_tau (const fasgd_srv_staleness_t *self, uint64_t T,
     (in [0, 1]; a value outside is taken as 1). A T that is not the
     next one starts the clock anew there.  */
 void fasgd_srv_staleness_advance (fasgd_srv_staleness_t *self, uint64_t T, double count);
-/*  What an update of norm `norm` counts for against the median ν of
-    honest norms: min(1, norm/ν); 1 when ν is not positive.  */
+/*  What an update of norm `norm` counts for against ν, the norm of
+    an honest push: min(1, norm/ν); 1 when ν is not positive.  */
 double fasgd_srv_staleness_count (double norm, double nu);
 
 #endif

@@ -24,6 +24,7 @@ typedef struct {
     uint64_t bytes_in, bytes_out;
     uint64_t replies_dropped;           /* replies to a peer whose send queue was full, or gone */
     double tau_sum;
+    double rule_tau_sum;                /* the τ the rule divided by (guard.staleness), over the same gradients */
     uint64_t tau_count, tau_max;
     uint64_t tau_hist [FASGD_SRV_TAU_BUCKETS];  /* applied gradients by τ, bucket k ≥ 1: 2^(k-1) ≤ τ < 2^k */
 } fasgd_srv_stats_t;

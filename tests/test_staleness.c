@@ -29,7 +29,7 @@ START_TEST (test_count_of_an_update)
     ck_assert (fasgd_srv_staleness_count (0.5, 2) == 0.25);
     ck_assert (fasgd_srv_staleness_count (3, 2) == 1);
     ck_assert (fasgd_srv_staleness_count (0, 2) == 0);
-    /*  No median yet (the first pushes): every update counts one.  */
+    /*  No honest norm yet (the first pushes): every update counts one.  */
     ck_assert (fasgd_srv_staleness_count (1e-4, 0) == 1);
     ck_assert (fasgd_srv_staleness_count (1e-4, -1) == 1);
 }

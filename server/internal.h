@@ -12,13 +12,14 @@
         config.c       the configuration's key table (fasgd-ctl links it too)
         server.c       life cycle: build, bind, the poll loop, tear down
                        → dispatch, control, registry, eval, checkpoint,
-                       connections, guard, security, params, metrics
+                       connections, guard, security, params, metrics,
+                       staleness
         dispatch.c     the data sockets' router: each request to its
                        handler  → registry, guard, params, reply, eval,
-                       checkpoint, security, connections
+                       checkpoint, security, connections, staleness
         control.c      the control socket: STATUS, CHECKPOINT, RELOAD
                        → registry, security, checkpoint, guard, eval,
-                       connections, reply
+                       connections, reply, staleness
         metrics.c      the counters as Prometheus text, published to
                        metrics/'s HTTP thread  → registry, eval,
                        checkpoint, connections, guard
@@ -37,6 +38,8 @@
         guard_loss.c   the held-out loss after clients' pushes: weight
                        cut, θ to set back
         security.c     CURVE: certificate, allowlist, ZAP, refusal log lines
+        staleness.c    the τ the rule divides by (guard.staleness): the
+                       count, or the updates counted by their norms
         params.c       θ, T, the rule; θ's snapshots and wire images
         reply.c        frames in and out: below every handler
 

@@ -120,7 +120,11 @@ check "... and the run does not descend as far ($u1 against $d1 with the trusted
 # client there: checked for size only, never refused, and it trains.
 ports="$tmp/ports.alone"
 export ports
+# Emptied first: the worker's own redirection comes when its background
+# job starts, and the wait below could read the last run's line before it
+# (seen once: the client stopped after 235 pushes of its 300).
 : > "$tmp/server.log"
+: > "$tmp/honest.out"
 serve "$ports" "$tmp/server.log" "$server" -c "$tmp/guarded.yaml"
 work honest honest honest --steps 300 --seed 2
 wait_for "grep -q '^ext_worker: ' '$tmp/honest.out'" 60

@@ -2,7 +2,11 @@
 # examples/torch_cluster.sh as a test: fasgd-server holding a PyTorch CNN as
 # an external model, 4 worker processes of examples/torch_mnist.py training
 # it on the MNIST digits with rule fasgd; the final validation error on the
-# 2,000 validation digits must be below 3%. Skipped without PyTorch
+# 2,000 validation digits must be below 4%: one evaluation at the end of an
+# asynchronous run, which in 7 fresh-clone suite runs ended at 0.0155,
+# 0.017, 0.017, 0.0175, 0.020, 0.021 and once 0.032 (its worker 0 had seen
+# 0.0205 at T=4208; 3% was the bound then). An untrained CNN is near 0.9.
+# Skipped without PyTorch
 # (python3-torch) for /usr/bin/python3. Reports TAP.
 top_src=${FASGD_TOP_SRCDIR:-.}
 top_build=${FASGD_TOP_BUILDDIR:-.}
@@ -34,7 +38,7 @@ if [ ! -f "${FASGD_DATA_DIR:-$top_src/data}/mnist/train-images-idx3-ubyte.gz" ];
 fi
 
 FASGD_TOP_BUILDDIR=$top_build FASGD_PYTHON=$python \
-    timeout 900 sh "$top_src/examples/torch_cluster.sh" --clients 4 --max-error 0.03 \
+    timeout 900 sh "$top_src/examples/torch_cluster.sh" --clients 4 --max-error 0.04 \
     --csv "$tmp/server.csv" > "$tmp/out" 2>&1
 rc=$?
 final=$(sed -n 's/^== final validation error: \([0-9.]*\).*/\1/p' "$tmp/out")
@@ -45,9 +49,9 @@ else
     echo "not ok 1 - the server's CSV holds the workers' validation reports"
 fi
 if [ "$rc" -eq 0 ] && [ -n "$final" ]; then
-    echo "ok 2 - 4 workers train the CNN to validation error $final (< 0.03)"
+    echo "ok 2 - 4 workers train the CNN to validation error $final (< 0.04)"
 else
-    echo "not ok 2 - 4 workers train the CNN below 3% validation error (exit $rc, final '${final:-none}')"
+    echo "not ok 2 - 4 workers train the CNN below 4% validation error (exit $rc, final '${final:-none}')"
 fi
 sed 's/^/# /' "$tmp/out"
 [ "$rc" -eq 0 ] && [ -n "$final" ]

@@ -529,6 +529,14 @@ s_ref_scale (const fasgd_srv_guard_t *self)
     return m;
 }
 
+/*  4.: the anchor the norm bound's factor multiplies: the clients'
+    median, held by the references' norms (common/verdict.h).  */
+static double
+s_anchor (const fasgd_srv_guard_t *self)
+{
+    return fasgd_verdict_anchor (&self->vp, s_ref_scale (self), self->median);
+}
+
 /*  6.: the record of key (NULL when it has none and add is 0, or when
     FASGD_CHECKPOINT_GUARD_KEYS are kept: logged once).  */
 static fasgd_checkpoint_key_t *
@@ -751,7 +759,7 @@ static int
 s_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int repeat, uint64_t tau, int k,
          double dot, double *weight_p, double *norm_p, char *why, size_t whylen)
 {
-    double anchor = fasgd_verdict_anchor (&self->vp, s_ref_scale (self), self->median);
+    double anchor = s_anchor (self);
     if (self->cfg->grad_norm_factor > 0 && !repeat)
         s_vote (self, c, *norm_p, self->vp.factor * anchor);
     /*  How far g's θ and the reference's are apart, in updates.  */
@@ -984,8 +992,7 @@ fasgd_srv_guard_median (const fasgd_srv_guard_t *self)
 double
 fasgd_srv_guard_honest_norm (const fasgd_srv_guard_t *self)
 {
-    double r = s_ref_scale (self);
-    return r > 0 ? fasgd_verdict_anchor (&self->vp, r, self->median) : self->median;
+    return s_ref_scale (self) > 0 ? s_anchor (self) : self->median;
 }
 
 void

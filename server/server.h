@@ -17,7 +17,7 @@
 /*  What the staleness tau counts (guard.staleness, staleness.h).  */
 typedef enum {
     FASGD_SRV_STALENESS_COUNT,          /* the updates since the push's θ */
-    FASGD_SRV_STALENESS_MOVEMENT        /* each by its norm over the median, at most 1 */
+    FASGD_SRV_STALENESS_MOVEMENT        /* each by its norm over an honest push's, at most 1 */
 } fasgd_srv_staleness_kind_t;
 
 /*  What becomes of a gradient above a norm bound (limits.grad_norm_action).  */

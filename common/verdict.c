@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /*  A weight below this is not worth an update: the push is ignored.  */
 #define S_MIN_WEIGHT 0.01
@@ -139,4 +140,26 @@ fasgd_verdict_judge (const fasgd_verdict_params_t *p, fasgd_verdict_record_t *re
     }
     v->weight *= w;
     v->kind = FASGD_VERDICT_APPLY;
+}
+
+double
+fasgd_verdict_vote (double typical, int first, double x)
+{
+    return first ? x : typical + FASGD_VERDICT_VOTE_WEIGHT * (x - typical);
+}
+
+static int
+s_cmp (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+double
+fasgd_verdict_lower_median (double *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort (v, n, sizeof (double), s_cmp);
+    return v [(n - 1) / 2];
 }

@@ -1,8 +1,8 @@
 /*  verdict: what one pushed gradient g is worth, judged against a
     reference gradient r that the judge computed itself on data no client
     trains on (docs/ALGORITHMS.md, "The guard"). No sockets, no state but
-    the caller's: the server's guard and the simulator call the same
-    function.
+    the caller's: the server's guard calls it, and its tests (with the
+    simulator's staleness clock, the typical norms below).
 
     A push's score is the descent it predicts, with a (the anchor: the
     norm an honest push has, the reference's or what honest clients
@@ -96,6 +96,20 @@ void fasgd_verdict_params_default (fasgd_verdict_params_t *p);
     the held-out one's, the bound follows them down, so that a gradient
     scaled up a hundredfold does not pass.  */
 double fasgd_verdict_anchor (const fasgd_verdict_params_t *p, double ref_norm, double median);
+
+/*  What an honest push's norm is, from the clients' typical norms:
+    each client's is a moving average of the norms it pushed, a push
+    weighing FASGD_VERDICT_VOTE_WEIGHT (its first push's norm to start),
+    and the lower median of them all is taken again at every push while
+    at most FASGD_VERDICT_MEDIAN_EVERY vote, else every that many
+    pushes. The guard's median (its votes; with CURVE one a key) and the
+    simulator's ν (staleness: movement) both.  */
+#define FASGD_VERDICT_VOTE_WEIGHT 0.0625
+#define FASGD_VERDICT_MEDIAN_EVERY 64
+/*  A typical norm after a push of norm x; first: the client's first.  */
+double fasgd_verdict_vote (double typical, int first, double x);
+/*  The lower median of v [0..n), reordering v; 0 when n is 0.  */
+double fasgd_verdict_lower_median (double *v, size_t n);
 
 /*  rec's mean score (its prior counted).  */
 double fasgd_verdict_mean (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec);

@@ -9,7 +9,6 @@
 
 static const char *const s_log_levels [] = { "error", "warn", "notice", "info", "debug", NULL };
 static const char *const s_norm_actions [] = { "refuse", "clip", "auto", NULL };
-static const char *const s_stalenesses [] = { "count", "movement", NULL };
 
 const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_STRING ("push_endpoint", fasgd_server_cfg_t, push_endpoint, 0, "tcp://*:5555",
@@ -102,7 +101,7 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "the staleness at which guard.refuse's threshold is twice as far"),
     FASGD_CFG_KEY_DOUBLE ("guard.span", fasgd_server_cfg_t, guard_span, 1, 1e6, 0, "4",
         "the norm bound follows the clients' median between half the reference's norm and this many times it"),
-    FASGD_CFG_KEY_ENUM ("guard.staleness", fasgd_server_cfg_t, guard_staleness, s_stalenesses, "count",
+    FASGD_CFG_KEY_ENUM ("guard.staleness", fasgd_server_cfg_t, guard_staleness, fasgd_staleness_names, "count",
         "the staleness tau the rule divides by: count (the updates since the push's parameters, as in "
         "the simulator) or movement (each update counted by its norm over an honest one's, at most 1, "
         "so that pushes that move the parameters by next to nothing do not slow the others)"),

@@ -248,7 +248,7 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
     s_text_add (t, "tau_mean=%.3f\ntau_max=%llu\n", d_taus ? (a->tau_sum - b->tau_sum) / (double) d_taus : 0.0,
                 (unsigned long long) a->tau_max);
     s_text_add (t, "staleness=%s\ntau_rule_mean=%.3f\n",
-                fasgd_srv_staleness_movement (self->staleness) ? "movement" : "count",
+                fasgd_staleness_movement (self->staleness) ? "movement" : "count",
                 d_taus ? (a->rule_tau_sum - b->rule_tau_sum) / (double) d_taus : 0.0);
     for (int k = 0; k < FASGD_SRV_TAU_BUCKETS; k++) {
         unsigned long long lo = k ? 1ull << (k - 1) : 0;

@@ -89,7 +89,7 @@ fasgd_srv_set_back (fasgd_server_t *self, const float *back)
 {
     if (fasgd_srv_params_restore (self->params, back) == 0) {
         fasgd_srv_params_advance (self->params);
-        fasgd_srv_staleness_advance (self->staleness, self->params->T, 1);
+        fasgd_staleness_advance (self->staleness, self->params->T, 1);
         self->st.loss_rollbacks++;
     }
 }
@@ -110,7 +110,7 @@ s_guard (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
     const float *g = *gp, *used;
     /*  The guard judges g at its count of updates; the rule divides by
         the staleness clock's (staleness.h).  */
-    uint64_t tau = self->params->T - j, rule_tau = fasgd_srv_staleness_tau (self->staleness, self->params->T, j);
+    uint64_t tau = self->params->T - j, rule_tau = fasgd_staleness_tau (self->staleness, self->params->T, j);
     fasgd_srv_guard_target_t t;
     fasgd_srv_guard_target (self->guard, c, repeat, tau, &t);
     /*  A jump of the held-out loss that the reference just computed found
@@ -180,7 +180,7 @@ s_apply (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
                                fasgd_rule_kind_name (self->cfg.rule.name), (unsigned long long) j);
         return -1;
     }
-    uint64_t tau = p->T - j, rule_tau = fasgd_srv_staleness_tau (self->staleness, p->T, j);
+    uint64_t tau = p->T - j, rule_tau = fasgd_staleness_tau (self->staleness, p->T, j);
     int rc = staged ? fasgd_srv_params_commit (p) : fasgd_srv_params_update (p, g, rule_tau, used);
     if (rc == -2) {
         fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "out of memory");
@@ -197,8 +197,8 @@ s_apply (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
     s_count_tau (self, c, tau, rule_tau);
     if (rc == 1) {
         fasgd_srv_params_advance (p);
-        fasgd_srv_staleness_advance (self->staleness, p->T,
-                                     fasgd_srv_staleness_count (norm, fasgd_srv_guard_honest_norm (self->guard)));
+        fasgd_staleness_advance (self->staleness, p->T,
+                                     fasgd_staleness_count (norm, fasgd_srv_guard_honest_norm (self->guard)));
         if (p->T % (uint64_t) self->cfg.eval_every == 0)
             fasgd_srv_eval_maybe (self->eval);
         fasgd_srv_checkpoint_updated (self->checkpoint);

@@ -115,8 +115,8 @@
 #define S_LIMIT 1e37                    /* largest bound accepted for θ and the state */
 #define S_MAX_NORM 1e18                 /* ‖g‖ beyond this: its square nears FLT_MAX */
 #define S_REMEASURE 4096                /* accepted pushes between measures of max|θ| */
-#define S_MEDIAN_EVERY 64               /* pushes between medians, once more clients or norms than this */
-#define S_VOTE_WEIGHT 0.0625            /* a push's weight in its client's typical norm */
+/*  pushes between medians, once more clients or norms than this  */
+#define S_MEDIAN_EVERY FASGD_VERDICT_MEDIAN_EVERY
 /*  Accepted gradient norms the history's median is taken over, and the
     reference gradients kept (the last ones): as many as a checkpoint
     holds.  */
@@ -648,23 +648,6 @@ s_voter_add (fasgd_srv_guard_t *self, fasgd_srv_client_t *c)
 }
 
 static int
-s_cmp (const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return x < y ? -1 : x > y;
-}
-
-/*  The lower median of v [0..n), reordering v; 0 when n is 0.  */
-static double
-s_lower_median (double *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort (v, n, sizeof (double), s_cmp);
-    return v [(n - 1) / 2];
-}
-
-static int
 s_cmp_key (const void *a, const void *b)
 {
     return strcmp ((*(fasgd_srv_client_t *const *) a)->key, (*(fasgd_srv_client_t *const *) b)->key);
@@ -696,7 +679,7 @@ s_median_update (fasgd_srv_guard_t *self)
             return;
         self->votes [n++] = self->history;
     }
-    self->median = s_lower_median (self->votes, n);
+    self->median = fasgd_verdict_lower_median (self->votes, n);
 }
 
 /*  Counts a push of norm `norm` that met `bound` in c's vote, and takes
@@ -706,10 +689,7 @@ static void
 s_vote (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, double bound)
 {
     double x = norm < bound ? norm : bound;
-    if (c->has_typical || c->typical_kept)
-        c->norm_typical += S_VOTE_WEIGHT * (x - c->norm_typical);
-    else
-        c->norm_typical = x;
+    c->norm_typical = fasgd_verdict_vote (c->norm_typical, !(c->has_typical || c->typical_kept), x);
     if (!c->has_typical && s_voter_add (self, c) != 0)
         return;
     if (self->nvoters <= S_MEDIAN_EVERY || ++self->since_median >= S_MEDIAN_EVERY) {
@@ -964,7 +944,7 @@ fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const 
     if (self->norm_count <= S_MEDIAN_EVERY || ++self->since_history >= S_MEDIAN_EVERY) {
         double tmp [S_NORM_WINDOW];
         memcpy (tmp, self->norms, (size_t) self->norm_count * sizeof (double));
-        self->history = s_lower_median (tmp, (size_t) self->norm_count);
+        self->history = fasgd_verdict_lower_median (tmp, (size_t) self->norm_count);
         self->since_history = 0;
         s_median_update (self);
     }
@@ -1047,7 +1027,7 @@ fasgd_srv_guard_restore (fasgd_srv_guard_t *self, const fasgd_checkpoint_guard_t
     self->norm_next = n % S_NORM_WINDOW;
     double tmp [S_NORM_WINDOW];
     memcpy (tmp, self->norms, (size_t) n * sizeof (double));
-    self->history = s_lower_median (tmp, (size_t) n);
+    self->history = fasgd_verdict_lower_median (tmp, (size_t) n);
     self->since_history = 0;
     /*  No client votes yet: the history's vote is the median.  */
     self->median = self->history;

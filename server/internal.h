@@ -12,14 +12,13 @@
         config.c       the configuration's key table (fasgd-ctl links it too)
         server.c       life cycle: build, bind, the poll loop, tear down
                        → dispatch, control, registry, eval, checkpoint,
-                       connections, guard, security, params, metrics,
-                       staleness
+                       connections, guard, security, params, metrics
         dispatch.c     the data sockets' router: each request to its
                        handler  → registry, guard, params, reply, eval,
-                       checkpoint, security, connections, staleness
+                       checkpoint, security, connections
         control.c      the control socket: STATUS, CHECKPOINT, RELOAD
                        → registry, security, checkpoint, guard, eval,
-                       connections, reply, staleness
+                       connections, reply
         metrics.c      the counters as Prometheus text, published to
                        metrics/'s HTTP thread  → registry, eval,
                        checkpoint, connections, guard
@@ -38,8 +37,6 @@
         guard_loss.c   the held-out loss after clients' pushes: weight
                        cut, θ to set back
         security.c     CURVE: certificate, allowlist, ZAP, refusal log lines
-        staleness.c    the τ the rule divides by (guard.staleness): the
-                       count, or the updates counted by their norms
         params.c       θ, T, the rule; θ's snapshots and wire images
         reply.c        frames in and out: below every handler
 
@@ -47,6 +44,8 @@
     it. A check (guard.c, security.c) returns a verdict and the file that
     asked it acts on it through the registry, which alone frees a client.
     Headers without a file of their own: stats.h (the counters), clock.h.
+    The τ the rule divides by (guard.staleness) is common/staleness.c's
+    clock, which the simulator runs too.
     Functions are named fasgd_srv_<file>_* (connections.c's
     fasgd_srv_conn_*); file-local ones s_*.  */
 #ifndef FASGD_SERVER_INTERNAL_H_INCLUDED
@@ -107,7 +106,7 @@ struct fasgd_server_t {
     fasgd_srv_security_t *security;
     fasgd_srv_conns_t *conns;
     fasgd_srv_guard_t *guard;
-    fasgd_srv_staleness_t *staleness;   /* the tau the rule divides by */
+    fasgd_staleness_clock_t *staleness;   /* the tau the rule divides by */
     fasgd_srv_registry_t *registry;
     fasgd_srv_checkpoint_t *checkpoint;
     fasgd_srv_eval_t *eval;

@@ -393,8 +393,8 @@ s_state (fasgd_server_t *self, int resume)
     fasgd_srv_checkpoint_guard (self->checkpoint, self->guard);
     /*  The staleness clock starts at θ's timestamp: after a resume, the
         updates before it count one each.  */
-    if (!(self->staleness = fasgd_srv_staleness_new (cfg->guard_enabled
-                                                     && cfg->guard_staleness == FASGD_SRV_STALENESS_MOVEMENT,
+    if (!(self->staleness = fasgd_staleness_new (cfg->guard_enabled
+                                                     && cfg->guard_staleness == FASGD_STALENESS_MOVEMENT,
                                                      self->params->T))) {
         fasgd_log_error ("out of memory");
         return -1;
@@ -538,7 +538,7 @@ fasgd_server_destroy (fasgd_server_t **self_p)
     zsock_destroy (&self->control);
     fasgd_srv_checkpoint_destroy (&self->checkpoint);
     fasgd_srv_guard_destroy (&self->guard);
-    fasgd_srv_staleness_destroy (&self->staleness);
+    fasgd_staleness_destroy (&self->staleness);
     fasgd_srv_params_destroy (&self->params);
     free (self->grad);
     fasgd_model_destroy (&self->model);

@@ -12,13 +12,8 @@
 
 #include "config.h"
 #include "settings.h"
+#include "staleness.h"
 #include "types.h"
-
-/*  What the staleness tau counts (guard.staleness, staleness.h).  */
-typedef enum {
-    FASGD_SRV_STALENESS_COUNT,          /* the updates since the push's θ */
-    FASGD_SRV_STALENESS_MOVEMENT        /* each by its norm over an honest push's, at most 1 */
-} fasgd_srv_staleness_kind_t;
 
 /*  What becomes of a gradient above a norm bound (limits.grad_norm_action).  */
 typedef enum {
@@ -64,7 +59,7 @@ typedef struct {
     double guard_cost, guard_trust, guard_refuse, guard_stale, guard_span, guard_probation;   /* common/verdict.h */
     char guard_trusted [FASGD_PATH_LEN];    /* a directory of trusted client certificates; empty: none */
     int guard_trusted_age;          /* updates within which a trusted push judges others */
-    int guard_staleness;            /* fasgd_srv_staleness_kind_t: what tau counts */
+    int guard_staleness;            /* fasgd_staleness_kind_t: what tau counts */
     int guard_loss_examples;        /* the held-out loss's fixed batch (guard_loss.c); 0: no loss check */
     double guard_loss_rise;         /* the rise of the held-out loss (log) after a client's pushes that cuts its weight */
     double guard_loss_jump;         /* a rise (log) between two references that sets θ back; 0: never */

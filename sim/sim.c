@@ -70,6 +70,10 @@ const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
         "own timestamp, rule state and v-bar, which gates pushes and fetches of it"),
     FASGD_CFG_KEY_INT ("shard_count", fasgd_sim_cfg_t, shard_count, 1, FASGD_SHARDMAP_MAX, "2",
         "shards: split: the number of parts (fasgd-server's shard.count)"),
+    FASGD_CFG_KEY_ENUM ("staleness", fasgd_sim_cfg_t, staleness, fasgd_staleness_names, "count",
+        "the staleness tau the rule divides by: count (the updates since the gradient's parameters, as in "
+        "the paper) or movement (each update counted by its norm over the lower median of the clients' "
+        "typical norms, at most 1: fasgd-server's guard.staleness; shards: one only)"),
     FASGD_CFG_KEY_INCLUDE ("data", fasgd_sim_cfg_t, data, fasgd_data_cfg_keys),
     FASGD_CFG_KEY_END
 };
@@ -360,12 +364,16 @@ s_progress (fasgd_sim_t *self, int final)
 static int
 s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
 {
-    uint64_t tau = self->T >= j ? self->T - j : 0;
+    uint64_t tau = fasgd_simstale_tau (self, j);
     const float *used = !self->needs_used ? NULL : c->used ? c->used->theta : c->snap->theta;
     int rc = fasgd_simint_apply (self, &self->current, self->rule, g, tau, used);
     if (rc == 1) {
         self->T++;
         self->current->ts = self->T;
+    }
+    if (rc >= 0)
+        fasgd_simstale_pushed (self, (int) (c - self->clients), g, rc == 1);
+    if (rc == 1) {
         if (self->T % (uint64_t) self->cfg.eval_every == 0)
             s_row (self);
     }
@@ -1139,6 +1147,7 @@ fasgd_sim_new (const fasgd_sim_cfg_t *cfg, const fasgd_dataset_t *train, const f
         || s_new_theta (self) != 0
         || s_new_clients (self) != 0
         || s_new_shards (self) != 0
+        || fasgd_simstale_init (self) != 0
         || s_new_workers (self) != 0
         || s_new_batches (self) != 0
         || s_start_workers (self) != 0)
@@ -1169,6 +1178,7 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
     /*  Every snapshot is on the free list or held by a client, an event or
         the server (`current`); once all let go, all are on the free list.  */
     fasgd_simshards_destroy (self);
+    fasgd_simstale_destroy (self);
     if (self->clients) {
         for (int k = 0; k < self->cfg.clients; k++) {
             fasgd_snapshot_release (self->clients [k].snap);

@@ -69,6 +69,7 @@ typedef struct {
     int wire_push, wire_params;     /* fasgd_wire_t (common/wire.h) */
     int shards;                     /* fasgd_sim_shards_t */
     int shard_count;                /* split: the daemons' shard.count */
+    int staleness;                  /* fasgd_staleness_kind_t: what τ counts */
     fasgd_data_cfg_t data;
 } fasgd_sim_cfg_t;
 

@@ -11,6 +11,7 @@
 #include "rng.h"
 #include "rules.h"
 #include "snapshot.h"
+#include "staleness.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -122,6 +123,17 @@ typedef struct {
     float *grad;
 } s_slot_t;
 
+/*  The staleness clock (staleness.c) and, with movement, what it
+    counts against: each client's typical norm, and ν their median.  */
+typedef struct {
+    fasgd_staleness_clock_t *clock;
+    double *typical;            /* per client */
+    uint8_t *voted;             /* per client: it has pushed */
+    double *votes;              /* scratch for the median */
+    int nclients, nvoters, since_median;
+    double nu;                  /* the lower median of the typical norms; 0 before any */
+} s_stale_t;
+
 struct fasgd_sim_t {
     fasgd_sim_cfg_t cfg;
     const fasgd_dataset_t *train, *valid;
@@ -151,6 +163,8 @@ struct fasgd_sim_t {
     fasgd_snapshot_t *wire_snap;
     uint8_t *wire_bytes;
     float *wire_grad, *wire_residual;
+
+    s_stale_t stale;            /* the τ the rule divides by */
 
     /*  Stats and the interval since the last CSV row.  */
     fasgd_sim_stats_t st;
@@ -213,6 +227,16 @@ int fasgd_simint_apply (fasgd_sim_t *self, fasgd_snapshot_t **current, fasgd_rul
     client c's local sum, whose part gates keeps (fasgd_gates_keep).  */
 void fasgd_simint_accumulate (fasgd_sim_t *self, s_client_t *c, size_t off, const float *g, size_t len,
                               fasgd_gates_t *gates);
+
+/*  staleness.c. init: the clock at T, once the shards are known (-1
+    logged: out of memory, or movement with shards).  */
+int fasgd_simstale_init (fasgd_sim_t *self);
+void fasgd_simstale_destroy (fasgd_sim_t *self);
+/*  The τ of a push computed at timestamp j ≤ T.  */
+uint64_t fasgd_simstale_tau (const fasgd_sim_t *self, uint64_t j);
+/*  Client k pushed g, which the rule took (applied: T has just become
+    the update's timestamp; 0: softsync buffered it).  */
+void fasgd_simstale_pushed (fasgd_sim_t *self, int k, const float *g, int applied);
 
 /*  shards.c. init: after the clients hold θ at T = 0, splits the server by
     cfg.shards (a no-op for `one`); -1 with the reason in err when the

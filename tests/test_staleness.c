@@ -1,4 +1,4 @@
-/*  The staleness clock (server/staleness.c): the τ the rule divides by.
+/*  The staleness clock (common/staleness.c): the τ the rule divides by.
     Counting, it is T − j. With movement, each update counts min(1,
     ‖g‖/ν): tiny updates add next to nothing, honest ones one each, and
     it is never more than the count; updates before its start (a resume)
@@ -11,27 +11,27 @@
 
 START_TEST (test_count)
 {
-    fasgd_srv_staleness_t *s = fasgd_srv_staleness_new (0, 10);
+    fasgd_staleness_clock_t *s = fasgd_staleness_new (0, 10);
     ck_assert_ptr_nonnull (s);
-    ck_assert_int_eq (fasgd_srv_staleness_movement (s), 0);
+    ck_assert_int_eq (fasgd_staleness_movement (s), 0);
     for (uint64_t T = 11; T <= 20; T++)
-        fasgd_srv_staleness_advance (s, T, 0);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, 20, 12), 8);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, 20, 20), 0);
-    fasgd_srv_staleness_destroy (&s);
+        fasgd_staleness_advance (s, T, 0);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, 20, 12), 8);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, 20, 20), 0);
+    fasgd_staleness_destroy (&s);
     ck_assert_ptr_null (s);
 }
 END_TEST
 
 START_TEST (test_count_of_an_update)
 {
-    ck_assert (fasgd_srv_staleness_count (1e-4, 1) == 1e-4);
-    ck_assert (fasgd_srv_staleness_count (0.5, 2) == 0.25);
-    ck_assert (fasgd_srv_staleness_count (3, 2) == 1);
-    ck_assert (fasgd_srv_staleness_count (0, 2) == 0);
+    ck_assert (fasgd_staleness_count (1e-4, 1) == 1e-4);
+    ck_assert (fasgd_staleness_count (0.5, 2) == 0.25);
+    ck_assert (fasgd_staleness_count (3, 2) == 1);
+    ck_assert (fasgd_staleness_count (0, 2) == 0);
     /*  No honest norm yet (the first pushes): every update counts one.  */
-    ck_assert (fasgd_srv_staleness_count (1e-4, 0) == 1);
-    ck_assert (fasgd_srv_staleness_count (1e-4, -1) == 1);
+    ck_assert (fasgd_staleness_count (1e-4, 0) == 1);
+    ck_assert (fasgd_staleness_count (1e-4, -1) == 1);
 }
 END_TEST
 
@@ -39,38 +39,38 @@ END_TEST
     before them all sees the honest ones alone.  */
 START_TEST (test_tiny_updates_add_nothing)
 {
-    fasgd_srv_staleness_t *s = fasgd_srv_staleness_new (1, 0);
+    fasgd_staleness_clock_t *s = fasgd_staleness_new (1, 0);
     uint64_t T = 0;
     for (int h = 0; h < 3; h++) {
-        fasgd_srv_staleness_advance (s, ++T, fasgd_srv_staleness_count (1.3, 1));
+        fasgd_staleness_advance (s, ++T, fasgd_staleness_count (1.3, 1));
         for (int k = 0; k < 16; k++)
-            fasgd_srv_staleness_advance (s, ++T, fasgd_srv_staleness_count (1e-4, 1));
+            fasgd_staleness_advance (s, ++T, fasgd_staleness_count (1e-4, 1));
     }
     ck_assert_uint_eq (T, 51);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, T, 0), 3);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, T, 0), 3);
     /*  From just after the first honest one: two.  */
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, T, 1), 2);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, T, 1), 2);
     /*  Halves count as halves, rounded to the nearest: 4 × 0.5 = 2.  */
     for (int k = 0; k < 4; k++)
-        fasgd_srv_staleness_advance (s, ++T, 0.5);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, T, T - 4), 2);
+        fasgd_staleness_advance (s, ++T, 0.5);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, T, T - 4), 2);
     /*  A count outside [0, 1] counts one.  */
-    fasgd_srv_staleness_advance (s, ++T, 7);
-    fasgd_srv_staleness_advance (s, ++T, -1);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, T, T - 2), 2);
-    fasgd_srv_staleness_destroy (&s);
+    fasgd_staleness_advance (s, ++T, 7);
+    fasgd_staleness_advance (s, ++T, -1);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, T, T - 2), 2);
+    fasgd_staleness_destroy (&s);
 }
 END_TEST
 
 /*  Never more than the count, whatever the updates counted.  */
 START_TEST (test_never_above_the_count)
 {
-    fasgd_srv_staleness_t *s = fasgd_srv_staleness_new (1, 100);
+    fasgd_staleness_clock_t *s = fasgd_staleness_new (1, 100);
     for (uint64_t T = 101; T <= 200; T++)
-        fasgd_srv_staleness_advance (s, T, 1);
+        fasgd_staleness_advance (s, T, 1);
     for (uint64_t j = 100; j <= 200; j++)
-        ck_assert_uint_eq (fasgd_srv_staleness_tau (s, 200, j), 200 - j);
-    fasgd_srv_staleness_destroy (&s);
+        ck_assert_uint_eq (fasgd_staleness_tau (s, 200, j), 200 - j);
+    fasgd_staleness_destroy (&s);
 }
 END_TEST
 
@@ -79,27 +79,27 @@ END_TEST
     window; a timestamp the clock has not reached is counted.  */
 START_TEST (test_start_and_window)
 {
-    fasgd_srv_staleness_t *s = fasgd_srv_staleness_new (1, 0);
+    fasgd_staleness_clock_t *s = fasgd_staleness_new (1, 0);
     for (uint64_t T = 1; T <= 10; T++)
-        fasgd_srv_staleness_advance (s, T, 0);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, 10, 0), 0);
-    fasgd_srv_staleness_advance (s, 1000, 0);
+        fasgd_staleness_advance (s, T, 0);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, 10, 0), 0);
+    fasgd_staleness_advance (s, 1000, 0);
     for (uint64_t T = 1001; T <= 1010; T++)
-        fasgd_srv_staleness_advance (s, T, 0);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, 1010, 1000), 0);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, 1010, 990), 10);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, 1011, 1000), 11);
+        fasgd_staleness_advance (s, T, 0);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, 1010, 1000), 0);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, 1010, 990), 10);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, 1011, 1000), 11);
     /*  Past the window: 200,000 tiny updates, of which the oldest beyond
         the ring's 65,536 count one each.  */
     uint64_t T0 = 1010;
     for (uint64_t T = T0 + 1; T <= T0 + 200000; T++)
-        fasgd_srv_staleness_advance (s, T, 0);
+        fasgd_staleness_advance (s, T, 0);
     uint64_t T = T0 + 200000;
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, T, T - 1000), 0);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, T, T - 65535), 0);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, T, T - 65536), 1);
-    ck_assert_uint_eq (fasgd_srv_staleness_tau (s, T, T0), 200000 - 65535);
-    fasgd_srv_staleness_destroy (&s);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, T, T - 1000), 0);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, T, T - 65535), 0);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, T, T - 65536), 1);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, T, T0), 200000 - 65535);
+    fasgd_staleness_destroy (&s);
 }
 END_TEST
 

@@ -10,17 +10,19 @@
 
 #define S_WINDOW 65536                  /* timestamps whose running sums are kept */
 
-struct fasgd_srv_staleness_t {
+const char *const fasgd_staleness_names [] = { "count", "movement", NULL };
+
+struct fasgd_staleness_clock_t {
     int movement;
     uint64_t start;                     /* W is known from here on (W[start] = 0) */
     uint64_t T;                         /* the last timestamp it knows */
     double *w;                          /* W[t] at w[t % S_WINDOW]; NULL without movement */
 };
 
-fasgd_srv_staleness_t *
-fasgd_srv_staleness_new (int movement, uint64_t T)
+fasgd_staleness_clock_t *
+fasgd_staleness_new (int movement, uint64_t T)
 {
-    fasgd_srv_staleness_t *self = calloc (1, sizeof *self);
+    fasgd_staleness_clock_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
     self->movement = movement != 0;
@@ -33,7 +35,7 @@ fasgd_srv_staleness_new (int movement, uint64_t T)
 }
 
 void
-fasgd_srv_staleness_destroy (fasgd_srv_staleness_t **self_p)
+fasgd_staleness_destroy (fasgd_staleness_clock_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
@@ -43,13 +45,13 @@ fasgd_srv_staleness_destroy (fasgd_srv_staleness_t **self_p)
 }
 
 int
-fasgd_srv_staleness_movement (const fasgd_srv_staleness_t *self)
+fasgd_staleness_movement (const fasgd_staleness_clock_t *self)
 {
     return self->movement;
 }
 
 double
-fasgd_srv_staleness_count (double norm, double nu)
+fasgd_staleness_count (double norm, double nu)
 {
     if (!(nu > 0) || !isfinite (nu) || !(norm < nu))
         return 1;
@@ -57,7 +59,7 @@ fasgd_srv_staleness_count (double norm, double nu)
 }
 
 uint64_t
-fasgd_srv_staleness_tau (const fasgd_srv_staleness_t *self, uint64_t T, uint64_t j)
+fasgd_staleness_tau (const fasgd_staleness_clock_t *self, uint64_t T, uint64_t j)
 {
     if (j >= T)
         return 0;
@@ -72,7 +74,7 @@ fasgd_srv_staleness_tau (const fasgd_srv_staleness_t *self, uint64_t T, uint64_t
 }
 
 void
-fasgd_srv_staleness_advance (fasgd_srv_staleness_t *self, uint64_t T, double count)
+fasgd_staleness_advance (fasgd_staleness_clock_t *self, uint64_t T, double count)
 {
     if (!self->movement || T == self->T) {
         self->T = T;

@@ -83,6 +83,12 @@ class Fig3:
                     result[(st, what, lab, v)] = (red, costs, late / early if early > 0 else None, run, kind)
                 self.w(table(["gate", "reduction", "final", "best", "cost", "late/early"], rows))
                 self.w()
+        # What the tables above said, for the long runs' report
+        # (paperreport/long.py): the ungated point of each statistic, and
+        # each gate's (reduction, costs, late/early, point, kind).
+        self.fig3_base = {st: pt(pfx[st] + "-c0") for st in ("std", "abs")}
+        self.fig3_alpha = {"std": a, "abs": aa}
+        self.fig3_result = result
         self.fig3_bytes(pfx, pt)
         self.fig3_claims(result)
 

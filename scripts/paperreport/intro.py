@@ -147,7 +147,7 @@ class Intro:
         default = os.path.join(TOP, "experiments", "data", "paper")
         if not self.args.smoke and os.path.abspath(self.args.results) == default:
             # The long runs (experiments/grid-long.conf) of this grid's
-            # Fig. 1 and Fig. 2, if kept: where, and what the claims gave.
+            # Fig. 1, Fig. 2 and Fig. 3, if kept: where, and what the claims gave.
             from .long import long_scope
             line = long_scope()
             if line:

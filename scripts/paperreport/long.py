@@ -1,8 +1,11 @@
-"""The long runs (issue 26): Fig. 1 and Fig. 2 of a grid that includes
-another (experiments/grid-long.conf: experiments/grid.conf at the paper's
-100,000 iterations), each run beside the run of the same name of the grid it
-includes, and the paper's claims judged on both by the report's one rule
-(common.RULE) with the report's own code (Report.fig1, Report.fig2)."""
+"""The long runs (issue 26): Fig. 1, Fig. 2 and Fig. 3 of a grid that
+includes another (experiments/grid-long.conf: experiments/grid.conf at
+100,000 iterations, the paper's length for Fig. 1 and Fig. 2, a tenth of
+its 10^6 for Fig. 3), each run beside the run of the same name of the grid
+it includes, and the paper's claims judged on both by the report's one rule
+(common.RULE) with the report's own code (Report.fig1, Report.fig2,
+Report.fig3, whose reductions and costs the Fig. 3 tables show). Its
+figures are the report's own (Report.draw), from the long runs."""
 
 import argparse
 import copy
@@ -17,7 +20,14 @@ from .report import Report
 
 # The long grid and its kept runs, for docs/RESULTS.md's scope (long_scope).
 LONG_GRID = os.path.join(TOP, "experiments", "grid-long.conf")
-FIGS = (("fig2", "Fig. 2", 1), ("fig1", "Fig. 1", 0))   # (group, title, its sweep's lr.settings index)
+# (group, title, its sweep's lr.settings index (Fig. 3: its own setting),
+# --jobs of the command that ran it)
+FIGS = (("fig2", "Fig. 2", 1, 2), ("fig1", "Fig. 1", 0, 2), ("fig3", "Fig. 3", None, 1))
+
+
+def and_list(xs):
+    """"a", "a and b", "a, b and c"."""
+    return " and ".join(xs) if len(xs) < 3 else ", ".join(xs[:-1]) + " and " + xs[-1]
 
 
 def rel(path):
@@ -43,11 +53,14 @@ class LongReport:
         base = copy.copy(args)
         base.grid = os.path.join(os.path.dirname(os.path.abspath(args.grid)), g["include"][0])
         base.results = args.results if args.smoke else os.path.join(TOP, g["lr.kept"][0])
+        # its tables for the figures apart from the long runs' (same names)
+        base.plots = os.path.join(args.plots, "base")
+        os.makedirs(base.plots, exist_ok=True)
         self.base = Report(base)
         self.figs = [f for f in FIGS if any(n.startswith(f[0] + "-") for n in self.long.res.prov)]
         self.verdicts = {}   # fig -> [(claim, long (verdict, counts), base (verdict, counts))]
         self.texts = {}      # fig -> (long claims' texts, base claims' texts)
-        for fig, _, _ in self.figs:
+        for fig, _, _, _ in self.figs:
             got = []
             for rep in (self.long, self.base):
                 h, c = len(rep.headline), len(rep.claims)
@@ -62,18 +75,19 @@ class LongReport:
             self.texts[fig] = (lc, bc)
 
     def prefixes(self):
-        """(runs whose first rows are the base run's, runs with a base run)
-        over the long runs kept."""
+        """(runs whose first rows are the base run's, runs with a base run),
+        a figure, over the long runs kept."""
         L, B = self.long, self.base
-        same = both = 0
+        got = {}
         for name in sorted(L.res.prov):
             lr, br = L.res.get(name, L.n_fig), B.res.get(name, B.n_fig)
             if lr is None or br is None:
                 continue
-            both += 1
+            c = got.setdefault(name.split("-")[0], [0, 0])
+            c[1] += 1
             if [r for r in lr.rows if r["iteration"] <= B.n_fig] == br.rows:
-                same += 1
-        return same, both
+                c[0] += 1
+        return got
 
     def its(self, rep):
         return "{:,}".format(rep.n_fig)
@@ -87,7 +101,7 @@ class LongReport:
         g = L.grid
         out = []
         w = out.append
-        w("# Long runs: %s at %s iterations" % (" and ".join(t for _, t, _ in self.figs) or "Fig. 1 and Fig. 2",
+        w("# Long runs: %s at %s iterations" % (and_list([t for _, t, _, _ in self.figs]) or "the figures",
                                                  self.its(L)))
         w("")
         w("Made by `scripts/paper-report --grid %s --results %s --output %s` from the runs kept in `%s` "
@@ -102,6 +116,12 @@ class LongReport:
               rel(a.grid), rel(B.args.grid), ", ".join(L.seeds), rel(B.args.results),
               g["fig.iterations"][0], rel(B.args.grid), self.its(B), rel(B.args.results)))
         w("")
+        if "fig3" in [f for f, _, _, _ in self.figs]:
+            w("Fig. 3 (B-FASGD) likewise: its setting (%s), each statistic at its sweep winner there, its gates' "
+              "constants and the every-k baselines are `%s`'s; the paper ran it for 10^6 iterations, ten times "
+              "these runs (at the CPU time these took, about %.0f CPU-hours: not run)." % (
+                  setting_label(g["fig3.setting"][0]), rel(B.args.grid), 10 * self.cpu_h(L, "fig3")[1]))
+            w("")
         w("*Final* test error: the mean of the test-set evaluations of the last %s iterations (the last %d, "
           "one every 100 server timestamps) on the held-out %s images; each cell is the mean over the "
           "seeds and their range (smallest–largest); *paired* is each seed's %s-iteration final minus the "
@@ -118,7 +138,7 @@ class LongReport:
             w("No kept runs.")
             return "\n".join(out) + "\n"
         rows = []
-        for fig, title, _ in FIGS:
+        for fig, title, _, _ in FIGS:
             n, h = self.cpu_h(L, fig)
             if not n:
                 continue
@@ -132,22 +152,28 @@ class LongReport:
               "s" if len(distinct(prov, "commit")) > 1 else "", ", ".join(distinct(prov, "commit")),
               ", ".join(distinct(prov, "binary_sha256")), machines(prov)))
         w("")
-        for fig, _, _ in FIGS:
-            if fig in [f for f, _, _ in self.figs]:
-                w("    scripts/paper --grid %s --jobs 2 --only %s" % (rel(a.grid), fig))
+        for fig, _, _, jobs in FIGS:
+            if fig in [f for f, _, _, _ in self.figs]:
+                w("    scripts/paper --grid %s --jobs %d --only %s" % (rel(a.grid), jobs, fig))
         w("    scripts/paper-report --grid %s --results %s --output %s" % (rel(a.grid), rel(a.results), report_path(a)))
         w("")
         w("(scripts/paper writes this report itself after its runs; the second command remakes it.)")
         w("")
-        same, both = self.prefixes()
+        got = self.prefixes()
+        same, both = sum(c[0] for c in got.values()), sum(c[1] for c in got.values())
         w("Of the %d long runs kept with a %s-iteration namesake, %d begin with its curve: their rows up to "
-          "iteration %s are its rows, every kept column alike%s." % (
+          "iteration %s are its rows, every kept column alike (the gates' and the clients' draws included)%s." % (
               both, self.its(B), same, self.its(B),
-              " (a run's length changes none of its first steps)" if same == both else
-              "; the others differ from it before then"))
+              "; a run's length changes none of its first steps" if same == both else
+              "; the others differ from it before then (%s)" % ", ".join(
+                  "%s: %d of %d" % (t, got[f][0], got[f][1]) for f, t, _, _ in FIGS if f in got)))
         w("")
-        for fig, title, idx in self.figs:
-            self.figure(out, fig, title, g["lr.settings"][idx])
+        for fig, title, idx, _ in self.figs:
+            if fig == "fig3":
+                self.figure3(out)
+            else:
+                self.figure(out, fig, title, g["lr.settings"][idx])
+            self.claims_of(out, fig)
         return "\n".join(out) + "\n"
 
     def figure(self, out, fig, title, sweep_setting):
@@ -155,6 +181,9 @@ class LongReport:
         g = L.grid
         w = out.append
         w("## %s" % title)
+        w("")
+        w("![%s at %s iterations](figures/%s.png)%s" % (
+            title, self.its(L), fig, " ![%s summary](figures/%s-summary.png)" % (title, fig) if fig == "fig2" else ""))
         w("")
         w("Final test error:")
         w("")
@@ -173,6 +202,59 @@ class LongReport:
         w(table(["setting", "rule", "%s iterations" % self.its(L), "%s iterations" % self.its(B), "paired"], rows,
                 ["---", "---", "---:", "---:", "---:"]))
         w("")
+
+    def figure3(self, out):
+        """Fig. 3's gates at both lengths: each gate's reduction and cost as
+        Report.fig3 found them (its fig3_result), and the final errors paired
+        by seed."""
+        L, B = self.long, self.base
+        g = L.grid
+        w = out.append
+        w("## Fig. 3")
+        w("")
+        w("fasgd at %s, std α = %s and abs α = %s; gates as in docs/RESULTS.md's Fig. 3 section, whose code "
+          "(paperreport/fig3.py) gives these reductions and costs at both lengths: *reduction* is potential / "
+          "actual copies at the end of the run, *cost* each seed's final error minus the same seed's ungated "
+          "(c = 0) run's at the same length, as the mean (smallest–largest); *paired* as above." % (
+              setting_label(g["fig3.setting"][0]), L.fig3_alpha.get("std"), L.fig3_alpha.get("abs")))
+        w("")
+        w("![Fig. 3 at %s iterations, std](figures/fig3-std.png) ![Fig. 3 at %s iterations, abs]"
+          "(figures/fig3-abs.png) ![Fig. 3 at %s iterations, error against bytes](figures/fig3-bytes.png)" % (
+              (self.its(L),) * 3))
+        w("")
+        cell = lambda c: "—" if c is None else "%+.4f%s" % (mean(c), spread(c))  # noqa: E731
+        for st in ("std", "abs"):
+            lb, bb = L.fig3_base.get(st), B.fig3_base.get(st)
+            gates = [("c = 0 (ungated)", None)]
+            for what, kind in (("fetch", "cfetch"), ("push", "cpush")):
+                gates += [("%s, c = %s" % (what, c), (st, what, "c", c)) for c in g["fig3.%s.%s" % (kind, st)]]
+                gates += [("%s, every k = %s" % (what, k), (st, what, "k", k)) for k in g["fig3.k" + what]]
+            rows = []
+            for label, key in gates:
+                lv, bv = (L.fig3_result.get(key), B.fig3_result.get(key)) if key else (None, None)
+                lp, bp = (lv[3] if lv else None, bv[3] if bv else None) if key else (lb, bb)
+                d = "—"
+                if lp and bp:
+                    d = cell([p - q for p, q in zip(lp.finals, bp.finals)])
+                if key is None:   # the ungated run: every copy made
+                    reds = ["1.00×" if p else "—" for p in (lp, bp)]
+                else:
+                    reds = ["—" if v is None else "%.2f×" % v[0] for v in (lv, bv)]
+                rows.append([label] + reds + [
+                             "missing" if lp is None else with_spread(lp.finals),
+                             "missing" if bp is None else with_spread(bp.finals), d,
+                             "—" if not lv else cell(lv[1]), "—" if not bv else cell(bv[1])])
+            w("**%s statistic** (α = %s):" % (st, L.fig3_alpha.get(st)))
+            w("")
+            w(table(["gate", "reduction at %s" % self.its(L), "at %s" % self.its(B),
+                     "final at %s" % self.its(L), "at %s" % self.its(B), "paired",
+                     "cost at %s" % self.its(L), "at %s" % self.its(B)], rows,
+                    ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]))
+            w("")
+
+    def claims_of(self, out, fig):
+        L, B = self.long, self.base
+        w = out.append
         w("### The paper's claims")
         w("")
         w(RULE)
@@ -202,19 +284,22 @@ class LongReport:
         if not self.figs:
             return None
         parts = []
-        for fig, title, _ in self.figs:
+        for fig, title, _, _ in self.figs:
             n, h = self.cpu_h(L, fig)
             parts.append("%s (%d runs, %.2f CPU-hours)" % (title, n, h))
         verdicts = []
-        for fig, _, _ in self.figs:
+        for fig, _, _, _ in self.figs:
             for c, lv, bv in self.verdicts[fig]:
                 verdicts.append("%s: **%s** (%s) at %s, %s (%s) at %s" % (
                     c, lv[0], lv[1], self.its(L), bv[0], bv[1], self.its(B)))
-        return ("The paper's length: %s also ran at %s iterations with this grid's rules, settings, seeds "
-                "and α (`%s`, kept in `%s`, its report `%s`, where each run stands beside its %s-iteration "
+        f3 = ("fig3" in [f for f, _, _, _ in self.figs] and
+              " (for Fig. 3 a tenth of the paper's 10^6, which, at about %.0f CPU-hours, was not run)" %
+              (10 * self.cpu_h(L, "fig3")[1]))
+        return ("The paper's length: %s also ran at %s iterations%s with this grid's rules, settings, seeds, "
+                "α and gates (`%s`, kept in `%s`, its report `%s`, where each run stands beside its %s-iteration "
                 "namesake). %s." % (
-                    " and ".join(parts), self.its(L), rel(a.grid), rel(a.results), report_path(a), self.its(B),
-                    "; ".join(verdicts)))
+                    and_list(parts), self.its(L), f3 or "", rel(a.grid), rel(a.results), report_path(a),
+                    self.its(B), "; ".join(verdicts)))
 
 
 def long_scope():

@@ -42,6 +42,9 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
         self.headline = []
         # Fig. 3's points against bytes, a statistic (fig3_bytes; the figure reads them)
         self.bytes_points = {}
+        # Fig. 3's ungated points, gates and alphas, a statistic (fig3; the
+        # long runs' report reads them)
+        self.fig3_base, self.fig3_result, self.fig3_alpha = {}, {}, {}
 
     def w(self, s=""):
         self.out.append(s)

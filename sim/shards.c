@@ -179,16 +179,18 @@ fasgd_simshards_peak (const fasgd_sim_t *self)
     return peak;
 }
 
-/*  Shard s applies its part g of a gradient computed on its timestamp j:
+/*  Shard s applies its part g of client k's gradient computed on its timestamp j:
     in place when nobody else holds its part, else into a fresh copy.  */
 static int
-s_apply (fasgd_sim_t *self, int s, const float *g, uint64_t j)
+s_apply (fasgd_sim_t *self, int s, int k, const float *g, uint64_t j)
 {
     s_shard_t *sh = &self->shards [s];
-    uint64_t tau = sh->T >= j ? sh->T - j : 0;
+    uint64_t tau = fasgd_simstale_tau (&sh->stale, sh->T, j);
     int rc = fasgd_simint_apply (self, &sh->current, sh->rule, g, tau, NULL);
     if (rc == 1)
         sh->T++;
+    if (rc >= 0)
+        fasgd_simstale_pushed (&sh->stale, sh->T, k, g, sh->n, rc == 1);
     return rc;
 }
 
@@ -221,7 +223,7 @@ fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
             self->st.repeats++;
             self->st.bytes += 2 * FASGD_SIM_HEADER_BYTES;
             if (v->has_last)
-                s_apply (self, s, c->last + sh->off, v->last_ts);
+                s_apply (self, s, k, c->last + sh->off, v->last_ts);
             v->vbar = fasgd_rule_vbar (sh->rule);
             continue;
         }
@@ -233,7 +235,7 @@ fasgd_simshards_turn (fasgd_sim_t *self, int k, const float *g)
         self->st.pushes++;
         self->st.bytes += 2 * FASGD_SIM_HEADER_BYTES + sh->n * sizeof (float);
         v->gates.pushed = 1;
-        if (s_apply (self, s, part, v->j) >= 0 && keep_last) {
+        if (s_apply (self, s, k, part, v->j) >= 0 && keep_last) {
             memcpy (c->last + sh->off, part, sh->n * sizeof (float));
             v->last_ts = v->j;
             v->has_last = 1;

@@ -73,7 +73,7 @@ const fasgd_cfg_key_t fasgd_sim_cfg_keys [] = {
     FASGD_CFG_KEY_ENUM ("staleness", fasgd_sim_cfg_t, staleness, fasgd_staleness_names, "count",
         "the staleness tau the rule divides by: count (the updates since the gradient's parameters, as in "
         "the paper) or movement (each update counted by its norm over the lower median of the clients' "
-        "typical norms, at most 1: fasgd-server's guard.staleness; shards: one only)"),
+        "typical norms, at most 1: fasgd-server's guard.staleness; with shards, each shard's own)"),
     FASGD_CFG_KEY_INCLUDE ("data", fasgd_sim_cfg_t, data, fasgd_data_cfg_keys),
     FASGD_CFG_KEY_END
 };
@@ -364,7 +364,7 @@ s_progress (fasgd_sim_t *self, int final)
 static int
 s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
 {
-    uint64_t tau = fasgd_simstale_tau (self, j);
+    uint64_t tau = fasgd_simstale_tau (&self->stale, self->T, j);
     const float *used = !self->needs_used ? NULL : c->used ? c->used->theta : c->snap->theta;
     int rc = fasgd_simint_apply (self, &self->current, self->rule, g, tau, used);
     if (rc == 1) {
@@ -372,7 +372,7 @@ s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
         self->current->ts = self->T;
     }
     if (rc >= 0)
-        fasgd_simstale_pushed (self, (int) (c - self->clients), g, rc == 1);
+        fasgd_simstale_pushed (&self->stale, self->T, (int) (c - self->clients), g, self->n, rc == 1);
     if (rc == 1) {
         if (self->T % (uint64_t) self->cfg.eval_every == 0)
             s_row (self);
@@ -1177,8 +1177,8 @@ fasgd_sim_destroy (fasgd_sim_t **self_p)
     }
     /*  Every snapshot is on the free list or held by a client, an event or
         the server (`current`); once all let go, all are on the free list.  */
-    fasgd_simshards_destroy (self);
     fasgd_simstale_destroy (self);
+    fasgd_simshards_destroy (self);
     if (self->clients) {
         for (int k = 0; k < self->cfg.clients; k++) {
             fasgd_snapshot_release (self->clients [k].snap);

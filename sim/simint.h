@@ -59,12 +59,24 @@ typedef struct {
     shared with the clients that fetched it as the whole θ is without
     shards; the server's whole θ (`current`) is put together from them
     when it is validated or asked for.  */
+/*  The staleness clock (staleness.c) and, with movement, what it
+    counts against: each client's typical norm, and ν their median.  */
+typedef struct {
+    fasgd_staleness_clock_t *clock;
+    double *typical;            /* per client */
+    uint8_t *voted;             /* per client: it has pushed */
+    double *votes;              /* scratch for the median */
+    int nclients, nvoters, since_median;
+    double nu;                  /* the lower median of the typical norms; 0 before any */
+} s_stale_t;
+
 typedef struct {
     size_t off, n;
     fasgd_rule_t *rule;
     uint64_t T;
     fasgd_snapshot_pool_t *pool;
     fasgd_snapshot_t *current;
+    s_stale_t stale;            /* its own staleness clock */
 } s_shard_t;
 
 typedef struct {
@@ -123,16 +135,6 @@ typedef struct {
     float *grad;
 } s_slot_t;
 
-/*  The staleness clock (staleness.c) and, with movement, what it
-    counts against: each client's typical norm, and ν their median.  */
-typedef struct {
-    fasgd_staleness_clock_t *clock;
-    double *typical;            /* per client */
-    uint8_t *voted;             /* per client: it has pushed */
-    double *votes;              /* scratch for the median */
-    int nclients, nvoters, since_median;
-    double nu;                  /* the lower median of the typical norms; 0 before any */
-} s_stale_t;
 
 struct fasgd_sim_t {
     fasgd_sim_cfg_t cfg;
@@ -228,15 +230,17 @@ int fasgd_simint_apply (fasgd_sim_t *self, fasgd_snapshot_t **current, fasgd_rul
 void fasgd_simint_accumulate (fasgd_sim_t *self, s_client_t *c, size_t off, const float *g, size_t len,
                               fasgd_gates_t *gates);
 
-/*  staleness.c. init: the clock at T, once the shards are known (-1
-    logged: out of memory, or movement with shards).  */
+/*  staleness.c. init: the server's clock at T and each shard's at its
+    own, once the shards are known (-1 logged: out of memory).  */
 int fasgd_simstale_init (fasgd_sim_t *self);
 void fasgd_simstale_destroy (fasgd_sim_t *self);
-/*  The τ of a push computed at timestamp j ≤ T.  */
-uint64_t fasgd_simstale_tau (const fasgd_sim_t *self, uint64_t j);
-/*  Client k pushed g, which the rule took (applied: T has just become
-    the update's timestamp; 0: softsync buffered it).  */
-void fasgd_simstale_pushed (fasgd_sim_t *self, int k, const float *g, int applied);
+/*  The τ of a push computed at timestamp j ≤ T, T the clock's server's
+    (or shard's) timestamp.  */
+uint64_t fasgd_simstale_tau (const s_stale_t *s, uint64_t T, uint64_t j);
+/*  Client k pushed g (n floats: the server's, or the shard's part),
+    which the rule took (applied: T has just become the update's
+    timestamp; 0: softsync buffered it).  */
+void fasgd_simstale_pushed (s_stale_t *s, uint64_t T, int k, const float *g, size_t n, int applied);
 
 /*  shards.c. init: after the clients hold θ at T = 0, splits the server by
     cfg.shards (a no-op for `one`); -1 with the reason in err when the

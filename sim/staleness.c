@@ -4,8 +4,10 @@
     daemon takes ν from its guard (the norm bound's anchor), the
     simulator, which has no guard and whose clients are all honest, takes
     the guard's vote without it: the lower median of the clients' typical
-    norms (common/verdict.h), one vote per client that has pushed. The
-    server's turn only (one thread), so runs stay bit for bit.  */
+    norms (common/verdict.h), one vote per client that has pushed. With
+    shards each shard has a clock of its own, over its own timestamps and
+    the norms of its parts, as each shard daemon has. The server's turn
+    only (one thread), so runs stay bit for bit.  */
 #include "simint.h"
 
 #include "floats.h"
@@ -15,34 +17,23 @@
 #include <math.h>
 #include <stdlib.h>
 
-int
-fasgd_simstale_init (fasgd_sim_t *self)
+/*  One clock starting at T for nclients clients.  */
+static int
+s_init (s_stale_t *s, int movement, uint64_t T, int nclients)
 {
-    s_stale_t *s = &self->stale;
-    int movement = self->cfg.staleness == FASGD_STALENESS_MOVEMENT;
-    if (movement && self->shards) {
-        fasgd_log_error ("sim: staleness: movement runs with shards: one only (each shard has its own T)");
-        return -1;
-    }
-    s->clock = fasgd_staleness_new (movement, self->T);
-    s->nclients = self->cfg.clients;
+    s->clock = fasgd_staleness_new (movement, T);
+    s->nclients = nclients;
     if (movement) {
-        size_t k = (size_t) self->cfg.clients;
-        s->typical = calloc (k, sizeof *s->typical);
-        s->voted = calloc (k, sizeof *s->voted);
-        s->votes = calloc (k, sizeof *s->votes);
+        s->typical = calloc ((size_t) nclients, sizeof *s->typical);
+        s->voted = calloc ((size_t) nclients, sizeof *s->voted);
+        s->votes = calloc ((size_t) nclients, sizeof *s->votes);
     }
-    if (!s->clock || (movement && (!s->typical || !s->voted || !s->votes))) {
-        fasgd_log_error ("sim: out of memory for the staleness clock");
-        return -1;
-    }
-    return 0;
+    return s->clock && (!movement || (s->typical && s->voted && s->votes)) ? 0 : -1;
 }
 
-void
-fasgd_simstale_destroy (fasgd_sim_t *self)
+static void
+s_destroy (s_stale_t *s)
 {
-    s_stale_t *s = &self->stale;
     fasgd_staleness_destroy (&s->clock);
     free (s->typical);
     free (s->voted);
@@ -51,10 +42,30 @@ fasgd_simstale_destroy (fasgd_sim_t *self)
     s->voted = NULL;
 }
 
-uint64_t
-fasgd_simstale_tau (const fasgd_sim_t *self, uint64_t j)
+int
+fasgd_simstale_init (fasgd_sim_t *self)
 {
-    return fasgd_staleness_tau (self->stale.clock, self->T, j);
+    int movement = self->cfg.staleness == FASGD_STALENESS_MOVEMENT;
+    int rc = s_init (&self->stale, movement, self->T, self->cfg.clients);
+    for (int s = 0; rc == 0 && s < self->nshards; s++)
+        rc = s_init (&self->shards [s].stale, movement, self->shards [s].T, self->cfg.clients);
+    if (rc != 0)
+        fasgd_log_error ("sim: out of memory for the staleness clock");
+    return rc;
+}
+
+void
+fasgd_simstale_destroy (fasgd_sim_t *self)
+{
+    s_destroy (&self->stale);
+    for (int s = 0; self->shards && s < self->nshards; s++)
+        s_destroy (&self->shards [s].stale);
+}
+
+uint64_t
+fasgd_simstale_tau (const s_stale_t *s, uint64_t T, uint64_t j)
+{
+    return fasgd_staleness_tau (s->clock, T, j);
 }
 
 /*  Client k's vote, a push of norm x; the median again at every push
@@ -78,15 +89,14 @@ s_vote (s_stale_t *s, int k, double x)
 }
 
 void
-fasgd_simstale_pushed (fasgd_sim_t *self, int k, const float *g, int applied)
+fasgd_simstale_pushed (s_stale_t *s, uint64_t T, int k, const float *g, size_t n, int applied)
 {
-    s_stale_t *s = &self->stale;
     double count = 1;
     if (fasgd_staleness_movement (s->clock)) {
-        double norm = sqrt (fasgd_floats_sumsq (g, self->n));
+        double norm = sqrt (fasgd_floats_sumsq (g, n));
         s_vote (s, k, norm);
         count = fasgd_staleness_count (norm, s->nu);
     }
     if (applied)
-        fasgd_staleness_advance (s->clock, self->T, count);
+        fasgd_staleness_advance (s->clock, T, count);
 }

@@ -190,6 +190,8 @@ static const char *const s_thread_cases [][7] = {
     { "mode=events", "rule.name=gap-aware", "rule.lr=0.1", "events.compute_dist=exponential",
       "events.bandwidth=1e6", NULL },
     { "rule.name=fasgd", "rule.lr=0.01", "staleness=movement", "speed.dist=lognormal", NULL },
+    { "rule.name=fasgd", "rule.lr=0.01", "staleness=movement", "shards=layer", "gates.fetch.gate=bfasgd",
+      "gates.fetch.c=0.05", NULL },
 };
 #define S_THREAD_CASES ((int) (sizeof s_thread_cases / sizeof s_thread_cases [0]))
 
@@ -709,7 +711,8 @@ END_TEST
     norms, at most one: τ never above the count, below it once some
     update's norm is under the median (here a mean of 30.2 against 35.3,
     the largest 231 against 249; on MNIST at μ=4, λ=32, 18.1 against
-    30.9), the same with one client (τ is 0 anyway); shards refuse it.  */
+    30.9), the same with one client (τ is 0 anyway); with shards each
+    shard's clock counts its own parts.  */
 START_TEST (test_staleness_movement)
 {
     fasgd_dataset_t *train = s_make_data (200, 5), *valid = s_make_data (100, 6);
@@ -739,9 +742,18 @@ START_TEST (test_staleness_movement)
     b = s_run (&cfg, train, valid, NULL, NULL);
     ck_assert_str_eq (a, b);
     free (a); free (b);
+    /*  Shards: a clock each, over the shard's timestamps and parts.  */
+    s_set (&cfg, "clients=37");
     s_set (&cfg, "shards=layer");
-    fasgd_sim_t *sim = fasgd_sim_new (&cfg, train, valid);
-    ck_assert_ptr_null (sim);
+    s_set (&cfg, "staleness=count");
+    fasgd_sim_stats_t sharded_count, sharded_moved;
+    a = s_run (&cfg, train, valid, NULL, &sharded_count);
+    s_set (&cfg, "staleness=movement");
+    b = s_run (&cfg, train, valid, NULL, &sharded_moved);
+    ck_assert_str_ne (a, b);
+    ck_assert (sharded_moved.tau_mean < 0.95 * sharded_count.tau_mean);
+    ck_assert_uint_le (sharded_moved.tau_max, sharded_count.tau_max);
+    free (a); free (b);
     fasgd_dataset_destroy (&train);
     fasgd_dataset_destroy (&valid);
 }

@@ -148,6 +148,15 @@ fasgd_verdict_vote (double typical, int first, double x)
     return first ? x : typical + FASGD_VERDICT_VOTE_WEIGHT * (x - typical);
 }
 
+int
+fasgd_verdict_median_due (size_t n, int *since)
+{
+    if (n > FASGD_VERDICT_MEDIAN_EVERY && ++*since < FASGD_VERDICT_MEDIAN_EVERY)
+        return 0;
+    *since = 0;
+    return 1;
+}
+
 static int
 s_cmp (const void *a, const void *b)
 {

@@ -106,6 +106,10 @@ double fasgd_verdict_anchor (const fasgd_verdict_params_t *p, double ref_norm, d
     simulator's ν (staleness: movement) both.  */
 #define FASGD_VERDICT_VOTE_WEIGHT 0.0625
 #define FASGD_VERDICT_MEDIAN_EVERY 64
+/*  After a push, whether the median is due again, n voting: at every
+    push while n ≤ FASGD_VERDICT_MEDIAN_EVERY, else once that many
+    pushes have been counted in *since (set back to 0 when due).  */
+int fasgd_verdict_median_due (size_t n, int *since);
 /*  A typical norm after a push of norm x; first: the client's first.  */
 double fasgd_verdict_vote (double typical, int first, double x);
 /*  The lower median of v [0..n), reordering v; 0 when n is 0.  */

@@ -198,7 +198,7 @@ s_apply (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t 
     if (rc == 1) {
         fasgd_srv_params_advance (p);
         fasgd_staleness_advance (self->staleness, p->T,
-                                     fasgd_staleness_count (norm, fasgd_srv_guard_honest_norm (self->guard)));
+                                 fasgd_staleness_count (norm, fasgd_srv_guard_honest_norm (self->guard)));
         if (p->T % (uint64_t) self->cfg.eval_every == 0)
             fasgd_srv_eval_maybe (self->eval);
         fasgd_srv_checkpoint_updated (self->checkpoint);

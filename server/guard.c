@@ -115,8 +115,6 @@
 #define S_LIMIT 1e37                    /* largest bound accepted for θ and the state */
 #define S_MAX_NORM 1e18                 /* ‖g‖ beyond this: its square nears FLT_MAX */
 #define S_REMEASURE 4096                /* accepted pushes between measures of max|θ| */
-/*  pushes between medians, once more clients or norms than this  */
-#define S_MEDIAN_EVERY FASGD_VERDICT_MEDIAN_EVERY
 /*  Accepted gradient norms the history's median is taken over, and the
     reference gradients kept (the last ones): as many as a checkpoint
     holds.  */
@@ -684,7 +682,7 @@ s_median_update (fasgd_srv_guard_t *self)
 
 /*  Counts a push of norm `norm` that met `bound` in c's vote, and takes
     the median again: at every push while few clients vote, else every
-    S_MEDIAN_EVERY pushes.  */
+    FASGD_VERDICT_MEDIAN_EVERY pushes.  */
 static void
 s_vote (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, double bound)
 {
@@ -692,10 +690,8 @@ s_vote (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, double boun
     c->norm_typical = fasgd_verdict_vote (c->norm_typical, !(c->has_typical || c->typical_kept), x);
     if (!c->has_typical && s_voter_add (self, c) != 0)
         return;
-    if (self->nvoters <= S_MEDIAN_EVERY || ++self->since_median >= S_MEDIAN_EVERY) {
+    if (fasgd_verdict_median_due (self->nvoters, &self->since_median))
         s_median_update (self);
-        self->since_median = 0;
-    }
 }
 
 /*  Scales *gp by w into the scratch buffer.  */
@@ -941,11 +937,10 @@ fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const 
     self->norm_next = (self->norm_next + 1) % S_NORM_WINDOW;
     if (self->norm_count < S_NORM_WINDOW)
         self->norm_count++;
-    if (self->norm_count <= S_MEDIAN_EVERY || ++self->since_history >= S_MEDIAN_EVERY) {
+    if (fasgd_verdict_median_due ((size_t) self->norm_count, &self->since_history)) {
         double tmp [S_NORM_WINDOW];
         memcpy (tmp, self->norms, (size_t) self->norm_count * sizeof (double));
         self->history = fasgd_verdict_lower_median (tmp, (size_t) self->norm_count);
-        self->since_history = 0;
         s_median_update (self);
     }
 }

@@ -106,7 +106,7 @@ struct fasgd_server_t {
     fasgd_srv_security_t *security;
     fasgd_srv_conns_t *conns;
     fasgd_srv_guard_t *guard;
-    fasgd_staleness_clock_t *staleness;   /* the tau the rule divides by */
+    fasgd_staleness_clock_t *staleness; /* the tau the rule divides by */
     fasgd_srv_registry_t *registry;
     fasgd_srv_checkpoint_t *checkpoint;
     fasgd_srv_eval_t *eval;

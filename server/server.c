@@ -394,8 +394,8 @@ s_state (fasgd_server_t *self, int resume)
     /*  The staleness clock starts at θ's timestamp: after a resume, the
         updates before it count one each.  */
     if (!(self->staleness = fasgd_staleness_new (cfg->guard_enabled
-                                                     && cfg->guard_staleness == FASGD_STALENESS_MOVEMENT,
-                                                     self->params->T))) {
+                                                 && cfg->guard_staleness == FASGD_STALENESS_MOVEMENT,
+                                                 self->params->T))) {
         fasgd_log_error ("out of memory");
         return -1;
     }

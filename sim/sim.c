@@ -371,12 +371,12 @@ s_server_apply (fasgd_sim_t *self, s_client_t *c, const float *g, uint64_t j)
         self->T++;
         self->current->ts = self->T;
     }
+    /*  The clock counts the push once T is the update's (a softsync
+        push the rule buffered still votes).  */
     if (rc >= 0)
         fasgd_simstale_pushed (&self->stale, self->T, (int) (c - self->clients), g, self->n, rc == 1);
-    if (rc == 1) {
-        if (self->T % (uint64_t) self->cfg.eval_every == 0)
-            s_row (self);
-    }
+    if (rc == 1 && self->T % (uint64_t) self->cfg.eval_every == 0)
+        s_row (self);
     return rc;
 }
 

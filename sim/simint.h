@@ -54,11 +54,6 @@ typedef struct {
     uint64_t last_ts;
 } s_view_t;
 
-/*  One shard of the server: its part of θ, its own rule (state and v̄) and
-    its own timestamp. Its part lives in snapshots of its own (n floats),
-    shared with the clients that fetched it as the whole θ is without
-    shards; the server's whole θ (`current`) is put together from them
-    when it is validated or asked for.  */
 /*  The staleness clock (staleness.c) and, with movement, what it
     counts against: each client's typical norm, and ν their median.  */
 typedef struct {
@@ -70,6 +65,11 @@ typedef struct {
     double nu;                  /* the lower median of the typical norms; 0 before any */
 } s_stale_t;
 
+/*  One shard of the server: its part of θ, its own rule (state and v̄) and
+    its own timestamp. Its part lives in snapshots of its own (n floats),
+    shared with the clients that fetched it as the whole θ is without
+    shards; the server's whole θ (`current`) is put together from them
+    when it is validated or asked for.  */
 typedef struct {
     size_t off, n;
     fasgd_rule_t *rule;
@@ -134,7 +134,6 @@ typedef struct {
     int state;
     float *grad;
 } s_slot_t;
-
 
 struct fasgd_sim_t {
     fasgd_sim_cfg_t cfg;

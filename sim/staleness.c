@@ -78,13 +78,12 @@ s_vote (s_stale_t *s, int k, double x)
         s->voted [k] = 1;
         s->nvoters++;
     }
-    if (s->nvoters <= FASGD_VERDICT_MEDIAN_EVERY || ++s->since_median >= FASGD_VERDICT_MEDIAN_EVERY) {
+    if (fasgd_verdict_median_due ((size_t) s->nvoters, &s->since_median)) {
         size_t n = 0;
         for (size_t i = 0; i < (size_t) s->nclients; i++)
             if (s->voted [i])
                 s->votes [n++] = s->typical [i];
         s->nu = fasgd_verdict_lower_median (s->votes, n);
-        s->since_median = 0;
     }
 }
 

@@ -175,18 +175,20 @@ def lr_runs(res, grid, setting, rule, sweep="lr"):
     return out
 
 
+def best_alpha(cands):
+    """What every tuning picks of [(alpha, final error)]: the alpha of the
+    lowest error at 6 decimals (ties: the smaller alpha); an error that is
+    NaN never wins; None when none is a number."""
+    ok = [(round(v, 6), float(a), a) for a, v in cands if not math.isnan(v)]
+    return min(ok)[2] if ok else None
+
+
 def pick(res, grid, rule, setting, sweep="lr"):
     """The candidate alpha with the lowest final error (ties: the smaller)."""
-    best = None
-    for a, run in lr_runs(res, grid, setting, rule, sweep):
-        if run is None:
-            return None
-        key = (round(run.final, 6), float(a))
-        if math.isnan(run.final):
-            continue
-        if best is None or key < best[0]:
-            best = (key, a)
-    return best[1] if best else None
+    runs = lr_runs(res, grid, setting, rule, sweep)
+    if any(run is None for _, run in runs):
+        return None
+    return best_alpha([(a, run.final) for a, run in runs])
 
 
 def recorded_pick(grid, rule, setting):

@@ -11,7 +11,7 @@
 tap_name=paper-report
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 report="$top_src/scripts/paper-report"
-echo "1..22"
+echo "1..23"
 
 # csv FILE ERROR [N]: a complete run of N iterations (fig.iterations)
 # whose validation and test errors are ERROR at every row.
@@ -200,6 +200,31 @@ check "Fig. 3 against bytes: each seed's bytes, its cut against the same seed's 
     grep -q "^| B-FASGD fetch gate | c = $c3 | 2.500 (2.000–3.000) | 2.00× | 0.1500 (0.1500–0.1500) | +0.0500 (0.0500–0.0500) |\$" "$tmp/fb.md"
 check "Fig. 3 against bytes: the figure's points, a series a block (the ungated run first)" \
     sh -c 'grep -v "^#" "$1" | grep -m1 . | grep -qx "5.0000 4.0000 6.0000 0.100000 0.100000 0.100000 c0 c=0"' _ "$tmp/fbplots/bytes-std.dat"
+# Its point labels (paperreport/labels.py): on points that crowd together
+# (two a marker's width apart, with error bars and a line between them) no
+# label covers another label, a marker or a bar, nor leaves the panel.
+labels_apart() {
+    "$python" - "$top_src/scripts" <<'PY'
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[1])
+from paperreport.labels import MARK, overlap, place
+pts = [{"px": 100 + 9 * i, "py": 100 + 3 * (i % 3), "ybar": (80 + i, 120 - i), "text": t, "side": s}
+       for i, (t, s) in enumerate([("k=2", "SW"), ("c=0.001", "NE"), ("c=0.003", "NE"), ("k=4", "SW"),
+                                   ("c=0", "NE")])]
+frame = (0, 0, 400, 300)
+got, bad = place(pts, frame, [((100, 100), (136, 103))])
+boxes = [g[3] for g in got]
+marks = [(p["px"] - MARK, p["py"] - MARK, p["px"] + MARK, p["py"] + MARK) for p in pts]
+bars = [(p["px"] - 1, p["ybar"][0], p["px"] + 1, p["ybar"][1]) for p in pts]
+assert bad == 0, bad
+for i, b in enumerate(boxes):
+    assert frame[0] <= b[0] and b[2] <= frame[2] and frame[1] <= b[1] and b[3] <= frame[3], b
+    assert not any(overlap(b, o) for o in marks + bars), b
+    assert not any(overlap(b, c) for j, c in enumerate(boxes) if j != i), b
+PY
+}
+check "Fig. 3 against bytes: crowded points' labels cover no other label, marker or bar" labels_apart
 
 # A complete sweep (every candidate 0.5 but one per rule and setting: the
 # recorded winner, except fasgd on μ=4, λ=32) is said to differ there.

@@ -9,10 +9,18 @@ import shutil
 import subprocess
 
 from .common import TOP, eps_settings, mean, sweep_done
+from .labels import nice_range, place
 
 # The copy curves' transmit rate: over the last RATE_ROWS evaluations (100
 # timestamps apart, so the last 1,000 iterations).
 RATE_ROWS = 10
+
+# Fig. 3 against bytes (fig3-bytes.gp): its size in pixels, its panels'
+# margins (left, right, bottom, top) and spacing (x, y), in fractions of it,
+# as gnuplot's multiplot layout takes them; its labels are placed for them.
+BYTES_SIZE = (1800, 1300)
+BYTES_MARGINS = (0.06, 0.98, 0.12, 0.93)
+BYTES_SPACING = (0.07, 0.1)
 
 # The figures this report draws (docs/figures/ holds others too).
 OWN = ("lr-sweep", "fig1", "fig2", "fig2-summary", "fig3-std", "fig3-abs", "fig3-bytes", "fashion",
@@ -113,7 +121,10 @@ class Figures:
                 bytes_ok.append((st, a))
         if len(bytes_ok) == 2:
             n = len(self.seeds)
+            xr, yr = bytes_labels(plots)
             self.gp("fig3-bytes.gp", os.path.join(figdir, "fig3-bytes.png"), plots, log("fig3-bytes"), QUICK=smoke,
+               W=BYTES_SIZE[0], H=BYTES_SIZE[1], MARGINS=" ".join(map(str, BYTES_MARGINS)),
+               SPACING=" ".join(map(str, BYTES_SPACING)), XR=xr, YR=yr,
                SET=s3, AS=bytes_ok[0][1], AA=bytes_ok[1][1], ITERS="{:,}".format(self.n_fig),
                SEEDS="%d seeds: mean, bars the range" % n if n > 1 else "seed %s" % self.seeds[0],
                **{"N" + st.upper(): self.bytes_points[st] for st, _ in bytes_ok})
@@ -177,6 +188,58 @@ class Figures:
                LABELS=labels, RULEOF=ruleof, DASHES=dashes,
                TITLE=summary_title % (
                    "{:,}".format(self.n_fig), "%d seeds: mean and range" % n if n > 1 else "one seed"))
+
+
+def read_blocks(path):
+    """A bytes-STAT.dat's series (paperreport/fig3.py), each a list of rows
+    of words."""
+    blocks = []
+    with open(path) as f:
+        lines = f.read().splitlines()
+    for line in lines[1:]:
+        if line.startswith("#"):
+            blocks.append([])
+        elif line.strip():
+            blocks[-1].append(line.split())
+    return blocks
+
+
+def bytes_labels(plots):
+    """Fig. 3 against bytes: each panel's axis ranges and where its point
+    labels go (labels.place, so that none covers another, a marker or a
+    bar), into bytes-labels-STAT-DIR.dat (x, y, label, alignment). Returns
+    the x and the y ranges, two numbers a panel (row by row), as text."""
+    W, H = BYTES_SIZE
+    ml, mr, mb, mt = BYTES_MARGINS
+    sx, sy = BYTES_SPACING
+    pw, ph = (mr - ml - sx) / 2, (mt - mb - sy) / 2
+    xr, yr = [], []
+    for row, dr in enumerate(("fetch", "push")):
+        for col, st in enumerate(("std", "abs")):
+            blocks = read_blocks(os.path.join(plots, "bytes-%s.dat" % st))
+            # the ungated point, the B-FASGD gate's and the every-k gate's
+            series = [(blocks[0], "NE"), (blocks[1 + row], "NE"), (blocks[3 + row], "SW")]
+            rows = [(r, side) for b, side in series for r in b]
+            x0, x1 = nice_range(min(float(r[1]) for r, _ in rows), max(float(r[2]) for r, _ in rows))
+            y0, y1 = nice_range(min(float(r[4]) for r, _ in rows), max(float(r[5]) for r, _ in rows), 0.05, 0.08)
+            xr += ["%g" % x0, "%g" % x1]
+            yr += ["%g" % y0, "%g" % y1]
+            left, top = (ml + col * (pw + sx)) * W, (1 - (mt - row * (ph + sy))) * H
+            px = lambda x: left + (x - x0) / (x1 - x0) * pw * W  # noqa: E731
+            py = lambda y: top + (y1 - y) / (y1 - y0) * ph * H  # noqa: E731
+            pts = [{"px": px(float(r[0])), "py": py(float(r[3])), "xbar": (px(float(r[1])), px(float(r[2]))),
+                    "ybar": (py(float(r[4])), py(float(r[5]))), "text": r[7], "side": side} for r, side in rows]
+            segs = [((px(float(a[0])), py(float(a[3]))), (px(float(b[0])), py(float(b[3]))))
+                    for blk, _ in series[1:] for a, b in zip(blk, blk[1:])]
+            got, bad = place(pts, (left, top, left + pw * W, top + ph * H), segs)
+            if bad:
+                print("   fig3-bytes: %d labels of the %s statistic's %s panel overlap (no room)" % (bad, st, dr))
+            with open(os.path.join(plots, "bytes-labels-%s-%s.dat" % (st, dr)), "w") as f:
+                f.write("# x, y (data), label, alignment\n")
+                for (ax, ay, align, _), p in zip(got, pts):
+                    f.write("%.6g %.6g %s %s\n" % (x0 + (ax - left) / (pw * W) * (x1 - x0),
+                                                    y1 - (ay - top) / (ph * H) * (y1 - y0), p["text"], align))
+    return " ".join(xr), " ".join(yr)
 
 
 def write_copies(path, point, seeds):

@@ -66,7 +66,11 @@ class Figures:
     def have(self, *names):
         return all(os.path.exists(os.path.join(self.args.plots, "band-%s.dat" % n)) for n in names)
 
-    def draw(self, figdir):
+    def draw(self, figdir, iters_in_titles=False):
+        """The figures into figdir; iters_in_titles: Fig. 1's and Fig. 2's
+        titles say their iteration count (the long runs', whose count
+        differs from docs/RESULTS.md's)."""
+        self.iters_in_titles = iters_in_titles
         if not shutil.which("gnuplot"):
             print("paper-report: gnuplot is missing: no figures drawn")
             return
@@ -91,10 +95,11 @@ class Figures:
                AS=g["alpha.sasgd"][0], EPS=self.base_epsilon())
         n = len(self.seeds)
         band = "mean of %d seeds, band: their range" % n if n > 1 else "seed %s" % self.seeds[0]
+        at = " at {:,} iterations".format(self.n_fig) if self.iters_in_titles else ""
         self.curves(figdir, "fig1", "fig1", sw1, g["fig1.settings"], g["fig1.rules"],
-                    "Fig. 1: MNIST, test error vs iteration (%s)" % band, True)
+                    "Fig. 1%s: MNIST, test error vs iteration (%s)" % (at, band), True)
         self.curves(figdir, "fig2", "fig2", sw2, g["fig2.settings"], g["fig2.rules"],
-                    "Fig. 2: MNIST, μ = 128, test error vs iteration (%s)" % band, True, summary=True)
+                    "Fig. 2%s: MNIST, μ = 128, test error vs iteration (%s)" % (at, band), True, summary=True)
         s3 = g["fig3.setting"][0]
         bytes_ok = []
         for st in ("std", "abs"):

@@ -172,3 +172,32 @@ fasgd_verdict_lower_median (double *v, size_t n)
     qsort (v, n, sizeof (double), s_cmp);
     return v [(n - 1) / 2];
 }
+
+static int
+s_cmp_weighted (const void *a, const void *b)
+{
+    double x = ((const fasgd_verdict_weighted_t *) a)->value, y = ((const fasgd_verdict_weighted_t *) b)->value;
+    return x < y ? -1 : x > y;
+}
+
+double
+fasgd_verdict_weighted_lower_median (fasgd_verdict_weighted_t *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort (v, n, sizeof *v, s_cmp_weighted);
+    size_t i = 1;
+    while (i < n && v [i].weight == v [0].weight)
+        i++;
+    if (i == n)                         /* equal weights: the plain lower median, exactly */
+        return v [(n - 1) / 2].value;
+    double whole = 0, upto = 0;
+    for (i = 0; i < n; i++)
+        whole += v [i].weight;
+    for (i = 0; i + 1 < n; i++) {
+        upto += v [i].weight;
+        if (upto >= whole / 2 - whole * 1e-12)
+            break;
+    }
+    return v [i].value;
+}

@@ -114,6 +114,15 @@ int fasgd_verdict_median_due (size_t n, int *since);
 double fasgd_verdict_vote (double typical, int first, double x);
 /*  The lower median of v [0..n), reordering v; 0 when n is 0.  */
 double fasgd_verdict_lower_median (double *v, size_t n);
+/*  A vote and its weight (> 0).  */
+typedef struct {
+    double value, weight;
+} fasgd_verdict_weighted_t;
+/*  The lower weighted median of v [0..n), reordering v: the smallest
+    value at which the weight of the values up to it reaches half the
+    whole (counted within 1e-12 of it). With equal weights, exactly
+    fasgd_verdict_lower_median of the values. 0 when n is 0.  */
+double fasgd_verdict_weighted_lower_median (fasgd_verdict_weighted_t *v, size_t n);
 
 /*  rec's mean score (its prior counted).  */
 double fasgd_verdict_mean (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec);

@@ -200,7 +200,7 @@ static int
 s_is_text_key (const char *key)
 {
     static const char *const text [] = { "version", "rule", "name", "error", "file", "checkpoint_file", "security",
-                                         "key", "key_name", "wire_push", "wire_params", NULL };
+                                         "key", "key_name", "address", "wire_push", "wire_params", NULL };
     for (int i = 0; text [i]; i++)
         if (strcmp (key, text [i]) == 0)
             return 1;

@@ -71,7 +71,8 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "a pushed gradient whose L2 norm is above this is refused (or clipped: limits.grad_norm_action); "
         "0: no fixed bound"),
     FASGD_CFG_KEY_DOUBLE ("limits.grad_norm_factor", fasgd_server_cfg_t, grad_norm_factor, 0, 1e30, 0, "10",
-        "... or above this many times the median of the clients' typical gradient norms (one vote each) "
+        "... or above this many times the median of the clients' typical gradient norms (one vote each; "
+        "one a CURVE key; without CURVE one address's ids share one) "
         "and the run's history (one vote); 0: off"),
     FASGD_CFG_KEY_ENUM ("limits.grad_norm_action", fasgd_server_cfg_t, grad_norm_action, s_norm_actions, "auto",
         "refuse (422) or clip (scale down to the bound) a gradient above either bound; auto: clip "

@@ -147,10 +147,11 @@ s_status_clients (fasgd_server_t *self, s_text_t *t, int64_t now)
         if (!c)
             continue;
         shown++;
-        s_text_add (t, "client.%u.name=%s\nclient.%u.connected_s=%.3f\nclient.%u.idle_s=%.3f\n"
+        s_text_add (t, "client.%u.name=%s\nclient.%u.address=%s\nclient.%u.connected_s=%.3f\n"
+                    "client.%u.idle_s=%.3f\n"
                     "client.%u.pushes=%llu\nclient.%u.repeats=%llu\nclient.%u.fetches=%llu\n"
                     "client.%u.not_modified=%llu\n",
-                    c->id, c->name, c->id, (double) (now - c->joined_ms) / 1000.0,
+                    c->id, c->name, c->id, c->addr, c->id, (double) (now - c->joined_ms) / 1000.0,
                     c->id, (double) (now - c->last_seen_ms) / 1000.0,
                     c->id, (unsigned long long) c->pushes, c->id, (unsigned long long) c->repeats,
                     c->id, (unsigned long long) c->fetches, c->id, (unsigned long long) c->not_modified);

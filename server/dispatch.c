@@ -296,7 +296,8 @@ s_on_fetch (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client
     keeps its connection but cannot join on it; the registry registers
     the client or says why not, and the WELCOME carries its session.  */
 static void
-s_on_join (fasgd_server_t *self, const fasgd_srv_request_t *r, const char *body, size_t len, const char *key)
+s_on_join (fasgd_server_t *self, const fasgd_srv_request_t *r, const char *body, size_t len, const char *key,
+           int fd)
 {
     const char *key_name = fasgd_srv_security_allowed (self->security, key);
     if (fasgd_srv_security_curve (self->security) && !key_name) {
@@ -312,6 +313,7 @@ s_on_join (fasgd_server_t *self, const fasgd_srv_request_t *r, const char *body,
         fasgd_srv_reply_error (r, FASGD_STATUS_UNAVAILABLE, "%s", why);
         return;
     }
+    fasgd_srv_greeting_source (fd, c->addr);
     fasgd_header_t h = fasgd_srv_reply_header (r, FASGD_MSG_WELCOME, FASGD_STATUS_OK);
     h.client_id = c->id;
     fasgd_proto_desc_t d = self->desc;
@@ -484,7 +486,8 @@ fasgd_srv_dispatch (fasgd_server_t *self, void *sock, int is_fetch)
         const char *key = fasgd_srv_security_key (self->security, &parts [1]);
         fasgd_srv_client_t *c;
         if (req.type == FASGD_MSG_JOIN)
-            s_on_join (self, &r, body_len ? zmq_msg_data (&parts [2]) : "", body_len, key);
+            s_on_join (self, &r, body_len ? zmq_msg_data (&parts [2]) : "", body_len, key,
+                       fasgd_srv_recv_fd (&parts [1]));
         else if ((c = s_client (self, &r, key)))
             s_route (self, &r, c, &parts [2], body_len);
     }

@@ -7,17 +7,21 @@
        when limits.grad_norm_action is clip (or auto, the default, while
        direction is judged: 4.; a spike of an honest client is then
        clipped, not refused, and what is judged is the clipped push). The median is the lower one
-       of these votes:
+       of these votes (weighted without CURVE: s_median_update):
        - one for each client that has pushed: its typical norm, a moving
-         average of the norms it pushed, each counted at most at the bound
-         it met;
+         average of the norms it pushed, its first as it came (a newcomer
+         votes its own norm at once, however low the bound it meets: a
+         lone-address flood of tiny norms that came first cannot keep
+         honest clients refused until they are forgotten), each later one
+         counted at most at the bound it met;
        - one for the run's history: the lower median of the last 1024
          accepted norms.
        However fast a client pushes, whatever norms it sends (outsized or
        tiny), it moves only its own vote, so while most clients are honest
        the median is an honest one. With CURVE the clients of one key
        share one vote (the mean of theirs): a key that joins many client
-       ids still has one. Honest norms that grow past the bound (a
+       ids still has one; without CURVE the ids of one source address
+       share one vote's weight. Honest norms that grow past the bound (a
        network's gradients grow tenfold in its first steps) raise their
        votes with every refused push, and the median follows within a few
        pushes: a median of accepted norms alone could not follow, since
@@ -145,8 +149,8 @@ struct fasgd_srv_guard_t {
     int since_median;
     fasgd_srv_client_t **voters;        /* the clients that vote, nvoters of them */
     size_t nvoters, voters_cap;
-    double *votes;                      /* scratch for the median, voters_cap + 1 long */
-    fasgd_srv_client_t **by_key;        /* scratch: the CURVE clients by key, voters_cap long */
+    fasgd_verdict_weighted_t *votes;    /* scratch for the median, voters_cap + 1 long */
+    fasgd_srv_client_t **by_group;      /* scratch: the voters by key or address, voters_cap long */
     /*  The reference (4.): NULL pool without one.  */
     const fasgd_model_t *model;
     fasgd_dataset_t *pool;              /* validation examples it draws from */
@@ -248,7 +252,7 @@ fasgd_srv_guard_destroy (fasgd_srv_guard_t **self_p)
         self->voters [i]->has_typical = 0;
     free (self->voters);
     free (self->votes);
-    free (self->by_key);
+    free (self->by_group);
     fasgd_dataset_destroy (&self->pool);
     fasgd_model_ws_destroy (&self->ws);
     for (int i = 0; i < S_REFS; i++)
@@ -629,14 +633,14 @@ s_voter_add (fasgd_srv_guard_t *self, fasgd_srv_client_t *c)
         if (!v)
             return -1;
         self->voters = v;
-        double *w = realloc (self->votes, (cap + 1) * sizeof *w);
+        fasgd_verdict_weighted_t *w = realloc (self->votes, (cap + 1) * sizeof *w);
         if (!w)
             return -1;
         self->votes = w;
-        fasgd_srv_client_t **k = realloc (self->by_key, cap * sizeof *k);
+        fasgd_srv_client_t **k = realloc (self->by_group, cap * sizeof *k);
         if (!k)
             return -1;
-        self->by_key = k;
+        self->by_group = k;
         self->voters_cap = cap;
     }
     c->vote_slot = self->nvoters;
@@ -645,39 +649,59 @@ s_voter_add (fasgd_srv_guard_t *self, fasgd_srv_client_t *c)
     return 0;
 }
 
-static int
-s_cmp_key (const void *a, const void *b)
+/*  A voter's group: its CURVE key; without one, the address it joined
+    from.  */
+static const char *
+s_group (const fasgd_srv_client_t *c)
 {
-    return strcmp ((*(fasgd_srv_client_t *const *) a)->key, (*(fasgd_srv_client_t *const *) b)->key);
+    return c->key [0] ? c->key : c->addr;
 }
 
-/*  The lower median of the votes (a client's typical norm; with CURVE,
-    the mean of its key's clients') and the history's.  */
+/*  Orders voters by group, those with a key first.  */
+static int
+s_cmp_group (const void *a, const void *b)
+{
+    const fasgd_srv_client_t *x = *(fasgd_srv_client_t *const *) a, *y = *(fasgd_srv_client_t *const *) b;
+    if (!x->key [0] != !y->key [0])
+        return x->key [0] ? -1 : 1;
+    return strcmp (s_group (x), s_group (y));
+}
+
+/*  The lower weighted median of the votes: a CURVE key's, the mean of
+    its clients' typical norms, weighing 1; without CURVE each client's
+    own, the m clients that joined from one address weighing 1/m each
+    (one address's ids, however many, weigh as much as one client from
+    an address of its own); and the history's, weighing as one client
+    of the address with the most (1 with CURVE). When every address
+    has as many clients (one host, or one client a host) the weights
+    are equal and this is the lower median of the votes.  */
 static void
 s_median_update (fasgd_srv_guard_t *self)
 {
-    size_t n = 0, nk = 0;
-    for (size_t i = 0; i < self->nvoters; i++) {
-        fasgd_srv_client_t *c = self->voters [i];
-        if (c->key [0])
-            self->by_key [nk++] = c;
-        else
-            self->votes [n++] = c->norm_typical;
-    }
-    if (nk > 1)
-        qsort (self->by_key, nk, sizeof *self->by_key, s_cmp_key);
-    for (size_t i = 0, j; i < nk; i = j) {
+    memcpy (self->by_group, self->voters, self->nvoters * sizeof *self->voters);
+    qsort (self->by_group, self->nvoters, sizeof *self->by_group, s_cmp_group);
+    size_t n = 0, most = 1;
+    for (size_t i = 0, j; i < self->nvoters; i = j) {
+        const fasgd_srv_client_t *c = self->by_group [i];
         double sum = 0;
-        for (j = i; j < nk && !strcmp (self->by_key [j]->key, self->by_key [i]->key); j++)
-            sum += self->by_key [j]->norm_typical;
-        self->votes [n++] = sum / (double) (j - i);
+        for (j = i; j < self->nvoters && !s_cmp_group (&self->by_group [j], &self->by_group [i]); j++)
+            sum += self->by_group [j]->norm_typical;
+        if (c->key [0])
+            self->votes [n++] = (fasgd_verdict_weighted_t) { sum / (double) (j - i), 1 };
+        else {
+            for (size_t k = i; k < j; k++)
+                self->votes [n++] = (fasgd_verdict_weighted_t) { self->by_group [k]->norm_typical,
+                                                                 1 / (double) (j - i) };
+            if (j - i > most)
+                most = j - i;
+        }
     }
     if (self->norm_count > 0) {
         if (!self->votes)
             return;
-        self->votes [n++] = self->history;
+        self->votes [n++] = (fasgd_verdict_weighted_t) { self->history, 1 / (double) most };
     }
-    self->median = fasgd_verdict_lower_median (self->votes, n);
+    self->median = fasgd_verdict_weighted_lower_median (self->votes, n);
 }
 
 /*  Counts a push of norm `norm` that met `bound` in c's vote, and takes
@@ -686,8 +710,9 @@ s_median_update (fasgd_srv_guard_t *self)
 static void
 s_vote (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, double norm, double bound)
 {
-    double x = norm < bound ? norm : bound;
-    c->norm_typical = fasgd_verdict_vote (c->norm_typical, !(c->has_typical || c->typical_kept), x);
+    int first = !(c->has_typical || c->typical_kept);
+    double x = first || norm < bound ? norm : bound;
+    c->norm_typical = fasgd_verdict_vote (c->norm_typical, first, x);
     if (!c->has_typical && s_voter_add (self, c) != 0)
         return;
     if (fasgd_verdict_median_due (self->nvoters, &self->since_median))

@@ -15,7 +15,7 @@
                        connections, guard, security, params, metrics
         dispatch.c     the data sockets' router: each request to its
                        handler  → registry, guard, params, reply, eval,
-                       checkpoint, security, connections
+                       checkpoint, security, connections, greeting
         control.c      the control socket: STATUS, CHECKPOINT, RELOAD
                        → registry, security, checkpoint, guard, eval,
                        connections, reply

@@ -12,6 +12,7 @@
 #ifndef FASGD_SERVER_REGISTRY_H_INCLUDED
 #define FASGD_SERVER_REGISTRY_H_INCLUDED
 
+#include "greeting.h"
 #include "server.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -57,6 +58,7 @@ typedef struct {
     size_t vote_slot;
     fasgd_snapshot_t *snap;             /* θ_used, for the rules that need it */
     char key [41];                      /* CURVE: the public key (Z85) it joined with; "" off */
+    char addr [FASGD_SRV_ADDR_LEN];     /* the address it joined from (greeting.c's text); "?" unknown */
     char key_name [64];                 /* that key's name in the allowlist */
     int trusted;                        /* that key is one of guard.trusted's: its pushes are the guard's reference */
 } fasgd_srv_client_t;

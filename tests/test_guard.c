@@ -400,6 +400,81 @@ START_TEST (test_one_key_one_vote)
 }
 END_TEST
 
+/*  A DEALER to endpoint ("tcp://HOST:PORT") from the source address
+    from.  */
+static zsock_t *
+s_connect_from (const char *endpoint, const char *from)
+{
+    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    ck_assert_ptr_nonnull (sock);
+    zsock_set_rcvtimeo (sock, 3000);
+    zsock_set_linger (sock, 0);
+    ck_assert (strncmp (endpoint, "tcp://", 6) == 0);
+    ck_assert_int_eq (zsock_connect (sock, "tcp://%s:0;%s", from, endpoint + 6), 0);
+    return sock;
+}
+
+/*  Without CURVE the ids that join from one address share one vote:
+    twelve ids from 127.0.0.5 pushing tiny norms (the lock-out of issue
+    24's Sybil ids) weigh as much as one honest client, and the three
+    honest clients, each from an address of its own, still push norms
+    ten times their own. The same ids from the honest clients' address
+    (_i == 1: every peer at 127.0.0.1, as on one host) drag the median
+    down and the honest push is refused: the address is what counts.  */
+START_TEST (test_one_address_one_vote)
+{
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0",
+                            "heartbeat.expiry_ms=600000", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    enum { MANY = 12 };
+    const char *honest_from [3] = { "127.0.0.2", "127.0.0.3", "127.0.0.4" };
+    zsock_t *honest [3], *mallory;
+    uint32_t hid [3], mid [MANY];
+    float g [D];
+    s_fill (g, 0.1f);                   /* 1.43 */
+    for (int k = 0; k < 3; k++) {
+        honest [k] = _i == 0 ? s_connect_from (s.push, honest_from [k]) : s_connect (s.push);
+        hid [k] = s_join (honest [k]);
+        ck_assert_int_eq (s_push (honest [k], hid [k], 2, 0, g), FASGD_STATUS_OK);
+    }
+    mallory = _i == 0 ? s_connect_from (s.push, "127.0.0.5") : s_connect (s.push);
+    s_fill (g, 1e-5f);                  /* 1.4e-4 */
+    for (int k = 0; k < MANY; k++) {
+        mid [k] = s_join (mallory);
+        for (uint32_t n = 0; n < 4; n++)
+            ck_assert_int_eq (s_push (mallory, mid [k], 2 + n, 0, g), FASGD_STATUS_OK);
+    }
+    char *st = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (st);
+    char want [64];
+    snprintf (want, sizeof want, "\nclient.%u.address=%s\n", mid [MANY - 1], _i == 0 ? "127.0.0.5" : "127.0.0.1");
+    ck_assert_msg (strstr (st, want), "no %s in STATUS", want + 1);
+    snprintf (want, sizeof want, "\nclient.%u.address=%s\n", hid [0], _i == 0 ? "127.0.0.2" : "127.0.0.1");
+    ck_assert_msg (strstr (st, want), "no %s in STATUS", want + 1);
+    free (st);
+    s_fill (g, 0.7f);                   /* 10: within ten times the honest 1.43 */
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq (s_push (honest [k], hid [k], 3, 0, g),
+                          (_i == 0 ? FASGD_STATUS_OK : FASGD_STATUS_NONFINITE));
+    if (_i == 0) {
+        /*  Nor can they walk it up: ids pushing at the bound, over and
+            over, leave it where the honest votes hold it.  */
+        for (int round = 0; round < 8; round++) {
+            s_fill (g, 0.99f);          /* 14.1: within the bound, 19.6 (the honest votes are 1.96) */
+            for (int k = 0; k < MANY; k++)
+                ck_assert_int_eq (s_push (mallory, mid [k], (uint32_t) (6 + round), 0, g), FASGD_STATUS_OK);
+        }
+        s_fill (g, 1.5f);               /* 21: beyond ten times the honest votes */
+        ck_assert_int_eq (s_push (mallory, mid [0], 14, 0, g), FASGD_STATUS_NONFINITE);
+    }
+    for (int k = 0; k < 3; k++)
+        zsock_destroy (&honest [k]);
+    zsock_destroy (&mallory);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 START_TEST (test_dcasgd_overflow_refused)
 {
     const char *sets [] = { "rule.name=dcasgd", "limits.grad_norm_factor=0", "limits.refusals=0", NULL };
@@ -573,6 +648,7 @@ guard_suite (void)
     tcase_add_test (tc, test_one_client_cannot_move_the_bound);
     tcase_add_test (tc, test_many_voters_come_and_go);
     tcase_add_test (tc, test_one_key_one_vote);
+    tcase_add_loop_test (tc, test_one_address_one_vote, 0, 2);
     tcase_add_test (tc, test_dcasgd_overflow_refused);
     tcase_add_test (tc, test_limits);
     tcase_add_test (tc, test_bound_survives_a_restart);

@@ -13,7 +13,8 @@
     under the bound, a random direction at the bound, a slow drift from
     honest to negated, Sybil ids that start afresh: none takes back more
     than 5% of what an honest client achieves, nor adds more noise; tiny
-    norms do not lower the bound; a first push of 1e16 is refused.  */
+    norms do not lower the bound; a first push of 1e16 is refused. And
+    the weighted lower median the guard's votes are taken with.  */
 #include "testutil.h"
 
 #include "floats.h"
@@ -532,6 +533,49 @@ START_TEST (test_sumsq_dot_spans)
 }
 END_TEST
 
+/*  The weighted lower median: with equal weights, whatever they are
+    (1/3, 1/7: sums that do not add up exactly), it is exactly the
+    plain lower median, for every count of votes; with weights, the
+    smallest value whose weight up to it reaches half the whole.  */
+START_TEST (test_weighted_lower_median)
+{
+    fasgd_rng_t rng;
+    fasgd_rng_seed (&rng, 11, 0);
+    enum { MAX = 40 };
+    double plain [MAX];
+    fasgd_verdict_weighted_t w [MAX];
+    for (int round = 0; round < 2000; round++) {
+        size_t n = 1 + fasgd_rng_below (&rng, MAX);
+        double weight = 1 / (double) (1 + fasgd_rng_below (&rng, 12));
+        for (size_t i = 0; i < n; i++) {
+            /*  Ties too: values from a small set.  */
+            plain [i] = (double) fasgd_rng_below (&rng, 8) * 0.25 + (round % 2 ? 0 : fasgd_rng_uniform (&rng));
+            w [i] = (fasgd_verdict_weighted_t) { plain [i], weight };
+        }
+        double want = fasgd_verdict_lower_median (plain, n);
+        ck_assert (fasgd_verdict_weighted_lower_median (w, n) == want);
+    }
+    /*  One address of 12 tiny votes (1/12 each) beside three honest
+        votes of weight 1 and the history's (1/12): an honest one.  */
+    fasgd_verdict_weighted_t v [16];
+    size_t n = 0;
+    for (int k = 0; k < 12; k++)
+        v [n++] = (fasgd_verdict_weighted_t) { 1e-4, 1.0 / 12 };
+    v [n++] = (fasgd_verdict_weighted_t) { 1e-4, 1.0 / 12 };
+    for (int k = 0; k < 3; k++)
+        v [n++] = (fasgd_verdict_weighted_t) { 1.43 + 0.01 * k, 1 };
+    ck_assert (fasgd_verdict_weighted_lower_median (v, n) == 1.43);
+    /*  Weights 1, 1, 2: 2 of 4 up to the second value, half: it.  */
+    fasgd_verdict_weighted_t u [3] = { { 3, 2 }, { 1, 1 }, { 2, 1 } };
+    ck_assert (fasgd_verdict_weighted_lower_median (u, 3) == 2);
+    fasgd_verdict_weighted_t x [3] = { { 3, 1 }, { 1, 1 }, { 2, 2.5 } };
+    ck_assert (fasgd_verdict_weighted_lower_median (x, 3) == 2);
+    fasgd_verdict_weighted_t y [3] = { { 3, 1 }, { 1, 3 }, { 2, 1 } };
+    ck_assert (fasgd_verdict_weighted_lower_median (y, 3) == 1);
+    ck_assert (fasgd_verdict_weighted_lower_median (y, 0) == 0);
+}
+END_TEST
+
 static Suite *
 verdict_suite (void)
 {
@@ -551,6 +595,7 @@ verdict_suite (void)
     tcase_add_test (tc, test_ascent_is_refused_and_stale_allowed_further);
     tcase_add_test (tc, test_sumsq_dot);
     tcase_add_test (tc, test_sumsq_dot_spans);
+    tcase_add_test (tc, test_weighted_lower_median);
     suite_add_tcase (s, tc);
     return s;
 }

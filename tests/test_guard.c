@@ -475,6 +475,51 @@ START_TEST (test_one_address_one_vote)
 }
 END_TEST
 
+/*  The same flood from 127.0.0.5 first, alone for 48 pushes (the history
+    all tiny norms): honest clients that join after it, each from an
+    address of its own, are refused at most their first push (a
+    newcomer's first push votes its norm as it came, not cut to the tiny
+    bound it met), never forgotten (limits.refusals 2), and then push
+    norms ten times their own.  */
+START_TEST (test_flood_first_does_not_lock_out)
+{
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=2",
+                            "heartbeat.expiry_ms=600000", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    enum { MANY = 12 };
+    const char *honest_from [3] = { "127.0.0.2", "127.0.0.3", "127.0.0.4" };
+    zsock_t *honest [3], *mallory = s_connect_from (s.push, "127.0.0.5");
+    uint32_t hid [3], mid;
+    float g [D];
+    s_fill (g, 1e-5f);                  /* 1.4e-4 */
+    for (int k = 0; k < MANY; k++) {
+        mid = s_join (mallory);
+        for (uint32_t n = 0; n < 4; n++)
+            ck_assert_int_eq (s_push (mallory, mid, 2 + n, 0, g), FASGD_STATUS_OK);
+    }
+    s_fill (g, 0.1f);                   /* 1.43: ten thousand times the bound's median */
+    int refused = 0;
+    for (int k = 0; k < 3; k++) {
+        honest [k] = s_connect_from (s.push, honest_from [k]);
+        hid [k] = s_join (honest [k]);
+        int st = s_push (honest [k], hid [k], 2, 0, g);
+        ck_assert (st == FASGD_STATUS_OK || st == FASGD_STATUS_NONFINITE);
+        refused += st != FASGD_STATUS_OK;
+    }
+    ck_assert_int_ge (refused, 1);      /* the first met the flood's bound */
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq (s_push (honest [k], hid [k], 3, 0, g), FASGD_STATUS_OK);
+    s_fill (g, 0.7f);                   /* 10 */
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq (s_push (honest [k], hid [k], 4, 0, g), FASGD_STATUS_OK);
+    for (int k = 0; k < 3; k++)
+        zsock_destroy (&honest [k]);
+    zsock_destroy (&mallory);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 START_TEST (test_dcasgd_overflow_refused)
 {
     const char *sets [] = { "rule.name=dcasgd", "limits.grad_norm_factor=0", "limits.refusals=0", NULL };
@@ -649,6 +694,7 @@ guard_suite (void)
     tcase_add_test (tc, test_many_voters_come_and_go);
     tcase_add_test (tc, test_one_key_one_vote);
     tcase_add_loop_test (tc, test_one_address_one_vote, 0, 2);
+    tcase_add_test (tc, test_flood_first_does_not_lock_out);
     tcase_add_test (tc, test_dcasgd_overflow_refused);
     tcase_add_test (tc, test_limits);
     tcase_add_test (tc, test_bound_survives_a_restart);

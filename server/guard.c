@@ -678,8 +678,12 @@ s_cmp_group (const void *a, const void *b)
 static void
 s_median_update (fasgd_srv_guard_t *self)
 {
-    memcpy (self->by_group, self->voters, self->nvoters * sizeof *self->voters);
-    qsort (self->by_group, self->nvoters, sizeof *self->by_group, s_cmp_group);
+    if (self->nvoters > 1) {
+        memcpy (self->by_group, self->voters, self->nvoters * sizeof *self->voters);
+        qsort (self->by_group, self->nvoters, sizeof *self->by_group, s_cmp_group);
+    }
+    else if (self->nvoters == 1)
+        self->by_group [0] = self->voters [0];
     size_t n = 0, most = 1;
     for (size_t i = 0, j; i < self->nvoters; i = j) {
         const fasgd_srv_client_t *c = self->by_group [i];

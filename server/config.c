@@ -102,6 +102,10 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "the staleness at which guard.refuse's threshold is twice as far"),
     FASGD_CFG_KEY_DOUBLE ("guard.span", fasgd_server_cfg_t, guard_span, 1, 1e6, 0, "4",
         "the norm bound follows the clients' median between half the reference's norm and this many times it"),
+    FASGD_CFG_KEY_INT ("guard.address_votes", fasgd_server_cfg_t, guard_address_votes, 0, 1000000, "1",
+        "without CURVE, the votes the client ids of one source address share in the norm bound's median "
+        "(m ids weigh min(m, this)/m each), so that a flood of ids from one host has no more; set it to "
+        "the clients one honest host runs (0: every id a vote)"),
     FASGD_CFG_KEY_ENUM ("guard.staleness", fasgd_server_cfg_t, guard_staleness, fasgd_staleness_names, "count",
         "the staleness tau the rule divides by: count (the updates since the push's parameters, as in "
         "the simulator) or movement (each update counted by its norm over an honest one's, at most 1, "

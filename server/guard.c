@@ -21,7 +21,7 @@
        the median is an honest one. With CURVE the clients of one key
        share one vote (the mean of theirs): a key that joins many client
        ids still has one; without CURVE the ids of one source address
-       share one vote's weight. Honest norms that grow past the bound (a
+       share guard.address_votes votes' weight (1). Honest norms that grow past the bound (a
        network's gradients grow tenfold in its first steps) raise their
        votes with every refused push, and the median follows within a few
        pushes: a median of accepted norms alone could not follow, since
@@ -667,14 +667,24 @@ s_cmp_group (const void *a, const void *b)
     return strcmp (s_group (x), s_group (y));
 }
 
+/*  The weight of each of m ids of one address: they share
+    guard.address_votes votes (all of them: 0), at most one each.  */
+static double
+s_id_weight (const fasgd_srv_guard_t *self, size_t m)
+{
+    int votes = self->cfg->guard_address_votes;
+    return votes == 0 || m <= (size_t) votes ? 1 : (double) votes / (double) m;
+}
+
 /*  The lower weighted median of the votes: a CURVE key's, the mean of
     its clients' typical norms, weighing 1; without CURVE each client's
-    own, the m clients that joined from one address weighing 1/m each
-    (one address's ids, however many, weigh as much as one client from
-    an address of its own); and the history's, weighing as one client
-    of the address with the most (1 with CURVE). When every address
-    has as many clients (one host, or one client a host) the weights
-    are equal and this is the lower median of the votes.  */
+    own, the m clients that joined from one address sharing
+    guard.address_votes (1 by default: m weigh 1/m each, however many,
+    as much as one client from an address of its own); and the
+    history's, weighing as one client of the address with the most (1
+    with CURVE). When every address has as many clients (one host, or
+    one client a host) the weights are equal and this is the lower
+    median of the votes.  */
 static void
 s_median_update (fasgd_srv_guard_t *self)
 {
@@ -695,7 +705,7 @@ s_median_update (fasgd_srv_guard_t *self)
         else {
             for (size_t k = i; k < j; k++)
                 self->votes [n++] = (fasgd_verdict_weighted_t) { self->by_group [k]->norm_typical,
-                                                                 1 / (double) (j - i) };
+                                                                 s_id_weight (self, j - i) };
             if (j - i > most)
                 most = j - i;
         }
@@ -703,7 +713,7 @@ s_median_update (fasgd_srv_guard_t *self)
     if (self->norm_count > 0) {
         if (!self->votes)
             return;
-        self->votes [n++] = (fasgd_verdict_weighted_t) { self->history, 1 / (double) most };
+        self->votes [n++] = (fasgd_verdict_weighted_t) { self->history, s_id_weight (self, most) };
     }
     self->median = fasgd_verdict_weighted_lower_median (self->votes, n);
 }

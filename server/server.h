@@ -60,6 +60,7 @@ typedef struct {
     char guard_trusted [FASGD_PATH_LEN];    /* a directory of trusted client certificates; empty: none */
     int guard_trusted_age;          /* updates within which a trusted push judges others */
     int guard_staleness;            /* fasgd_staleness_kind_t: what tau counts */
+    int guard_address_votes;        /* without CURVE, the votes one address's ids share in the median; 0: one an id */
     int guard_loss_examples;        /* the held-out loss's fixed batch (guard_loss.c); 0: no loss check */
     double guard_loss_rise;         /* the rise of the held-out loss (log) after a client's pushes that cuts its weight */
     double guard_loss_jump;         /* a rise (log) between two references that sets θ back; 0: never */

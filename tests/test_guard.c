@@ -419,14 +419,17 @@ s_connect_from (const char *endpoint, const char *from)
     24's Sybil ids) weigh as much as one honest client, and the three
     honest clients, each from an address of its own, still push norms
     ten times their own. The same ids from the honest clients' address
-    (_i == 1: every peer at 127.0.0.1, as on one host) drag the median
-    down and the honest push is refused: the address is what counts.  */
+    (_i == 1: every peer at 127.0.0.1, as on one host), or from their own
+    with every id a vote (_i == 2: guard.address_votes 0), drag the
+    median down and the honest push is refused: the address is what
+    counts.  */
 START_TEST (test_one_address_one_vote)
 {
     const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0",
-                            "heartbeat.expiry_ms=600000", NULL };
+                            "heartbeat.expiry_ms=600000", _i == 2 ? "guard.address_votes=0" : NULL, NULL };
     server_t s;
     s_start_sets (&s, sets);
+    const int apart = _i != 1;          /* each on an address of its own */
     enum { MANY = 12 };
     const char *honest_from [3] = { "127.0.0.2", "127.0.0.3", "127.0.0.4" };
     zsock_t *honest [3], *mallory;
@@ -434,11 +437,11 @@ START_TEST (test_one_address_one_vote)
     float g [D];
     s_fill (g, 0.1f);                   /* 1.43 */
     for (int k = 0; k < 3; k++) {
-        honest [k] = _i == 0 ? s_connect_from (s.push, honest_from [k]) : s_connect (s.push);
+        honest [k] = apart ? s_connect_from (s.push, honest_from [k]) : s_connect (s.push);
         hid [k] = s_join (honest [k]);
         ck_assert_int_eq (s_push (honest [k], hid [k], 2, 0, g), FASGD_STATUS_OK);
     }
-    mallory = _i == 0 ? s_connect_from (s.push, "127.0.0.5") : s_connect (s.push);
+    mallory = apart ? s_connect_from (s.push, "127.0.0.5") : s_connect (s.push);
     s_fill (g, 1e-5f);                  /* 1.4e-4 */
     for (int k = 0; k < MANY; k++) {
         mid [k] = s_join (mallory);
@@ -448,9 +451,9 @@ START_TEST (test_one_address_one_vote)
     char *st = s_control_cmd (s.control, "STATUS");
     ck_assert_ptr_nonnull (st);
     char want [64];
-    snprintf (want, sizeof want, "\nclient.%u.address=%s\n", mid [MANY - 1], _i == 0 ? "127.0.0.5" : "127.0.0.1");
+    snprintf (want, sizeof want, "\nclient.%u.address=%s\n", mid [MANY - 1], apart ? "127.0.0.5" : "127.0.0.1");
     ck_assert_msg (strstr (st, want), "no %s in STATUS", want + 1);
-    snprintf (want, sizeof want, "\nclient.%u.address=%s\n", hid [0], _i == 0 ? "127.0.0.2" : "127.0.0.1");
+    snprintf (want, sizeof want, "\nclient.%u.address=%s\n", hid [0], apart ? "127.0.0.2" : "127.0.0.1");
     ck_assert_msg (strstr (st, want), "no %s in STATUS", want + 1);
     free (st);
     s_fill (g, 0.7f);                   /* 10: within ten times the honest 1.43 */
@@ -514,6 +517,40 @@ START_TEST (test_flood_first_does_not_lock_out)
     for (int k = 0; k < 3; k++)
         ck_assert_int_eq (s_push (honest [k], hid [k], 4, 0, g), FASGD_STATUS_OK);
     for (int k = 0; k < 3; k++)
+        zsock_destroy (&honest [k]);
+    zsock_destroy (&mallory);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+/*  The other side of one vote an address: four honest clients on one
+    host (127.0.0.2) beside one hostile id on another (127.0.0.5) that
+    pushes tiny norms fast, filling the history with them. With one vote
+    an address (_i == 0) it is one against one, and the lower median
+    takes the hostile one: the honest clients' push of 7 times their
+    norm is refused. With guard.address_votes 4 (_i == 1: the clients an
+    honest host runs) the host has four votes and it passes.  */
+START_TEST (test_address_votes)
+{
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0",
+                            "heartbeat.expiry_ms=600000", _i == 1 ? "guard.address_votes=4" : NULL, NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *honest [4], *mallory = s_connect_from (s.push, "127.0.0.5");
+    uint32_t hid [4], mid = s_join (mallory);
+    float g [D];
+    s_fill (g, 0.1f);                   /* 1.43 */
+    for (int k = 0; k < 4; k++) {
+        honest [k] = s_connect_from (s.push, "127.0.0.2");
+        hid [k] = s_join (honest [k]);
+        ck_assert_int_eq (s_push (honest [k], hid [k], 2, 0, g), FASGD_STATUS_OK);
+    }
+    s_fill (g, 1e-5f);                  /* 1.4e-4 */
+    for (uint32_t n = 0; n < 64; n++)
+        ck_assert_int_eq (s_push (mallory, mid, 2 + n, 0, g), FASGD_STATUS_OK);
+    s_fill (g, 0.7f);                   /* 10 */
+    ck_assert_int_eq (s_push (honest [0], hid [0], 3, 0, g), _i == 1 ? FASGD_STATUS_OK : FASGD_STATUS_NONFINITE);
+    for (int k = 0; k < 4; k++)
         zsock_destroy (&honest [k]);
     zsock_destroy (&mallory);
     ck_assert_int_eq (s_stop (&s), 0);
@@ -693,7 +730,8 @@ guard_suite (void)
     tcase_add_test (tc, test_one_client_cannot_move_the_bound);
     tcase_add_test (tc, test_many_voters_come_and_go);
     tcase_add_test (tc, test_one_key_one_vote);
-    tcase_add_loop_test (tc, test_one_address_one_vote, 0, 2);
+    tcase_add_loop_test (tc, test_one_address_one_vote, 0, 3);
+    tcase_add_loop_test (tc, test_address_votes, 0, 2);
     tcase_add_test (tc, test_flood_first_does_not_lock_out);
     tcase_add_test (tc, test_dcasgd_overflow_refused);
     tcase_add_test (tc, test_limits);

@@ -20,7 +20,7 @@ set grid
 set xlabel "iteration (client minibatch gradients)"
 set ylabel "test error (mean over the last 1,000 iterations)"
 set format x "%.0s%c"
-set format y "%.2f"
+set format y "%.3g"     # ticks 0.005 apart read 0.035, 0.04, 0.045
 do for [j = 1:words(RUNS)] {
     dash = word(DASHES, j) + 0
     set style line j lc rgb rule_colour(word(RULEOF, j)) lw 1.5 dt dash

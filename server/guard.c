@@ -21,10 +21,10 @@
        the median is an honest one. With CURVE the clients of one key
        share one vote (the mean of theirs): a key that joins many client
        ids still has one; without CURVE the ids of one source address
-       share guard.address_votes votes' weight (1). Honest norms that grow past the bound (a
-       network's gradients grow tenfold in its first steps) raise their
-       votes with every refused push, and the median follows within a few
-       pushes: a median of accepted norms alone could not follow, since
+       share guard.address_votes votes' weight (1). Honest norms that
+       grow past the bound (a network's gradients grow tenfold in its
+       first steps) raise their votes with every refused push, and the
+       median follows within a few pushes: a median of accepted norms alone could not follow, since
        only what passed the bound entered it, and the smallest accepted
        norm that once stood in for it until 64 were in could only fall (4
        PyTorch workers' norms grow from 0.56 to 6–10 in 20 steps: a bound

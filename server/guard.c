@@ -150,7 +150,10 @@ struct fasgd_srv_guard_t {
     fasgd_srv_client_t **voters;        /* the clients that vote, nvoters of them */
     size_t nvoters, voters_cap;
     fasgd_verdict_weighted_t *votes;    /* scratch for the median, voters_cap + 1 long */
-    fasgd_srv_client_t **by_group;      /* scratch: the voters by key or address, voters_cap long */
+    fasgd_srv_client_t **by_group;      /* the voters by key or address, voters_cap long, */
+    size_t *group_len;                  /* the length of each group in it, voters_cap long, */
+    size_t ngroups;
+    int groups_stale;                   /* both to be made again: a voter came or went */
     /*  The reference (4.): NULL pool without one.  */
     const fasgd_model_t *model;
     fasgd_dataset_t *pool;              /* validation examples it draws from */
@@ -253,6 +256,7 @@ fasgd_srv_guard_destroy (fasgd_srv_guard_t **self_p)
     free (self->voters);
     free (self->votes);
     free (self->by_group);
+    free (self->group_len);
     fasgd_dataset_destroy (&self->pool);
     fasgd_model_ws_destroy (&self->ws);
     for (int i = 0; i < S_REFS; i++)
@@ -621,6 +625,7 @@ fasgd_srv_guard_forget (fasgd_srv_guard_t *self, fasgd_srv_client_t *c)
     self->voters [c->vote_slot] = last;
     last->vote_slot = c->vote_slot;
     c->has_typical = 0;
+    self->groups_stale = 1;
 }
 
 /*  Makes c a voter; -1 without memory for it (it then does not vote).  */
@@ -641,11 +646,16 @@ s_voter_add (fasgd_srv_guard_t *self, fasgd_srv_client_t *c)
         if (!k)
             return -1;
         self->by_group = k;
+        size_t *l = realloc (self->group_len, cap * sizeof *l);
+        if (!l)
+            return -1;
+        self->group_len = l;
         self->voters_cap = cap;
     }
     c->vote_slot = self->nvoters;
     self->voters [self->nvoters++] = c;
     c->has_typical = 1;
+    self->groups_stale = 1;
     return 0;
 }
 
@@ -676,6 +686,27 @@ s_id_weight (const fasgd_srv_guard_t *self, size_t m)
     return votes == 0 || m <= (size_t) votes ? 1 : (double) votes / (double) m;
 }
 
+/*  Orders the voters by group (by_group) and measures each group
+    (group_len): when a voter came or went since, not at every median
+    (a client's key and address do not change).  */
+static void
+s_groups_update (fasgd_srv_guard_t *self)
+{
+    if (!self->groups_stale)
+        return;
+    self->groups_stale = 0;
+    self->ngroups = 0;
+    if (self->nvoters == 0)
+        return;
+    memcpy (self->by_group, self->voters, self->nvoters * sizeof *self->voters);
+    qsort (self->by_group, self->nvoters, sizeof *self->by_group, s_cmp_group);
+    for (size_t i = 0, j; i < self->nvoters; i = j) {
+        for (j = i + 1; j < self->nvoters && !s_cmp_group (&self->by_group [j], &self->by_group [i]); j++)
+            ;
+        self->group_len [self->ngroups++] = j - i;
+    }
+}
+
 /*  The lower weighted median of the votes: a CURVE key's, the mean of
     its clients' typical norms, weighing 1; without CURVE each client's
     own, the m clients that joined from one address sharing
@@ -688,26 +719,22 @@ s_id_weight (const fasgd_srv_guard_t *self, size_t m)
 static void
 s_median_update (fasgd_srv_guard_t *self)
 {
-    if (self->nvoters > 1) {
-        memcpy (self->by_group, self->voters, self->nvoters * sizeof *self->voters);
-        qsort (self->by_group, self->nvoters, sizeof *self->by_group, s_cmp_group);
-    }
-    else if (self->nvoters == 1)
-        self->by_group [0] = self->voters [0];
+    s_groups_update (self);
     size_t n = 0, most = 1;
-    for (size_t i = 0, j; i < self->nvoters; i = j) {
-        const fasgd_srv_client_t *c = self->by_group [i];
-        double sum = 0;
-        for (j = i; j < self->nvoters && !s_cmp_group (&self->by_group [j], &self->by_group [i]); j++)
-            sum += self->by_group [j]->norm_typical;
-        if (c->key [0])
-            self->votes [n++] = (fasgd_verdict_weighted_t) { sum / (double) (j - i), 1 };
+    for (size_t g = 0, i = 0; g < self->ngroups; i += self->group_len [g++]) {
+        size_t m = self->group_len [g];
+        if (self->by_group [i]->key [0]) {
+            double sum = 0;
+            for (size_t k = i; k < i + m; k++)
+                sum += self->by_group [k]->norm_typical;
+            self->votes [n++] = (fasgd_verdict_weighted_t) { sum / (double) m, 1 };
+        }
         else {
-            for (size_t k = i; k < j; k++)
-                self->votes [n++] = (fasgd_verdict_weighted_t) { self->by_group [k]->norm_typical,
-                                                                 s_id_weight (self, j - i) };
-            if (j - i > most)
-                most = j - i;
+            double w = s_id_weight (self, m);
+            for (size_t k = i; k < i + m; k++)
+                self->votes [n++] = (fasgd_verdict_weighted_t) { self->by_group [k]->norm_typical, w };
+            if (m > most)
+                most = m;
         }
     }
     if (self->norm_count > 0) {

@@ -237,6 +237,66 @@ START_TEST (test_guard_median_resists_one_client)
 }
 END_TEST
 
+/*  A client joined from address addr (as dispatch records it).  */
+static fasgd_srv_client_t *
+s_join_from (s_engine_t *e, const char *name, const char *addr)
+{
+    fasgd_srv_client_t *c = s_join (e, name);
+    snprintf (c->addr, sizeof c->addr, "%s", addr);
+    return c;
+}
+
+/*  The median's groups follow voters that come and go (the guard sorts
+    them by address only when that changes): three ids of one address
+    pushing tiny norms beside one honest client own the median (their
+    vote, and the history's, outweigh it); two honest clients that join
+    from addresses of their own take it back; when they leave it is the
+    tiny one's again, and when two of the three ids leave the last one
+    weighs as much as a whole address.  */
+START_TEST (test_guard_median_groups_follow_churn)
+{
+    const char *sets [] = { "limits.grad_norm_factor=10", "limits.refusals=0", NULL };
+    s_engine_t e;
+    s_engine (&e, sets, 0);
+    fasgd_srv_guard_verdict_t v;
+    fasgd_srv_client_t *flood [3], *honest [3];
+    for (int i = 0; i < 3; i++)
+        flood [i] = s_join_from (&e, "flood", "10.0.0.9");
+    honest [0] = s_join_from (&e, "honest", "10.0.0.1");
+    for (int round = 0; round < 20; round++) {
+        for (int i = 0; i < 3; i++)
+            s_push (e.guard, flood [i], 1e-4, &v);
+        s_push (e.guard, honest [0], 1.5, &v);
+    }
+    ck_assert_msg (fasgd_srv_guard_median (e.guard) < 1e-3, "one honest: median %g", fasgd_srv_guard_median (e.guard));
+    honest [1] = s_join_from (&e, "honest", "10.0.0.2");
+    honest [2] = s_join_from (&e, "honest", "10.0.0.3");
+    for (int round = 0; round < 20; round++) {
+        for (int i = 0; i < 3; i++)
+            s_push (e.guard, flood [i], 1e-4, &v);
+        for (int i = 0; i < 3; i++)
+            s_push (e.guard, honest [i], 1.5, &v);
+    }
+    /*  An honest vote: the first client's, pulled down by the bound its
+        pushes met before, is climbing back.  */
+    ck_assert_msg (fasgd_srv_guard_median (e.guard) > 0.1, "with three honest: median %g",
+                   fasgd_srv_guard_median (e.guard));
+    fasgd_srv_registry_free (e.reg, honest [1]);
+    fasgd_srv_registry_free (e.reg, honest [2]);
+    for (int i = 0; i < 3; i++)
+        s_push (e.guard, flood [i], 1e-4, &v);
+    ck_assert_msg (fasgd_srv_guard_median (e.guard) < 1e-3, "two honest gone: median %g",
+                   fasgd_srv_guard_median (e.guard));
+    /*  One id left of the three: its vote, the honest client's and the
+        history's weigh one each, and two of the three are tiny.  */
+    fasgd_srv_registry_free (e.reg, flood [1]);
+    fasgd_srv_registry_free (e.reg, flood [2]);
+    s_push (e.guard, flood [0], 1e-4, &v);
+    ck_assert_msg (fasgd_srv_guard_median (e.guard) < 1e-3, "one id left: median %g", fasgd_srv_guard_median (e.guard));
+    s_engine_end (&e);
+}
+END_TEST
+
 /*  A gradient along a fixed direction (every value 1/√N, norm 1) plus
     noise of about the same norm, scaled by scale; *x is the noise's
     state.  */
@@ -863,6 +923,7 @@ engine_suite (void)
     TCase *tc = tcase_create ("guard");
     tcase_set_timeout (tc, 30);
     tcase_add_test (tc, test_guard_nonfinite_bound_and_forgetting);
+    tcase_add_test (tc, test_guard_median_groups_follow_churn);
     tcase_add_test (tc, test_guard_clip_and_overflow);
     tcase_add_test (tc, test_guard_median_resists_one_client);
     tcase_add_test (tc, test_guard_trusted_reference);

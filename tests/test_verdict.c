@@ -576,6 +576,70 @@ START_TEST (test_weighted_lower_median)
 }
 END_TEST
 
+/*  The weighted lower median by its definition: sorted, the first value
+    at which the weight up to it reaches half the whole.  */
+static double
+s_weighted_by_sort (const fasgd_verdict_weighted_t *v, size_t n)
+{
+    fasgd_verdict_weighted_t *s = malloc (n * sizeof *s);
+    ck_assert_ptr_nonnull (s);
+    memcpy (s, v, n * sizeof *s);
+    for (size_t i = 1; i < n; i++)      /* insertion sort: not the code under test */
+        for (size_t j = i; j > 0 && s [j - 1].value > s [j].value; j--) {
+            fasgd_verdict_weighted_t t = s [j];
+            s [j] = s [j - 1];
+            s [j - 1] = t;
+        }
+    double whole = 0, upto = 0;
+    for (size_t i = 0; i < n; i++)
+        whole += s [i].weight;
+    size_t i = 0;
+    for (; i + 1 < n; i++) {
+        upto += s [i].weight;
+        if (upto >= whole / 2 - whole * 1e-12)
+            break;
+    }
+    double x = s [i].value;
+    free (s);
+    return x;
+}
+
+/*  Large sets (which the median selects in, rather than sorts): random
+    weights of one address's shares (1/m for m ids) and values with
+    ties, sorted, reversed and all alike, against the definition; equal
+    weights against the plain lower median.  */
+START_TEST (test_weighted_lower_median_large)
+{
+    fasgd_rng_t rng;
+    fasgd_rng_seed (&rng, 12, 0);
+    enum { MAX = 3000 };
+    fasgd_verdict_weighted_t *w = malloc (MAX * sizeof *w), *c = malloc (MAX * sizeof *c);
+    double *plain = malloc (MAX * sizeof *plain);
+    ck_assert (w && c && plain);
+    for (int round = 0; round < 300; round++) {
+        size_t n = 17 + fasgd_rng_below (&rng, MAX - 17);
+        int shape = round % 5, equal = round % 3 == 0;
+        for (size_t i = 0; i < n; i++) {
+            double x = shape == 0 ? fasgd_rng_uniform (&rng)
+                     : shape == 1 ? (double) fasgd_rng_below (&rng, 6)
+                     : shape == 2 ? (double) i
+                     : shape == 3 ? (double) (n - i)
+                     : 1.5;
+            double wt = equal ? 0.25 : 1 / (double) (1 + fasgd_rng_below (&rng, 40));
+            w [i] = (fasgd_verdict_weighted_t) { x, wt };
+            plain [i] = x;
+        }
+        memcpy (c, w, n * sizeof *c);
+        double want = equal ? fasgd_verdict_lower_median (plain, n) : s_weighted_by_sort (w, n);
+        ck_assert_msg (fasgd_verdict_weighted_lower_median (c, n) == want, "round %d, n %zu, shape %d", round, n,
+                       shape);
+    }
+    free (w);
+    free (c);
+    free (plain);
+}
+END_TEST
+
 static Suite *
 verdict_suite (void)
 {
@@ -596,6 +660,7 @@ verdict_suite (void)
     tcase_add_test (tc, test_sumsq_dot);
     tcase_add_test (tc, test_sumsq_dot_spans);
     tcase_add_test (tc, test_weighted_lower_median);
+    tcase_add_test (tc, test_weighted_lower_median_large);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -119,30 +119,6 @@ s_calibrate (bench_t *b, int which)
     }
 }
 
-static void
-s_cpu_model (char *buf, size_t len)
-{
-    snprintf (buf, len, "unknown");
-    FILE *f = fopen ("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    char line [512];
-    while (fgets (line, sizeof line, f)) {
-        if (strncmp (line, "model name", 10) == 0) {
-            const char *colon = strchr (line, ':');
-            if (colon) {
-                colon++;
-                while (*colon == ' ' || *colon == '\t')
-                    colon++;
-                snprintf (buf, len, "%s", colon);
-                buf [strcspn (buf, "\n")] = '\0';
-            }
-            break;
-        }
-    }
-    fclose (f);
-}
-
 /*  One measurement of each side, taken as S_SLICES slices in turn
     (gradient then sgemm, then sgemm then gradient, ...), so that both
     sides see the same machine load even when a neighbour comes and goes
@@ -314,7 +290,7 @@ static void
 s_print_header (const s_args_t *a, const bench_t *b, long ncores, double flops)
 {
     char cpu [256];
-    s_cpu_model (cpu, sizeof cpu);
+    fasgd_bench_cpu_model (cpu, sizeof cpu);
     printf ("# cpu: %s; nproc %ld\n", cpu, ncores);
     printf ("# openblas: %s; core %s\n", openblas_get_config (), openblas_get_corename ());
     printf ("# model:");

@@ -1,10 +1,12 @@
-/*  bench-util: the clock and the median every benchmark reports with.  */
+/*  bench-util: the clock, the median and the machine every benchmark
+    reports with.  */
 #ifndef FASGD_BENCH_UTIL_H_INCLUDED
 #define FASGD_BENCH_UTIL_H_INCLUDED
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /*  Seconds on the monotonic clock.  */
@@ -44,6 +46,31 @@ fasgd_bench_int_arg (const char *prog, const char *name, const char *text, long 
         exit (2);
     }
     return v;
+}
+
+/*  The CPU's model name from /proc/cpuinfo into buf; "unknown" without.  */
+static inline void
+fasgd_bench_cpu_model (char *buf, size_t len)
+{
+    snprintf (buf, len, "unknown");
+    FILE *f = fopen ("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line [512];
+    while (fgets (line, sizeof line, f)) {
+        if (strncmp (line, "model name", 10) == 0) {
+            const char *colon = strchr (line, ':');
+            if (colon) {
+                colon++;
+                while (*colon == ' ' || *colon == '\t')
+                    colon++;
+                snprintf (buf, len, "%s", colon);
+                buf [strcspn (buf, "\n")] = '\0';
+            }
+            break;
+        }
+    }
+    fclose (f);
 }
 
 #endif

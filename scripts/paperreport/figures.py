@@ -219,9 +219,10 @@ def bytes_labels(plots):
     sx, sy = BYTES_SPACING
     pw, ph = (mr - ml - sx) / 2, (mt - mb - sy) / 2
     xr, yr = [], []
+    data = {st: read_blocks(os.path.join(plots, "bytes-%s.dat" % st)) for st in ("std", "abs")}
     for row, dr in enumerate(("fetch", "push")):
         for col, st in enumerate(("std", "abs")):
-            blocks = read_blocks(os.path.join(plots, "bytes-%s.dat" % st))
+            blocks = data[st]
             # the ungated point, the B-FASGD gate's and the every-k gate's
             series = [(blocks[0], "NE"), (blocks[1 + row], "NE"), (blocks[3 + row], "SW")]
             rows = [(r, side) for b, side in series for r in b]

@@ -125,7 +125,7 @@ def place(points, frame, segments=(), budget=200000):
                 c = candidate(p["px"], p["py"], w, d, far)
                 box = c[3]
                 cost = rank + (8.0 if far else 0.0)
-                cost += sum(HARD * (1 + overlap(box, o, PAD)) for o in obstacles if overlap(box, o, PAD) > 0)
+                cost += sum(HARD * (1 + v) for v in (overlap(box, o, PAD) for o in obstacles) if v > 0)
                 out = (max(0.0, frame[0] - box[0]) + max(0.0, box[2] - frame[2]) +
                        max(0.0, frame[1] - box[1]) + max(0.0, box[3] - frame[3]))
                 if out > 0:

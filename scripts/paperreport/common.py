@@ -13,10 +13,11 @@ LITTLE = 0.01       # a test-error cost of at most 1 point counts as "little"
 
 # ---------------------------------------------------------------- grid, CSVs
 
-def read_grid(path=None):
+def read_grid(path=None, include=True):
     """The grid (default experiments/grid.conf) as {key: words}. A grid
     that says "include: FILE" (beside it) has that file's keys too, its own
-    in their place (scripts/paper reads it alike)."""
+    in their place (scripts/paper reads it alike); include False: its own
+    alone."""
     path = path or GRID
     grid = {}
     with open(path) as f:
@@ -26,7 +27,7 @@ def read_grid(path=None):
                 continue
             key, val = line.split(":", 1)
             grid.setdefault(key.strip(), val.split())
-    if "include" in grid:
+    if include and "include" in grid:
         inc = read_grid(os.path.join(os.path.dirname(path), grid["include"][0]))
         inc.update(grid)
         grid = inc

@@ -146,12 +146,11 @@ class Intro:
         ]
         default = os.path.join(TOP, "experiments", "data", "paper")
         if not self.args.smoke and os.path.abspath(self.args.results) == default:
-            # The long runs (experiments/grid-long.conf) of this grid's
-            # Fig. 1, Fig. 2 and Fig. 3, if kept: where, and what the claims gave.
+            # The long runs (experiments/grid-long.conf, grid-1m.conf) of
+            # this grid's Fig. 1, Fig. 2 and Fig. 3, if kept: where, and
+            # what the claims gave.
             from .long import long_scope
-            line = long_scope()
-            if line:
-                items.append(line)
+            items += long_scope()
         for it in items:
             self.w("- " + it)
         self.w()

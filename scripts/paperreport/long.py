@@ -1,11 +1,12 @@
 """The long runs (issue 26): Fig. 1, Fig. 2 and Fig. 3 of a grid that
-includes another (experiments/grid-long.conf: experiments/grid.conf at
-100,000 iterations, the paper's length for Fig. 1 and Fig. 2, a tenth of
-its 10^6 for Fig. 3), each run beside the run of the same name of the grid
-it includes, and the paper's claims judged on both by the report's one rule
+includes another, each run beside the run of the same name of the grid it
+includes, and the paper's claims judged on both by the report's one rule
 (common.RULE) with the report's own code (Report.fig1, Report.fig2,
 Report.fig3, whose reductions and costs the Fig. 3 tables show). Its
-figures are the report's own (Report.draw), from the long runs."""
+figures are the report's own (Report.draw), from the long runs. Two such
+grids: experiments/grid-long.conf (experiments/grid.conf at 100,000
+iterations, the paper's length for Fig. 1 and Fig. 2, a tenth of its 10^6
+for Fig. 3) and experiments/grid-1m.conf (grid-long's Fig. 3 at 10^6)."""
 
 import argparse
 import copy
@@ -14,15 +15,27 @@ import tempfile
 
 from keptruns import machines
 
-from .common import RULE, TAIL, TOP, WINDOW, mean, read_grid, setting_label, spread, table, with_spread
+from .common import RULE, TOP, WINDOW, mean, read_grid, setting_label, spread, table, with_spread
 from .intro import distinct
 from .report import Report
 
-# The long grid and its kept runs, for docs/RESULTS.md's scope (long_scope).
-LONG_GRID = os.path.join(TOP, "experiments", "grid-long.conf")
+# The long grids, whose kept runs docs/RESULTS.md's scope names (long_scope).
+LONG_GRIDS = tuple(os.path.join(TOP, "experiments", g) for g in ("grid-long.conf", "grid-1m.conf"))
 # (group, title, its sweep's lr.settings index (Fig. 3: its own setting),
-# --jobs of the command that ran it)
+# --jobs of the command that ran it, unless the grid says "report.jobs: N")
 FIGS = (("fig2", "Fig. 2", 1, 2), ("fig1", "Fig. 1", 0, 2), ("fig3", "Fig. 3", None, 1))
+# The paper's iteration count of each figure.
+PAPER = {"fig1": 100000, "fig2": 100000, "fig3": 1000000}
+# Keys of a long grid that say where its runs are, not what they are.
+WHERE = ("include", "kept", "lr.kept", "report.jobs")
+# base.yaml's eval.every: how often a run is evaluated unless its grid says.
+EVAL_EVERY = 100
+
+
+def eval_every(grid, fig):
+    """How often a run of this figure of this grid is evaluated (server
+    timestamps): its "FIG.eval_every", else base.yaml's."""
+    return int(grid.get(fig + ".eval_every", [EVAL_EVERY])[0])
 
 
 def and_list(xs):
@@ -52,7 +65,9 @@ class LongReport:
         g = self.long.grid
         base = copy.copy(args)
         base.grid = os.path.join(os.path.dirname(os.path.abspath(args.grid)), g["include"][0])
-        base.results = args.results if args.smoke else os.path.join(TOP, g["lr.kept"][0])
+        # where the grid it includes keeps its runs (grid.conf: the sweep's folder)
+        kept = read_grid(base.grid).get("kept") or g["lr.kept"]
+        base.results = args.results if args.smoke else os.path.join(TOP, kept[0])
         # its tables for the figures apart from the long runs' (same names)
         base.plots = os.path.join(args.plots, "base")
         os.makedirs(base.plots, exist_ok=True)
@@ -74,10 +89,19 @@ class LongReport:
             self.verdicts[fig] = [(c, lmap.get(c, ("not judged", "runs missing")), (v, n)) for c, v, n, _ in bh]
             self.texts[fig] = (lc, bc)
 
+    def cadences_differ(self):
+        return any(eval_every(self.long.grid, f) != eval_every(self.base.grid, f) for f, _, _, _ in self.figs)
+
     def prefixes(self):
         """(runs whose first rows are the base run's, runs with a base run),
-        a figure, over the long runs kept."""
+        a figure, over the long runs kept: the rows of the iterations both
+        evaluate, up to the base run's end, alike. Where the two are
+        evaluated at different intervals, mean_tau (the mean over the
+        interval before a row) is left out."""
         L, B = self.long, self.base
+        drop = {"mean_tau"} if self.cadences_differ() else set()
+        cut = lambda rows, its: [{k: v for k, v in r.items() if k not in drop}  # noqa: E731
+                                 for r in rows if r["iteration"] in its]
         got = {}
         for name in sorted(L.res.prov):
             lr, br = L.res.get(name, L.n_fig), B.res.get(name, B.n_fig)
@@ -85,9 +109,47 @@ class LongReport:
                 continue
             c = got.setdefault(name.split("-")[0], [0, 0])
             c[1] += 1
-            if [r for r in lr.rows if r["iteration"] <= B.n_fig] == br.rows:
+            li = {r["iteration"] for r in lr.rows if r["iteration"] <= B.n_fig}
+            both = li & {r["iteration"] for r in br.rows}
+            if both == li and B.n_fig in both and cut(lr.rows, both) == cut(br.rows, both):
                 c[0] += 1
         return got
+
+    def jobs(self, default):
+        return int(self.long.grid.get("report.jobs", [default])[0])
+
+    def paper_length(self):
+        """The figures this grid runs at the paper's length."""
+        return sorted(t for f, t, _, _ in self.figs if PAPER[f] == self.long.n_fig)
+
+    def own_keys(self):
+        """What the long grid sets itself (beside where its runs are), as
+        `key: value`s."""
+        own = read_grid(self.args.grid, include=False)
+        return and_list(["`%s: %s`" % (k, " ".join(v)) for k, v in own.items() if k not in WHERE])
+
+    @staticmethod
+    def paper_fig3():
+        """(grid, its report) of the grid of LONG_GRIDS that runs Fig. 3
+        at the paper's 10^6 iterations, if its runs are kept; else None."""
+        for path in LONG_GRIDS:
+            lg = read_grid(path) if os.path.exists(path) else {}
+            kept = os.path.join(TOP, lg.get("kept", [""])[0])
+            if (int(lg.get("fig.iterations", [0])[0]) >= PAPER["fig3"] and
+                    os.path.exists(os.path.join(kept, "runs.csv"))):
+                return rel(path), rel(os.path.join(kept, "report.md"))
+        return None
+
+    def fig3_length(self):
+        """Fig. 3's length against the paper's 10^6, and where a grid
+        runs it so."""
+        if self.long.n_fig >= PAPER["fig3"]:
+            return "the paper ran it for 10^6 iterations, as these runs"
+        there = self.paper_fig3()
+        if there:
+            return "the paper ran it for 10^6 iterations, ten times these runs: `%s` runs it so (its report: `%s`)" % there
+        return ("the paper ran it for 10^6 iterations, ten times these runs (at the CPU time these took, "
+                "about %.0f CPU-hours: not run)" % (10 * self.cpu_h(self.long, "fig3")[1]))
 
     def its(self, rep):
         return "{:,}".format(rep.n_fig)
@@ -108,25 +170,33 @@ class LongReport:
           "(and, beside them, those of `%s` kept in `%s`), with no simulation: never edited by hand." % (
               rel(a.grid), rel(a.results), report_path(a), rel(a.results), rel(B.args.grid), rel(B.args.results)))
         w("")
+        paper = self.paper_length()
+        differ = self.cadences_differ()
         w("`%s` is `%s` (its rules, settings, seeds %s and α: the paper's for fasgd, both statistics, and "
           "sasgd; the picks of the learning-rate sweep kept in `%s`, not rerun, for fasgd's second α, "
-          "dcasgd and gap-aware) with `fig.iterations: %s`, the paper's length, where `%s` runs %s. "
+          "dcasgd and gap-aware) with %s%s, where `%s` runs %s. "
           "A run here has the name, keys and seed of the run of `%s` it stands beside, and only its "
-          "iteration count differs." % (
-              rel(a.grid), rel(B.args.grid), ", ".join(L.seeds), rel(B.args.results),
-              g["fig.iterations"][0], rel(B.args.grid), self.its(B), rel(B.args.results)))
+          "iteration count%s." % (
+              rel(a.grid), rel(B.args.grid), ", ".join(L.seeds), g["lr.kept"][0],
+              self.own_keys(), ", the paper's length for %s" % and_list(paper) if paper else "",
+              rel(B.args.grid), self.its(B), rel(B.args.results),
+              " and how often it is evaluated differ" if differ else " differs"))
         w("")
         if "fig3" in [f for f, _, _, _ in self.figs]:
             w("Fig. 3 (B-FASGD) likewise: its setting (%s), each statistic at its sweep winner there, its gates' "
-              "constants and the every-k baselines are `%s`'s; the paper ran it for 10^6 iterations, ten times "
-              "these runs (at the CPU time these took, about %.0f CPU-hours: not run)." % (
-                  setting_label(g["fig3.setting"][0]), rel(B.args.grid), 10 * self.cpu_h(L, "fig3")[1]))
+              "constants and the every-k baselines are `%s`'s; %s." % (
+                  setting_label(g["fig3.setting"][0]), rel(B.args.grid), self.fig3_length()))
             w("")
-        w("*Final* test error: the mean of the test-set evaluations of the last %s iterations (the last %d, "
-          "one every 100 server timestamps) on the held-out %s images; each cell is the mean over the "
-          "seeds and their range (smallest–largest); *paired* is each seed's %s-iteration final minus the "
-          "same seed's %s-iteration one, as its mean (smallest–largest)." % (
-              "{:,}".format(WINDOW), TAIL, "{:,}".format(int(g["test"][0])), self.its(L), self.its(B)))
+        cad = lambda rep: (WINDOW // eval_every(rep.grid, self.figs[0][0]), eval_every(rep.grid, self.figs[0][0]))  # noqa: E731
+        w("*Final* test error: the mean of the test-set evaluations of the last %s iterations (%s) on the "
+          "held-out %s images; each cell is the mean over the seeds and their range (smallest–largest); "
+          "*paired* is each seed's %s-iteration final minus the same seed's %s-iteration one, as its mean "
+          "(smallest–largest)." % (
+              "{:,}".format(WINDOW),
+              ("at %s iterations the last %d, one every %d server timestamps; at %s the last %d, one every %d" % (
+                  (self.its(L),) + cad(L) + (self.its(B),) + cad(B)) if differ else
+               "the last %d, one every %d server timestamps" % cad(L)),
+              "{:,}".format(int(g["test"][0])), self.its(L), self.its(B)))
         w("")
         if a.smoke:
             w("(`--smoke` run: these numbers are only a check of the report.)")
@@ -154,7 +224,7 @@ class LongReport:
         w("")
         for fig, _, _, jobs in FIGS:
             if fig in [f for f, _, _, _ in self.figs]:
-                w("    scripts/paper --grid %s --jobs %d --only %s" % (rel(a.grid), jobs, fig))
+                w("    scripts/paper --grid %s --jobs %d --only %s" % (rel(a.grid), self.jobs(jobs), fig))
         w("    scripts/paper-report --grid %s --results %s --output %s" % (rel(a.grid), rel(a.results), report_path(a)))
         w("")
         w("(scripts/paper writes this report itself after its runs; the second command remakes it.)")
@@ -162,8 +232,11 @@ class LongReport:
         got = self.prefixes()
         same, both = sum(c[0] for c in got.values()), sum(c[1] for c in got.values())
         w("Of the %d long runs kept with a %s-iteration namesake, %d begin with its curve: their rows up to "
-          "iteration %s are its rows, every kept column alike (the gates' and the clients' draws included)%s." % (
+          "iteration %s%s are its rows, every kept column alike (the gates' and the clients' draws included)%s%s." % (
               both, self.its(B), same, self.its(B),
+              ", at the iterations both evaluate," if self.cadences_differ() else "",
+              " but mean_tau, the mean τ since the evaluation before, over spans the two cadences make "
+              "different" if self.cadences_differ() else "",
               "; a run's length changes none of its first steps" if same == both else
               "; the others differ from it before then (%s)" % ", ".join(
                   "%s: %d of %d" % (t, got[f][0], got[f][1]) for f, t, _, _ in FIGS if f in got)))
@@ -292,27 +365,34 @@ class LongReport:
             for c, lv, bv in self.verdicts[fig]:
                 verdicts.append("%s: **%s** (%s) at %s, %s (%s) at %s" % (
                     c, lv[0], lv[1], self.its(L), bv[0], bv[1], self.its(B)))
-        f3 = ("fig3" in [f for f, _, _, _ in self.figs] and
-              " (for Fig. 3 a tenth of the paper's 10^6, which, at about %.0f CPU-hours, was not run)" %
-              (10 * self.cpu_h(L, "fig3")[1]))
+        f3 = ""
+        if "fig3" in [f for f, _, _, _ in self.figs] and L.n_fig < PAPER["fig3"]:
+            f3 = (" (for Fig. 3 a tenth of the paper's 10^6, %s)" % (
+                "run at 10^6 too: below" if self.paper_fig3() else
+                "which, at about %.0f CPU-hours, was not run" % (10 * self.cpu_h(L, "fig3")[1])))
         return ("The paper's length: %s also ran at %s iterations%s with this grid's rules, settings, seeds, "
                 "α and gates (`%s`, kept in `%s`, its report `%s`, where each run stands beside its %s-iteration "
                 "namesake). %s." % (
-                    and_list(parts), self.its(L), f3 or "", rel(a.grid), rel(a.results), report_path(a),
+                    and_list(parts), self.its(L), f3, rel(a.grid), rel(a.results), report_path(a),
                     self.its(B), "; ".join(verdicts)))
 
 
 def long_scope():
-    """docs/RESULTS.md's scope line for experiments/grid-long.conf's kept
-    runs (None if there are none). Its band files go to a folder of its own,
-    not among the report's."""
-    if not os.path.exists(LONG_GRID):
-        return None
-    g = read_grid(LONG_GRID)
-    kept = os.path.join(TOP, g["kept"][0])
-    if not os.path.exists(os.path.join(kept, "runs.csv")):
-        return None
-    with tempfile.TemporaryDirectory(prefix="fasgd-paper-long-") as plots:
-        args = argparse.Namespace(grid=LONG_GRID, results=kept, output=os.path.join(kept, "report.md"),
-                                  smoke=0, quick=0, seeds=" ".join(g["seeds"]), plots=plots, figures="")
-        return LongReport(args).scope()
+    """docs/RESULTS.md's scope lines for the kept runs of the grids of
+    LONG_GRIDS (none for a grid with none). Their band files go to a
+    folder of their own, not among the report's."""
+    lines = []
+    for path in LONG_GRIDS:
+        if not os.path.exists(path):
+            continue
+        g = read_grid(path)
+        kept = os.path.join(TOP, g["kept"][0])
+        if not os.path.exists(os.path.join(kept, "runs.csv")):
+            continue
+        with tempfile.TemporaryDirectory(prefix="fasgd-paper-long-") as plots:
+            args = argparse.Namespace(grid=path, results=kept, output=os.path.join(kept, "report.md"),
+                                      smoke=0, quick=0, seeds=" ".join(g["seeds"]), plots=plots, figures="")
+            line = LongReport(args).scope()
+        if line:
+            lines.append(line)
+    return lines

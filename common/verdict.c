@@ -158,22 +158,6 @@ fasgd_verdict_median_due (size_t n, int *since)
 }
 
 static int
-s_cmp (const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return x < y ? -1 : x > y;
-}
-
-double
-fasgd_verdict_lower_median (double *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort (v, n, sizeof (double), s_cmp);
-    return v [(n - 1) / 2];
-}
-
-static int
 s_cmp_weighted (const void *a, const void *b)
 {
     double x = ((const fasgd_verdict_weighted_t *) a)->value, y = ((const fasgd_verdict_weighted_t *) b)->value;

@@ -112,8 +112,6 @@ double fasgd_verdict_anchor (const fasgd_verdict_params_t *p, double ref_norm, d
 int fasgd_verdict_median_due (size_t n, int *since);
 /*  A typical norm after a push of norm x; first: the client's first.  */
 double fasgd_verdict_vote (double typical, int first, double x);
-/*  The lower median of v [0..n), reordering v; 0 when n is 0.  */
-double fasgd_verdict_lower_median (double *v, size_t n);
 /*  A vote and its weight (> 0).  */
 typedef struct {
     double value, weight;
@@ -121,7 +119,9 @@ typedef struct {
 /*  The lower weighted median of v [0..n), reordering v: the smallest
     value at which the weight of the values up to it reaches half the
     whole (counted within 1e-12 of it). With equal weights, exactly
-    fasgd_verdict_lower_median of the values. 0 when n is 0.  */
+    the plain lower median, the value of rank (n − 1)/2 (0 the
+    smallest): the guard's history of norms and the simulator's ν give
+    every value weight 1. 0 when n is 0.  */
 double fasgd_verdict_weighted_lower_median (fasgd_verdict_weighted_t *v, size_t n);
 
 /*  rec's mean score (its prior counted).  */

@@ -707,6 +707,16 @@ s_groups_update (fasgd_srv_guard_t *self)
     }
 }
 
+/*  The history: the lower median of the last n accepted norms.  */
+static double
+s_history (const double *norms, int n)
+{
+    fasgd_verdict_weighted_t tmp [S_NORM_WINDOW];
+    for (int i = 0; i < n; i++)
+        tmp [i] = (fasgd_verdict_weighted_t) { norms [i], 1 };
+    return fasgd_verdict_weighted_lower_median (tmp, (size_t) n);
+}
+
 /*  The lower weighted median of the votes: a CURVE key's, the mean of
     its clients' typical norms, weighing 1; without CURVE each client's
     own, the m clients that joined from one address sharing
@@ -1004,9 +1014,7 @@ fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const 
     if (self->norm_count < S_NORM_WINDOW)
         self->norm_count++;
     if (fasgd_verdict_median_due ((size_t) self->norm_count, &self->since_history)) {
-        double tmp [S_NORM_WINDOW];
-        memcpy (tmp, self->norms, (size_t) self->norm_count * sizeof (double));
-        self->history = fasgd_verdict_lower_median (tmp, (size_t) self->norm_count);
+        self->history = s_history (self->norms, self->norm_count);
         s_median_update (self);
     }
 }
@@ -1086,9 +1094,7 @@ fasgd_srv_guard_restore (fasgd_srv_guard_t *self, const fasgd_checkpoint_guard_t
     memcpy (self->norms, in->norms, (size_t) n * sizeof (double));
     self->norm_count = n;
     self->norm_next = n % S_NORM_WINDOW;
-    double tmp [S_NORM_WINDOW];
-    memcpy (tmp, self->norms, (size_t) n * sizeof (double));
-    self->history = fasgd_verdict_lower_median (tmp, (size_t) n);
+    self->history = s_history (self->norms, n);
     self->since_history = 0;
     /*  No client votes yet: the history's vote is the median.  */
     self->median = self->history;

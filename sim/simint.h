@@ -12,6 +12,7 @@
 #include "rules.h"
 #include "snapshot.h"
 #include "staleness.h"
+#include "verdict.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -60,7 +61,7 @@ typedef struct {
     fasgd_staleness_clock_t *clock;
     double *typical;            /* per client */
     uint8_t *voted;             /* per client: it has pushed */
-    double *votes;              /* scratch for the median */
+    fasgd_verdict_weighted_t *votes;    /* scratch for the median, weight 1 each */
     int nclients, nvoters, since_median;
     double nu;                  /* the lower median of the typical norms; 0 before any */
 } s_stale_t;

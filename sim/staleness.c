@@ -38,8 +38,9 @@ s_destroy (s_stale_t *s)
     free (s->typical);
     free (s->voted);
     free (s->votes);
-    s->typical = s->votes = NULL;
+    s->typical = NULL;
     s->voted = NULL;
+    s->votes = NULL;
 }
 
 int
@@ -82,8 +83,8 @@ s_vote (s_stale_t *s, int k, double x)
         size_t n = 0;
         for (size_t i = 0; i < (size_t) s->nclients; i++)
             if (s->voted [i])
-                s->votes [n++] = s->typical [i];
-        s->nu = fasgd_verdict_lower_median (s->votes, n);
+                s->votes [n++] = (fasgd_verdict_weighted_t) { s->typical [i], 1 };
+        s->nu = fasgd_verdict_weighted_lower_median (s->votes, n);
     }
 }
 

@@ -106,7 +106,7 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "without CURVE, the votes the client ids of one source address share in the norm bound's median "
         "(m ids weigh min(m, this)/m each), so that a flood of ids from one host has no more; set it to "
         "the clients one honest host runs (0: every id a vote)"),
-    FASGD_CFG_KEY_ENUM ("guard.staleness", fasgd_server_cfg_t, guard_staleness, fasgd_staleness_names, "count",
+    FASGD_CFG_KEY_ENUM ("guard.staleness", fasgd_server_cfg_t, guard_staleness, fasgd_staleness_names, "movement",
         "the staleness tau the rule divides by: count (the updates since the push's parameters, as in "
         "the simulator) or movement (each update counted by its norm over an honest one's, at most 1, "
         "so that pushes that move the parameters by next to nothing do not slow the others)"),

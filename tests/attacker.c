@@ -15,6 +15,9 @@
                   --every (2), honest at the others, at the honest norm
       late-thin   honest for --turn pushes, earning the score's trust
                   and the loss check's, then thin
+      late-bound  honest for --turn pushes, earning its standing, then
+                  flip-bound: pushes whose score is below the floor that
+                  refuses a client not in good standing
       tiny        the gradient scaled to 1e-4 of its norm, from every id: a
                   median of tiny votes would lock honest clients out
       first       one push of norm 1e16 in a random direction before
@@ -62,9 +65,11 @@ s_on_signal (int sig)
     s_stop = 1;
 }
 
-typedef enum { S_FLIP, S_FLIP_BOUND, S_RANDOM, S_FROG, S_TINY, S_FIRST, S_SYBIL, S_HONEST, S_THIN, S_LATE_THIN } s_mode_t;
+typedef enum {
+    S_FLIP, S_FLIP_BOUND, S_RANDOM, S_FROG, S_TINY, S_FIRST, S_SYBIL, S_HONEST, S_THIN, S_LATE_THIN, S_LATE_BOUND
+} s_mode_t;
 static const char *const s_modes [] = { "flip", "flip-bound", "random", "frog", "tiny", "first", "sybil", "honest",
-                                        "thin", "late-thin", NULL };
+                                        "thin", "late-thin", "late-bound", NULL };
 
 typedef struct {
     const char *push, *fetch, *data;
@@ -174,6 +179,10 @@ s_attack (const s_opts_t *o, fasgd_rng_t *rng, float *g, size_t n, long step, do
         case S_RANDOM:
             s_random (rng, g, n, bound);
             break;
+        case S_LATE_BOUND:
+            if (step >= o->turn)
+                s_scale_to (g, n, norm, -bound);
+            break;
         case S_FROG: {
             double a = step >= o->turn ? 1 : (double) step / (double) o->turn;
             s_scale (g, n, 1 - 2 * a);
@@ -242,7 +251,7 @@ main (int argc, char **argv)
     s_opts_t o;
     if (s_parse (argc, argv, &o) != 0) {
         fprintf (stderr, "usage: attacker -s PUSH -f FETCH --data DIR --mode flip|flip-bound|random|frog|tiny|"
-                 "first|sybil|honest|thin|late-thin [--ids K] [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N] "
+                 "first|sybil|honest|thin|late-thin|late-bound [--ids K] [--steps N] [--seed S] [--factor F] [--turn N] [--rotate N] "
                  "[--every N] [--server-key FILE [--cert FILE]]\n");
         return 2;
     }

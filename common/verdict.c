@@ -98,6 +98,16 @@ fasgd_verdict_judge (const fasgd_verdict_params_t *p, fasgd_verdict_record_t *re
         v->score -= p->cost * (rho * rho - 1);
     double floor = -p->refuse * (1 + (double) tau / p->stale);
     v->mean = NAN;
+    if (v->score < floor && rec->earned) {
+        /*  A client in good standing is not refused for one push (an
+            honest one's loss spike, late in a run, once scored −5.27
+            against a floor of −5.25): the push is left out, neither
+            applied nor counted in its record, as a refused one is.  */
+        v->kind = FASGD_VERDICT_IGNORE;
+        v->weight = 0;
+        v->margin = NAN;
+        return;
+    }
     if (v->score < floor) {
         v->kind = FASGD_VERDICT_REFUSE;
         if (whylen)

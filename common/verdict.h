@@ -40,8 +40,10 @@
     one lucky push had given it (a negation at ten times an honest norm
     whose score happened to be positive), took a run from 0.04 to 0.1–0.77
     final error. A push whose score alone is below
-    −refuse·(1 + τ/stale) is refused outright (422): no honest minibatch
-    is that far off, and a stale one is allowed further.  */
+    −refuse·(1 + τ/stale) is refused outright (422), a stale one being
+    allowed further; from a client in good standing (its record earned)
+    it is left out instead (ignored, its record untouched): an honest
+    client's loss spike late in a run can score that low.  */
 #ifndef FASGD_VERDICT_H_INCLUDED
 #define FASGD_VERDICT_H_INCLUDED
 

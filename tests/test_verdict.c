@@ -435,6 +435,38 @@ START_TEST (test_ascent_is_refused_and_stale_allowed_further)
 }
 END_TEST
 
+/*  A client in good standing is not refused for one push far below the
+    floor (an honest loss spike: cosine −0.457 at 9.56 times an honest
+    norm, τ 5, scored −5.27 against −5.25 and was refused once in the
+    suite's runs): the push is left out, not applied, and its record is
+    as it was; a client not yet in good standing is refused as before.  */
+START_TEST (test_earned_client_left_out_not_refused)
+{
+    fasgd_verdict_params_t p;
+    fasgd_verdict_params_default (&p);
+    fasgd_verdict_record_t rec = { 0 }, fresh = { 0 };
+    fasgd_verdict_t v;
+    char why [256] = "";
+    const double ref = 0.5, anchor = 0.5, rho = 9.56, cosine = -0.457;
+    double norm = rho * anchor, dot = cosine * ref * norm;
+    fasgd_verdict_judge (&p, &fresh, dot, norm, ref, anchor, 5, &v, why, sizeof why);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_REFUSE);
+    ck_assert_double_lt (v.score, -5.25);
+    for (int i = 0; i < 64; i++)
+        fasgd_verdict_judge (&p, &rec, 0.1 * ref * anchor, anchor, ref, anchor, 0, &v, why, sizeof why);
+    ck_assert (rec.earned);
+    fasgd_verdict_record_t before = rec;
+    fasgd_verdict_judge (&p, &rec, dot, norm, ref, anchor, 5, &v, why, sizeof why);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_IGNORE);
+    ck_assert_double_eq (v.weight, 0);
+    ck_assert (memcmp (&rec, &before, sizeof rec) == 0);
+    /*  Its next push is judged on its record as it stood.  */
+    fasgd_verdict_judge (&p, &rec, 0.1 * ref * anchor, anchor, ref, anchor, 0, &v, why, sizeof why);
+    ck_assert_int_eq (v.kind, FASGD_VERDICT_APPLY);
+    ck_assert_double_eq (v.weight, 1);
+}
+END_TEST
+
 /*  What the guard reads of a push: its squared norm and its dot product
     with the reference, in one call, at lengths with and without a tail
     past the lanes.  */
@@ -673,6 +705,7 @@ verdict_suite (void)
     tcase_add_test (tc, test_tiny_norms_do_not_lower_the_bound);
     tcase_add_test (tc, test_first_push_is_bounded);
     tcase_add_test (tc, test_ascent_is_refused_and_stale_allowed_further);
+    tcase_add_test (tc, test_earned_client_left_out_not_refused);
     tcase_add_test (tc, test_sumsq_dot);
     tcase_add_test (tc, test_sumsq_dot_spans);
     tcase_add_test (tc, test_weighted_lower_median);

@@ -120,7 +120,8 @@ check "... and logged once 1000 in a row were ignored" grep -q "the last 1000 pu
 # honest norm) is clipped to the bound and judged as clipped:
 # limits.grad_norm_action auto clips while direction is judged, so a spike
 # is never refused for its size; a clipped push that then predicts much
-# ascent (a score below -guard.refuse) is still refused, for that. How
+# ascent (a score below -guard.refuse) is still refused, for that (left
+# out, once the client is in good standing). How
 # many are clipped depends on the bound, which the client's own clipped
 # norms raise, and on whether the loss check cuts it (19 to 97 of its 300
 # pushes in 25 runs): at least 5 shows clipping, not refusal, at work.

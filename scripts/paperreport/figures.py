@@ -136,9 +136,11 @@ class Figures:
         # Fashion-MNIST: each rule at the paper's protocol (solid) and, where
         # its Fashion-MNIST pick differs, at that pick (dashed).
         self.curves(figdir, "fashion", "fashion", sw2, g["fashion.settings"], g["fashion.rules"],
-                    "Fashion-MNIST%s (%s train, %s validation, 10,000 test), μ = 128, test error vs iteration (%s)" % (
-                        at, "{:,}".format(60000 - int(g["fashion.holdout"][0])),
-                        "{:,}".format(int(g["fashion.holdout"][0])), band), False, summary=True,
+                    "Fashion-MNIST%s, μ = 128, test error vs iteration (%s)" % (
+                        # the split's sizes, or (long enough) the length
+                        at or " (%s train, %s validation, 10,000 test)" % (
+                            "{:,}".format(60000 - int(g["fashion.holdout"][0])),
+                            "{:,}".format(int(g["fashion.holdout"][0]))), band), False, summary=True,
                     alphas_of=self.fashion_alphas, tag="pick",
                     summary_title="Fashion-MNIST, μ = 128: final test error at %s iterations against λ (%s)")
 

@@ -11,6 +11,7 @@ Fashion-MNIST at Fig. 2's settings, a tenth of its 10^6 for Fig. 3) and experime
 
 import argparse
 import copy
+import math
 import os
 import tempfile
 
@@ -109,16 +110,24 @@ class LongReport:
         return any(eval_every(self.long.grid, f) != eval_every(self.base.grid, f) for f, _, _, _ in self.figs)
 
     def prefixes(self):
-        """(runs whose first rows are the base run's, runs with a base run),
-        a figure, over the long runs kept: the rows of the iterations both
-        evaluate, up to the base run's end, alike. Where the two are
-        evaluated at different intervals, mean_tau (the mean over the
-        interval before a row) is left out."""
+        """({figure: [runs whose first rows are the base run's, runs with a
+        base run]}, names of those runs whose base run's last row, at its
+        end, is not a row of the long run), over the long runs kept: the
+        rows of the iterations both evaluate, up to the base run's end,
+        alike (NaN as NaN), and every row of the base run but its last
+        one a row of the long run (where the two are evaluated at
+        different intervals: the base run's last row one of the long
+        run's). A run that diverged is evaluated off the cadence, so that
+        its end's row can be at an iteration the long run does not
+        evaluate. Where the two are evaluated at different intervals,
+        mean_tau (the mean over the interval before a row) is left out."""
         L, B = self.long, self.base
-        drop = {"mean_tau"} if self.cadences_differ() else set()
-        cut = lambda rows, its: [{k: v for k, v in r.items() if k not in drop}  # noqa: E731
+        differ = self.cadences_differ()
+        drop = {"mean_tau"} if differ else set()
+        same = lambda v: "nan" if isinstance(v, float) and math.isnan(v) else v  # noqa: E731
+        cut = lambda rows, its: [{k: same(v) for k, v in r.items() if k not in drop}  # noqa: E731
                                  for r in rows if r["iteration"] in its]
-        got = {}
+        got, off = {}, []
         for name in sorted(L.res.prov):
             lr, br = L.res.get(name, L.n_fig), B.res.get(name, B.n_fig)
             if lr is None or br is None:
@@ -126,10 +135,16 @@ class LongReport:
             c = got.setdefault(name.split("-")[0], [0, 0])
             c[1] += 1
             li = {r["iteration"] for r in lr.rows if r["iteration"] <= B.n_fig}
-            both = li & {r["iteration"] for r in br.rows}
-            if both == li and B.n_fig in both and cut(lr.rows, both) == cut(br.rows, both):
+            bi = {r["iteration"] for r in br.rows}
+            both = li & bi
+            # the end's row in both where the cadences differ, else every
+            # row of the base run but its end's one
+            rows_ok = B.n_fig in both if differ else bi - {B.n_fig} <= li
+            if both == li and rows_ok and cut(lr.rows, both) == cut(br.rows, both):
                 c[0] += 1
-        return got
+                if B.n_fig not in li:
+                    off.append(name)
+        return got, off
 
     def jobs(self, default):
         return int(self.long.grid.get("report.jobs", [default])[0])
@@ -251,14 +266,18 @@ class LongReport:
         w("")
         w("(scripts/paper writes this report itself after its runs; the second command remakes it.)")
         w("")
-        got = self.prefixes()
+        got, off = self.prefixes()
         same, both = sum(c[0] for c in got.values()), sum(c[1] for c in got.values())
         w("Of the %d long runs kept with a %s-iteration namesake, %d begin with its curve: their rows up to "
-          "iteration %s%s are its rows, every kept column alike (the gates' and the clients' draws included)%s%s." % (
+          "iteration %s%s are its rows, every kept column alike (the gates' and the clients' draws included)%s%s%s." % (
               both, self.its(B), same, self.its(B),
               ", at the iterations both evaluate," if differ else "",
               " but mean_tau, the mean τ since the evaluation before, over spans the two cadences make "
               "different" if differ else "",
+              "" if not off else
+              " (%s, which diverged and so were evaluated off the cadence, the namesake's last row, at its end, "
+              "is at an iteration the long run does not evaluate: their rows before it)" % and_list(
+                  ["`%s`" % n for n in off]),
               "; a run's length changes none of its first steps" if same == both else
               "; the others differ from it before then (%s)" % ", ".join(
                   "%s: %d of %d" % (t, got[f][0], got[f][1]) for f, t, _, _ in FIGS if f in got)))

@@ -144,12 +144,18 @@ def table(header, rows, align=None):
 
 # The learning-rate sweeps: "lr" on MNIST (lr.settings, lr.rules,
 # lr.iterations; runs lr-SETTING-RULE-aALPHA) and "fashion" on
-# Fashion-MNIST's validation split (fashion.lr.settings, fashion.rules, the
-# figures' fig.iterations as the Fashion runs take; runs
-# fashion-lr-SETTING-RULE-aALPHA). Both sweep each rule over its lr.grid
-# and pick by the same rule (pick).
+# Fashion-MNIST's validation split (fashion.lr.settings, fashion.rules,
+# fashion.lr.iterations if the grid says, else the figures' fig.iterations
+# as the Fashion runs take; runs fashion-lr-SETTING-RULE-aALPHA). Both
+# sweep each rule over its lr.grid and pick by the same rule (pick).
 SWEEP_PREFIX = {"lr": "lr", "fashion": "fashion-lr"}
-SWEEP_ITERATIONS = {"lr": "lr.iterations", "fashion": "fig.iterations"}
+
+
+def sweep_iterations(grid, sweep="lr"):
+    """A sweep's iteration count, as scripts/paper runs it."""
+    if sweep == "lr":
+        return int(grid["lr.iterations"][0])
+    return int(grid.get("fashion.lr.iterations", grid["fig.iterations"])[0])
 
 
 def sweep_settings(grid, sweep="lr"):
@@ -169,7 +175,7 @@ def eps_settings(grid):
 
 
 def lr_runs(res, grid, setting, rule, sweep="lr"):
-    n = int(grid[SWEEP_ITERATIONS[sweep]][0]) // res.scale
+    n = sweep_iterations(grid, sweep) // res.scale
     out = []
     for a in grid["lr.grid." + rule]:
         out.append((a, res.get("%s-%s-%s-a%s" % (SWEEP_PREFIX[sweep], setting, rule, a), n)))

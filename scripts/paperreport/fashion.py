@@ -2,7 +2,8 @@
 at its own pick from a learning-rate sweep on Fashion-MNIST's validation
 split."""
 
-from .common import WINDOW, compare, setting_label, sweep_done, sweep_settings, table, with_spread
+from .common import (WINDOW, compare, setting_label, sweep_done, sweep_iterations, sweep_settings, table,
+                     with_spread)
 
 
 class Fashion:
@@ -44,13 +45,13 @@ class Fashion:
                    "error against λ, each point the seeds' mean and its bar their range: "
                    "![Fashion-MNIST summary](figures/fashion-summary.png)" % (
                        setting_label(sw2), " and ".join(setting_label(s) for s in ss),
-                       "{:,}".format(self.n_fig)))
+                       "{:,}".format(sweep_iterations(g, "fashion") // self.scale)))
             self.w()
         picks = {r: self.fashion_pick(r) for r in rules}
         if ss:
             self.w("**Learning-rate sweep on the validation split** (%s iterations, seed 1; cells: final / "
                    "best validation error; each rule's pick, the lowest final, in bold):" % "{:,}".format(
-                       self.n_fig))
+                       sweep_iterations(g, "fashion") // self.scale))
             self.w()
             if sweep_done(self.vres, g, "fashion"):
                 win = {}

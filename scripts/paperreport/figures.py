@@ -135,16 +135,13 @@ class Figures:
                **{"N" + st.upper(): self.bytes_points[st] for st, _ in bytes_ok})
         # Fashion-MNIST: each rule at the paper's protocol (solid) and, where
         # its Fashion-MNIST pick differs, at that pick (dashed).
-        fpicks = {r: self.fashion_pick(r) for r in g["fashion.rules"]}
-        tuned = all(fpicks.values())
-
-        def fashion_alphas(r):
-            a = self.alpha(r, sw2)
-            return [a] + ([fpicks[r]] if tuned and fpicks[r] != a else [])
         self.curves(figdir, "fashion", "fashion", sw2, g["fashion.settings"], g["fashion.rules"],
-                    "Fashion-MNIST (%s train, %s validation, 10,000 test), μ = 128, test error vs iteration (%s)" % (
-                        "{:,}".format(60000 - int(g["fashion.holdout"][0])), "{:,}".format(int(g["fashion.holdout"][0])),
-                        band), False, summary=True, alphas_of=fashion_alphas, tag="pick",
+                    "Fashion-MNIST%s, μ = 128, test error vs iteration (%s)" % (
+                        # the split's sizes, or (long enough) the length
+                        at or " (%s train, %s validation, 10,000 test)" % (
+                            "{:,}".format(60000 - int(g["fashion.holdout"][0])),
+                            "{:,}".format(int(g["fashion.holdout"][0]))), band), False, summary=True,
+                    alphas_of=self.fashion_alphas, tag="pick",
                     summary_title="Fashion-MNIST, μ = 128: final test error at %s iterations against λ (%s)")
 
     def curves(self, figdir, name, pfx, sw, sets, rules, title, both, summary=False, alphas_of=None, tag="sweep",

@@ -6,7 +6,8 @@ import statistics
 
 from keptruns import machines
 
-from .common import GROUP_PREFIX, TAIL, TOP, eps_settings, group_of, lr_rules, setting_label, sweep_settings, table
+from .common import (GROUP_PREFIX, TAIL, TOP, eps_settings, group_of, lr_rules, setting_label, sweep_iterations,
+                     sweep_settings, table)
 
 
 INTRO = """\
@@ -136,7 +137,7 @@ class Intro:
                 "at Fig. 2's α (the paper's protocol) and with each rule at its own α from a learning-rate "
                 "sweep on Fashion-MNIST's validation split (%s, each rule over its MNIST sweep's candidates, seed 1, %s "
                 "iterations)%s" % (" and ".join(setting_label(s) for s in sweep_settings(g, "fashion")),
-                                   "{:,}".format(self.n_fig),
+                                   "{:,}".format(sweep_iterations(g, "fashion") // self.scale),
                                    "" if "fashion-lr" in groups or "fashion" not in groups
                                    else ": the sweep not run in this one, so the paper's protocol only")
                 if sweep_settings(g, "fashion") else "at Fig. 2's α (none tuned on it)",
@@ -147,7 +148,7 @@ class Intro:
         default = os.path.join(TOP, "experiments", "data", "paper")
         if not self.args.smoke and os.path.abspath(self.args.results) == default:
             # The long runs (experiments/grid-long.conf, grid-1m.conf) of
-            # this grid's Fig. 1, Fig. 2 and Fig. 3, if kept: where, and
+            # this grid's Fig. 1, Fig. 2, Fig. 3 and Fashion-MNIST, if kept: where, and
             # what the claims gave.
             from .long import long_scope
             items += long_scope()

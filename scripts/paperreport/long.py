@@ -1,21 +1,24 @@
-"""The long runs (issue 26): Fig. 1, Fig. 2 and Fig. 3 of a grid that
+"""The long runs (issue 26): Fig. 1, Fig. 2, Fig. 3 and Fashion-MNIST of a grid that
 includes another, each run beside the run of the same name of the grid it
 includes, and the paper's claims judged on both by the report's one rule
 (common.RULE) with the report's own code (Report.fig1, Report.fig2,
-Report.fig3, whose reductions and costs the Fig. 3 tables show). Its
+Report.fig3, whose reductions and costs the Fig. 3 tables show,
+Report.fashion). Its
 figures are the report's own (Report.draw), from the long runs. Two such
 grids: experiments/grid-long.conf (experiments/grid.conf at 100,000
-iterations, the paper's length for Fig. 1 and Fig. 2, a tenth of its 10^6
-for Fig. 3) and experiments/grid-1m.conf (grid-long's Fig. 3 at 10^6)."""
+iterations, the paper's length for Fig. 1 and Fig. 2 and so for
+Fashion-MNIST at Fig. 2's settings, a tenth of its 10^6 for Fig. 3) and experiments/grid-1m.conf (grid-long's Fig. 3 at 10^6)."""
 
 import argparse
 import copy
+import math
 import os
 import tempfile
 
 from keptruns import machines
 
-from .common import RULE, TOP, WINDOW, mean, read_grid, setting_label, spread, table, with_spread
+from .common import (RULE, TOP, WINDOW, mean, read_grid, setting_label, spread, sweep_iterations, table,
+                     with_spread)
 from .intro import distinct
 from .report import Report
 
@@ -23,8 +26,10 @@ from .report import Report
 LONG_GRIDS = tuple(os.path.join(TOP, "experiments", g) for g in ("grid-long.conf", "grid-1m.conf"))
 # (group, title, its sweep's lr.settings index (Fig. 3: its own setting),
 # --jobs of the command that ran it, unless the grid says "report.jobs: N")
-FIGS = (("fig2", "Fig. 2", 1, 2), ("fig1", "Fig. 1", 0, 2), ("fig3", "Fig. 3", None, 1))
-# The paper's iteration count of each figure.
+FIGS = (("fig2", "Fig. 2", 1, 2), ("fig1", "Fig. 1", 0, 2), ("fig3", "Fig. 3", None, 1),
+        ("fashion", "Fashion-MNIST", 1, 2))
+# The paper's iteration count of each figure it has (not Fashion-MNIST,
+# which runs Fig. 2's settings).
 PAPER = {"fig1": 100000, "fig2": 100000, "fig3": 1000000}
 # Keys of a long grid that say where its runs are, not what they are.
 WHERE = ("include", "kept", "lr.kept", "report.jobs")
@@ -45,6 +50,18 @@ def and_list(xs):
 
 def rel(path):
     return os.path.relpath(os.path.abspath(path), TOP)
+
+
+def kept_grids():
+    """(path, grid, kept folder) of each grid of LONG_GRIDS whose runs are
+    kept (a runs.csv in its "kept" folder)."""
+    for path in LONG_GRIDS:
+        if not os.path.exists(path):
+            continue
+        g = read_grid(path)
+        kept = os.path.join(TOP, g.get("kept", [""])[0])
+        if os.path.exists(os.path.join(kept, "runs.csv")):
+            yield path, g, kept
 
 
 def report_path(args):
@@ -79,9 +96,9 @@ class LongReport:
             got = []
             for rep in (self.long, self.base):
                 h, c = len(rep.headline), len(rep.claims)
-                rep.out = []
+                rep.out, rep.fashion_text = [], []
                 getattr(rep, fig)()   # its tables are not kept: only its claims
-                got.append((rep.headline[h:], rep.claims[c:]))
+                got.append((rep.headline[h:], rep.claims[c:] + rep.fashion_text))
             (lh, lc), (bh, bc) = got
             # by the claims of the grid it includes (those of the long
             # grid's runs that are all kept, the others "not judged")
@@ -93,16 +110,24 @@ class LongReport:
         return any(eval_every(self.long.grid, f) != eval_every(self.base.grid, f) for f, _, _, _ in self.figs)
 
     def prefixes(self):
-        """(runs whose first rows are the base run's, runs with a base run),
-        a figure, over the long runs kept: the rows of the iterations both
-        evaluate, up to the base run's end, alike. Where the two are
-        evaluated at different intervals, mean_tau (the mean over the
-        interval before a row) is left out."""
+        """({figure: [runs whose first rows are the base run's, runs with a
+        base run]}, names of those runs whose base run's last row, at its
+        end, is not a row of the long run), over the long runs kept: the
+        rows of the iterations both evaluate, up to the base run's end,
+        alike (NaN as NaN), and every row of the base run but its last
+        one a row of the long run (where the two are evaluated at
+        different intervals: the base run's last row one of the long
+        run's). A run that diverged is evaluated off the cadence, so that
+        its end's row can be at an iteration the long run does not
+        evaluate. Where the two are evaluated at different intervals,
+        mean_tau (the mean over the interval before a row) is left out."""
         L, B = self.long, self.base
-        drop = {"mean_tau"} if self.cadences_differ() else set()
-        cut = lambda rows, its: [{k: v for k, v in r.items() if k not in drop}  # noqa: E731
+        differ = self.cadences_differ()
+        drop = {"mean_tau"} if differ else set()
+        same = lambda v: "nan" if isinstance(v, float) and math.isnan(v) else v  # noqa: E731
+        cut = lambda rows, its: [{k: same(v) for k, v in r.items() if k not in drop}  # noqa: E731
                                  for r in rows if r["iteration"] in its]
-        got = {}
+        got, off = {}, []
         for name in sorted(L.res.prov):
             lr, br = L.res.get(name, L.n_fig), B.res.get(name, B.n_fig)
             if lr is None or br is None:
@@ -110,17 +135,23 @@ class LongReport:
             c = got.setdefault(name.split("-")[0], [0, 0])
             c[1] += 1
             li = {r["iteration"] for r in lr.rows if r["iteration"] <= B.n_fig}
-            both = li & {r["iteration"] for r in br.rows}
-            if both == li and B.n_fig in both and cut(lr.rows, both) == cut(br.rows, both):
+            bi = {r["iteration"] for r in br.rows}
+            both = li & bi
+            # the end's row in both where the cadences differ, else every
+            # row of the base run but its end's one
+            rows_ok = B.n_fig in both if differ else bi - {B.n_fig} <= li
+            if both == li and rows_ok and cut(lr.rows, both) == cut(br.rows, both):
                 c[0] += 1
-        return got
+                if B.n_fig not in li:
+                    off.append(name)
+        return got, off
 
     def jobs(self, default):
         return int(self.long.grid.get("report.jobs", [default])[0])
 
     def paper_length(self):
         """The figures this grid runs at the paper's length."""
-        return sorted(t for f, t, _, _ in self.figs if PAPER[f] == self.long.n_fig)
+        return sorted(t for f, t, _, _ in self.figs if PAPER.get(f) == self.long.n_fig)
 
     def own_keys(self):
         """What the long grid sets itself (beside where its runs are), as
@@ -132,11 +163,8 @@ class LongReport:
     def paper_fig3():
         """(grid, its report) of the grid of LONG_GRIDS that runs Fig. 3
         at the paper's 10^6 iterations, if its runs are kept; else None."""
-        for path in LONG_GRIDS:
-            lg = read_grid(path) if os.path.exists(path) else {}
-            kept = os.path.join(TOP, lg.get("kept", [""])[0])
-            if (int(lg.get("fig.iterations", [0])[0]) >= PAPER["fig3"] and
-                    os.path.exists(os.path.join(kept, "runs.csv"))):
+        for path, lg, kept in kept_grids():
+            if int(lg.get("fig.iterations", [0])[0]) >= PAPER["fig3"]:
                 return rel(path), rel(os.path.join(kept, "report.md"))
         return None
 
@@ -182,6 +210,15 @@ class LongReport:
               rel(B.args.grid), self.its(B), rel(B.args.results),
               " and how often it is evaluated differ" if differ else " differs"))
         w("")
+        if "fashion" in [f for f, _, _, _ in self.figs]:
+            w("Fashion-MNIST likewise: Fig. 2's settings (and so its length) on Fashion-MNIST's 50,000 "
+              "training images, the paper's protocol "
+              "(Fig. 2's α) and each rule at its pick of the Fashion-MNIST sweep kept in `%s` (%s iterations, "
+              "not rerun); *final* there is the mean of the last %d evaluations, one every %s server timestamps, "
+              "on Fashion-MNIST's own 10,000 test images." % (
+                  g["lr.kept"][0], "{:,}".format(sweep_iterations(g, "fashion")),
+                  WINDOW // eval_every(g, "fashion"), eval_every(g, "fashion")))
+            w("")
         if "fig3" in [f for f, _, _, _ in self.figs]:
             w("Fig. 3 (B-FASGD) likewise: its setting (%s), each statistic at its sweep winner there, its gates' "
               "constants and the every-k baselines are `%s`'s; %s." % (
@@ -229,14 +266,18 @@ class LongReport:
         w("")
         w("(scripts/paper writes this report itself after its runs; the second command remakes it.)")
         w("")
-        got = self.prefixes()
+        got, off = self.prefixes()
         same, both = sum(c[0] for c in got.values()), sum(c[1] for c in got.values())
         w("Of the %d long runs kept with a %s-iteration namesake, %d begin with its curve: their rows up to "
-          "iteration %s%s are its rows, every kept column alike (the gates' and the clients' draws included)%s%s." % (
+          "iteration %s%s are its rows, every kept column alike (the gates' and the clients' draws included)%s%s%s." % (
               both, self.its(B), same, self.its(B),
-              ", at the iterations both evaluate," if self.cadences_differ() else "",
+              ", at the iterations both evaluate," if differ else "",
               " but mean_tau, the mean τ since the evaluation before, over spans the two cadences make "
-              "different" if self.cadences_differ() else "",
+              "different" if differ else "",
+              "" if not off else
+              " (%s, which diverged and so were evaluated off the cadence, the namesake's last row, at its end, "
+              "is at an iteration the long run does not evaluate: their rows before it)" % and_list(
+                  ["`%s`" % n for n in off]),
               "; a run's length changes none of its first steps" if same == both else
               "; the others differ from it before then (%s)" % ", ".join(
                   "%s: %d of %d" % (t, got[f][0], got[f][1]) for f, t, _, _ in FIGS if f in got)))
@@ -262,8 +303,10 @@ class LongReport:
         w("")
         rows = []
         for s in g[fig + ".settings"]:
-            lr = L.fig_runs(fig, s, g[fig + ".rules"], sweep_setting)
-            br = {k: pt for k, _, _, pt in B.fig_runs(fig, s, g[fig + ".rules"], sweep_setting)}
+            tag = "Fashion-MNIST pick" if fig == "fashion" else "sweep"
+            lr = L.fig_runs(fig, s, g[fig + ".rules"], sweep_setting, alphas_of=self.alphas_of(L, fig), tag=tag)
+            br = {k: pt for k, _, _, pt in B.fig_runs(fig, s, g[fig + ".rules"], sweep_setting,
+                                                     alphas_of=self.alphas_of(B, fig))}
             for key, label, _, pt in lr:
                 bp = br.get(key)
                 d = "—"
@@ -275,6 +318,12 @@ class LongReport:
         w(table(["setting", "rule", "%s iterations" % self.its(L), "%s iterations" % self.its(B), "paired"], rows,
                 ["---", "---", "---:", "---:", "---:"]))
         w("")
+
+    @staticmethod
+    def alphas_of(rep, fig):
+        """A figure's alphas a rule (Report.fig_runs' alphas_of): Fashion-
+        MNIST's own, else those Fig. 1 and Fig. 2 take."""
+        return rep.fashion_alphas if fig == "fashion" else None
 
     def figure3(self, out):
         """Fig. 3's gates at both lengths: each gate's reduction and cost as
@@ -382,13 +431,7 @@ def long_scope():
     LONG_GRIDS (none for a grid with none). Their band files go to a
     folder of their own, not among the report's."""
     lines = []
-    for path in LONG_GRIDS:
-        if not os.path.exists(path):
-            continue
-        g = read_grid(path)
-        kept = os.path.join(TOP, g["kept"][0])
-        if not os.path.exists(os.path.join(kept, "runs.csv")):
-            continue
+    for path, g, kept in kept_grids():
         with tempfile.TemporaryDirectory(prefix="fasgd-paper-long-") as plots:
             args = argparse.Namespace(grid=path, results=kept, output=os.path.join(kept, "report.md"),
                                       smoke=0, quick=0, seeds=" ".join(g["seeds"]), plots=plots, figures="")

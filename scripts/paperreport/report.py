@@ -83,11 +83,20 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
             return None
         return pick(self.vres, self.grid, rule, ss[0], "fashion")
 
-    def fig_runs(self, fig, setting, rules, sweep_setting, prefix=None, both=True, alphas_of=None):
+    def fashion_alphas(self, rule):
+        """The alphas Fashion-MNIST runs rule at: the paper's protocol's
+        (Fig. 2's), then its Fashion-MNIST pick where that differs and
+        every rule has one."""
+        g = self.grid
+        a = self.alpha(rule, g["lr.settings"][1])
+        picks = {r: self.fashion_pick(r) for r in g["fashion.rules"]}
+        return [a] + ([picks[rule]] if all(picks.values()) and picks[rule] != a else [])
+
+    def fig_runs(self, fig, setting, rules, sweep_setting, prefix=None, both=True, alphas_of=None, tag="sweep"):
         """[(key, label, alpha, Point or None)]: key is the rule for its first
         (the paper's) alpha, rule@sweep for fasgd's sweep alpha (both=False:
         one alpha a rule, as Fashion-MNIST runs them; alphas_of(rule), if
-        given, the alphas instead)."""
+        given, the alphas instead), whose label says tag."""
         out = []
         for r in rules:
             alist = (alphas_of(r) if alphas_of else self.alphas(r, sweep_setting) if both
@@ -99,7 +108,7 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
                     if pt:
                         self.write_band(pt)
                 key = r if i == 0 else r + "@sweep"
-                out.append((key, "%s (α=%s%s)" % (r, a, ", sweep" if i else ""), a, pt))
+                out.append((key, "%s (α=%s%s)" % (r, a, ", " + tag if i else ""), a, pt))
         return out
 
     def write_band(self, pt):

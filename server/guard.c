@@ -174,7 +174,8 @@ struct fasgd_srv_guard_t {
     double resumed_refs [S_REFS];       /* the norms of the references a checkpoint kept, */
     int fresh_refs;                     /* counted in the anchor until S_REFS new ones are */
     uint64_t since_ref;                 /* pushes judged since */
-    uint64_t ignored_in_row;            /* pushes ignored (weight 0) in a row, of all clients */
+    uint64_t ignored_in_row;            /* pushes ignored (weight 0) in a row, of all clients, */
+    uint64_t probation_in_row;          /* of them from clients on probation */
     fasgd_rng_t rng;
     fasgd_verdict_params_t vp;
     fasgd_srv_guard_loss_t *loss;       /* the held-out loss's check (guard_loss.c); NULL: none */
@@ -805,6 +806,25 @@ s_loss_cut (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, fasgd_verdict_t *v)
     }
 }
 
+/*  The notice of S_IGNORED_NOTICE more pushes ignored in a row, c's the
+    last (its mean score `mean`): why they were, those of clients on
+    probation apart.  */
+static void
+s_ignored_notice (const fasgd_srv_guard_t *self, const fasgd_srv_client_t *c, double mean)
+{
+    unsigned long long n = self->ignored_in_row, on = self->probation_in_row;
+    const char *why = self->pool ? "predicted no descent of the held-out loss"
+                                 : "did not point along the trusted clients'";
+    if (on == n)
+        fasgd_log_notice ("guard: the last %llu pushes were all ignored (T=%llu), every one a client's first "
+                          "guard.probation (%g), which are judged but never applied", n,
+                          (unsigned long long) self->params->T, self->vp.probation);
+    else
+        fasgd_log_notice ("guard: the last %llu pushes were all ignored (T=%llu; the last one's mean score %.3g, "
+                          "from client %u): %llu of them %s%s", n, (unsigned long long) self->params->T, mean, c->id,
+                          n - on, why, on ? "; the others were clients' first guard.probation pushes" : "");
+}
+
 /*  4.: the verdict on *gp, of norm `norm` and dot product dot with r,
     against the anchor; 0 or the status to refuse it with.  */
 static int
@@ -832,18 +852,19 @@ s_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int r
         *weight_p = 0;
         self->st->ignored++;
         c->ignored++;
+        /*  Many clients joining at once (a load test, a cluster
+            starting) have their first guard.probation pushes ignored by
+            design: said as such, not as pushes that predict ascent.  */
+        if (c->verdict.pushes <= self->vp.probation)
+            self->probation_in_row++;
         if (++self->ignored_in_row % S_IGNORED_NOTICE == 0)
-            fasgd_log_notice ("guard: the last %llu pushes were all ignored (T=%llu; the last one's mean score "
-                              "%.3g, from client %u): %s", (unsigned long long) self->ignored_in_row,
-                              (unsigned long long) self->params->T, v.mean, c->id, self->pool
-                              ? "no client's pushes predict descent of the held-out loss"
-                              : "no untrusted client's pushes point along the trusted clients'");
+            s_ignored_notice (self, c, v.mean);
         return 0;
     }
     if (self->ignored_in_row >= S_IGNORED_NOTICE)
         fasgd_log_notice ("guard: pushes are applied again after %llu ignored in a row (T=%llu)",
                           (unsigned long long) self->ignored_in_row, (unsigned long long) self->params->T);
-    self->ignored_in_row = 0;
+    self->ignored_in_row = self->probation_in_row = 0;
     /*  A weight w below 1 applies a share w of the client's pushes, each
         as it came (its credit), not each push scaled by w: fasgd divides
         each parameter's step by the pushes' own spread, which pushes

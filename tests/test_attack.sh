@@ -5,13 +5,14 @@
 # validation error stays near that of the two honest clients alone, no
 # honest gradient is refused, and the flipper's pushes are not applied.
 # A client whose pushes are all ignored does not freeze the reference
-# (the server draws fresh ones while nothing is applied), and a client
+# (the server draws fresh ones while nothing is applied; the notice of a
+# thousand ignored in a row tells probation from predicted ascent), and a client
 # pushing far above the norm bound in an honest direction is clipped, not
 # refused. TAP output.
 tap_name=attack
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 
-plan_mnist 11
+plan_mnist 12
 
 guard_server_yaml "$tmp/server.yaml" '{every: 500}'
 
@@ -113,8 +114,30 @@ cp "$tmp/negated.log" "$tmp/server.log"
 refs=$(key negated guard_references) ign=$(key negated guard_ignored)
 check "... its pushes ignored ($ign of 1100) while the server draws fresh references ($refs)" \
     sh -c "test '${ign:-0}' -ge 1000 && test '${refs:-0}' -ge 100"
-check "... and logged once 1000 in a row were ignored" grep -q "the last 1000 pushes were all ignored" \
-    "$tmp/negated.log"
+check "... and logged once 1000 in a row were ignored, as predicting no descent" \
+    grep -q "the last 1000 pushes were all ignored.*of them predicted no descent" "$tmp/negated.log"
+
+# 70 honest ids joining at once, 15 pushes each: all 1,050 are their
+# first guard.probation (16) pushes, ignored by design, and the notice
+# says so rather than that no push predicts descent (as a load test or a
+# cluster starting would otherwise read).
+crowd() {
+    serve "$tmp/crowd.ports" "$tmp/crowd.log" "$server" -c "$tmp/server.yaml" --set "eval.csv=$tmp/crowd.csv" ||
+        return 1
+    spid=$server_pid
+    timeout 120 "$top_build/tests/attacker" -s "$push" -f "$fetch" --data "$data" --mode honest --ids 70 \
+        --steps 1050 --seed 4 > "$tmp/crowd.out" 2> "$tmp/crowd.err"
+    crc=$?
+    kill -TERM "$spid"
+    wait "$spid"
+    return $crc
+}
+cp /dev/null "$tmp/server.log"
+crowd
+cp "$tmp/crowd.log" "$tmp/server.log"
+check "1,000 pushes in a row of new ids on probation: the notice says they were on probation" sh -c "
+    grep -q 'the last 1000 pushes were all ignored (T=0), every one a client.s first guard.probation' \
+        '$tmp/crowd.log' && ! grep -q 'predicted no descent' '$tmp/crowd.log'"
 
 # A client pushing 30 times its gradient (above the bound of 10 times an
 # honest norm) is clipped to the bound and judged as clipped:

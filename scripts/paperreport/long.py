@@ -464,9 +464,16 @@ class LongReport:
         if not self.figs:
             return None
         parts = []
+        own = ""
         for fig, title, _, _ in self.figs:
             n, h = self.cpu_h(L, fig)
-            parts.append("%s (%d runs, %.2f CPU-hours)" % (title, n, h))
+            sweep = ""
+            if fig == "fashion" and self.own_fashion_sweep():
+                ns, hs = self.cpu_h(L, "fashion-lr", seeded=False)
+                sweep = ", and its learning-rate sweep at that length: %d runs, %.2f" % (ns, hs)
+                own = (" (but Fashion-MNIST's tuned α, which its own sweep at %s iterations picks: %s)" % (
+                    self.sweep_its(L), ", ".join("%s %s" % kv for kv in L.fashion_picks().items())))
+            parts.append("%s (%d runs, %.2f CPU-hours%s)" % (title, n, h, sweep))
         verdicts = []
         for fig, _, _, _ in self.figs:
             for c, lv, bv in self.verdicts[fig]:
@@ -478,9 +485,9 @@ class LongReport:
                 "run at 10^6 too: below" if self.paper_fig3() else
                 "which, at about %.0f CPU-hours, was not run" % (10 * self.cpu_h(L, "fig3")[1])))
         return ("The paper's length: %s also ran at %s iterations%s with this grid's rules, settings, seeds, "
-                "α and gates (`%s`, kept in `%s`, its report `%s`, where each run stands beside its %s-iteration "
+                "α%s and gates (`%s`, kept in `%s`, its report `%s`, where each run stands beside its %s-iteration "
                 "namesake). %s." % (
-                    and_list(parts), self.its(L), f3, rel(a.grid), rel(a.results), report_path(a),
+                    and_list(parts), self.its(L), f3, own, rel(a.grid), rel(a.results), report_path(a),
                     self.its(B), "; ".join(verdicts)))
 
 

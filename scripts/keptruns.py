@@ -146,7 +146,12 @@ def built_commit(program, top):
 
 def provenance():
     """The commit fasgd-sim was built from (built_commit), the binary's hash
-    and the machine."""
+    and the machine, with the OpenBLAS kernels scripts/blas-kernels names,
+    which it pins (OPENBLAS_CORETYPE) for every run this process starts."""
+    kernels = subprocess.run([os.path.join(TOP, "scripts", "blas-kernels")], stdout=subprocess.PIPE,
+                             text=True, check=True).stdout.strip()
+    if kernels:
+        os.environ["OPENBLAS_CORETYPE"] = kernels
     commit = built_commit(SIM, TOP)
     binhash = binary_sha256()
     model = "unknown CPU"
@@ -156,7 +161,8 @@ def provenance():
                 model = line.split(":", 1)[1].strip()
                 break
     return {"commit": commit, "binary_sha256": binhash,
-            "machine": "%s, %d cores, %s %s" % (model, os.cpu_count() or 0, platform.system(), platform.release())}
+            "machine": "%s, %d cores, %s %s%s" % (model, os.cpu_count() or 0, platform.system(), platform.release(),
+                                                  ", OpenBLAS %s kernels" % kernels if kernels else "")}
 
 
 def machines(rows):

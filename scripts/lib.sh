@@ -145,6 +145,16 @@ provenance() {
     fi
     binhash=$(sha256sum "$1" | cut -c1-16)
     machine="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores, $(uname -s) $(uname -r)"
+    blas_kernels
+    [ -z "${OPENBLAS_CORETYPE:-}" ] || machine="$machine, OpenBLAS $OPENBLAS_CORETYPE kernels"
+}
+
+# blas_kernels: pins the OpenBLAS kernels scripts/blas-kernels names
+# (exports OPENBLAS_CORETYPE), for every run this script starts.
+blas_kernels() {
+    local k
+    k=$("$top/scripts/blas-kernels")
+    if [ -n "$k" ]; then export OPENBLAS_CORETYPE=$k; fi
 }
 
 keep_csv() {

@@ -75,7 +75,8 @@ one() {
 }
 one grid-long.conf experiments/data/paper-long "at 100,000 iterations" grid.conf \
     "{'include': ['grid.conf'], 'kept': ['experiments/data/paper-long'], 'lr.kept': ['experiments/data/paper'],
-      'fig.iterations': ['100000'], 'fashion.lr.iterations': ['10000']}"
+      'fig.iterations': ['100000'], 'fashion.lr.kept': ['experiments/data/paper-long'],
+      'fashion.lr.iterations': ['100000']}"
 one grid-1m.conf experiments/data/paper-1m "at 10^6 iterations, evaluated every 500" grid-long.conf \
     "{'include': ['grid-long.conf'], 'kept': ['experiments/data/paper-1m'], 'lr.kept': ['experiments/data/paper'],
       'fig.iterations': ['1000000'], 'fig3.eval_every': ['500'], 'report.jobs': ['2']}"

@@ -5,12 +5,13 @@
 # and prints a progress line at most every few seconds; the provenance of
 # kept runs (scripts/lib.sh and scripts/keptruns.py) names the commit a
 # program was built from, and the tree's HEAD beside it when it has moved
-# since, and make writes that commit; keeping the runs of one part leaves
+# since, and make writes that commit; they pin OpenBLAS's kernels
+# (scripts/blas-kernels) and name them; keeping the runs of one part leaves
 # the rows other parts kept; the machines phrase of the reports' cost
 # lines names every machine. TAP output.
 tap_name=scripts
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-echo "1..13"
+echo "1..15"
 
 # A tree configured in place: a copy of scripts/build beside a configure
 # script that must not run and the config.status that ./configure leaves.
@@ -73,7 +74,7 @@ check "progress: a plain line a second, not one a call ($lines lines in $secs s 
 # Provenance: a tree at commit B whose program was built at commit A (the
 # build-commit make writes in the build folder), then rebuilt at B.
 git init -q "$tmp/prov" && mkdir -p "$tmp/prov/scripts" "$tmp/prov/build/sim" \
-    && cp "$top_src/scripts/lib.sh" "$top_src/scripts/keptruns.py" "$tmp/prov/scripts/" \
+    && cp "$top_src/scripts/lib.sh" "$top_src/scripts/keptruns.py" "$top_src/scripts/blas-kernels" "$tmp/prov/scripts/" \
     && cp -r "$top_src/scripts/paperreport" "$tmp/prov/scripts/" \
     && echo program > "$tmp/prov/build/sim/prog" \
     && git -C "$tmp/prov" -c user.name=t -c user.email=t@t commit -q --allow-empty -m A \
@@ -94,6 +95,17 @@ echo "$b+changes" > "$tmp/prov/build/build-commit"
 got="$(prov_sh) / $(prov_py)"
 check "rebuilt at B with changes: '$b+changes' from both, and no warning (got '$got')" \
     sh -c "[ '$got' = '$b+changes / $b+changes' ] && [ ! -s '$tmp/err' ]"
+# The OpenBLAS kernels kept runs pin (scripts/blas-kernels): SKYLAKEX on
+# a processor with AVX-512, OpenBLAS's own choice elsewhere, and always
+# what OPENBLAS_CORETYPE says; lib.sh's provenance exports them and names
+# them in the machine.
+want=$(grep -qw avx512f /proc/cpuinfo && echo SKYLAKEX || true)
+got=$(env -u OPENBLAS_CORETYPE "$top_src/scripts/blas-kernels")
+check "blas-kernels: '$want' on this processor (got '$got')" [ "$got" = "$want" ]
+got=$(OPENBLAS_CORETYPE=HASWELL bash -c ". '$tmp/prov/scripts/lib.sh'; provenance '$tmp/prov/build/sim/prog' 2> /dev/null
+    echo \"\$OPENBLAS_CORETYPE / \$machine\"")
+check "provenance keeps OPENBLAS_CORETYPE and names it in the machine (got '$got')" \
+    sh -c "case '$got' in 'HASWELL / '*', OpenBLAS HASWELL kernels') exit 0 ;; *) exit 1 ;; esac"
 # What make wrote in this build: the source tree's HEAD ("+changes" when
 # its code differs), or "unknown" where the source is no git checkout.
 if [ -e "$top_src/.git" ]; then
@@ -139,5 +151,5 @@ print(keptruns.machines(rows) + ' / ' + keptruns.machines([]) + ' / ' + keptruns
 check "machines: two machines both named, each once; none is 'no machine' (got '$got')" \
     sh -c "[ '$got' = 'm1; m2 / no machine / no machine' ]"
 
-[ $n -eq 12 ] || echo "# ran $n checks, planned 12"
+[ $n -eq 15 ] || echo "# ran $n checks, planned 15"
 [ $failed -eq 0 ]

@@ -47,13 +47,13 @@ class Fashion:
                        setting_label(sw2), " and ".join(setting_label(s) for s in ss),
                        "{:,}".format(sweep_iterations(g, "fashion") // self.scale)))
             self.w()
-        picks = {r: self.fashion_pick(r) for r in rules}
+        picks = self.fashion_picks()
         if ss:
             self.w("**Learning-rate sweep on the validation split** (%s iterations, seed 1; cells: final / "
                    "best validation error; each rule's pick, the lowest final, in bold):" % "{:,}".format(
                        sweep_iterations(g, "fashion") // self.scale))
             self.w()
-            if sweep_done(self.vres, g, "fashion"):
+            if sweep_done(self.fvres, g, "fashion"):
                 win = {}
                 for s in ss:
                     if len(ss) > 1:

@@ -81,7 +81,8 @@ class Intro:
         prov = list(self.res.prov.values())
         if prov:
             self.w("The runs: %d kept, fasgd-sim built from commit%s %s (binary SHA-256 %s), on %s, "
-                   "each on one thread (`-t 1`; the results are byte-identical on any thread count)." % (
+                   "each on one thread (`-t 1`; the results are byte-identical on any thread count, and on another "
+                   "processor with the same OpenBLAS kernels, which the scripts pin: `scripts/blas-kernels`)." % (
                        len(prov), plural(prov, "commit"), ", ".join(distinct(prov, "commit")),
                        ", ".join(distinct(prov, "binary_sha256")), machines(prov)))
             self.w()

@@ -3,11 +3,12 @@ includes another, each run beside the run of the same name of the grid it
 includes, and the paper's claims judged on both by the report's one rule
 (common.RULE) with the report's own code (Report.fig1, Report.fig2,
 Report.fig3, whose reductions and costs the Fig. 3 tables show,
-Report.fashion). Its
-figures are the report's own (Report.draw), from the long runs. Two such
-grids: experiments/grid-long.conf (experiments/grid.conf at 100,000
-iterations, the paper's length for Fig. 1 and Fig. 2 and so for
-Fashion-MNIST at Fig. 2's settings, a tenth of its 10^6 for Fig. 3) and experiments/grid-1m.conf (grid-long's Fig. 3 at 10^6)."""
+Report.fashion). Its figures are the report's own (Report.draw), from the
+long runs. Two such grids: experiments/grid-long.conf (experiments/
+grid.conf at 100,000 iterations, the paper's length for Fig. 1 and Fig. 2
+and so for Fashion-MNIST at Fig. 2's settings, whose sweep it runs at that
+length too; a tenth of the paper's 10^6 for Fig. 3) and experiments/
+grid-1m.conf (grid-long's Fig. 3 at 10^6)."""
 
 import argparse
 import copy
@@ -17,8 +18,8 @@ import tempfile
 
 from keptruns import machines
 
-from .common import (RULE, TOP, WINDOW, mean, read_grid, setting_label, spread, sweep_iterations, table,
-                     with_spread)
+from .common import (RULE, TOP, WINDOW, mean, read_grid, setting_label, spread, sweep_iterations,
+                     sweep_settings, table, with_spread)
 from .intro import distinct
 from .report import Report
 
@@ -32,7 +33,7 @@ FIGS = (("fig2", "Fig. 2", 1, 2), ("fig1", "Fig. 1", 0, 2), ("fig3", "Fig. 3", N
 # which runs Fig. 2's settings).
 PAPER = {"fig1": 100000, "fig2": 100000, "fig3": 1000000}
 # Keys of a long grid that say where its runs are, not what they are.
-WHERE = ("include", "kept", "lr.kept", "report.jobs")
+WHERE = ("include", "kept", "lr.kept", "fashion.lr.kept", "report.jobs")
 # base.yaml's eval.every: how often a run is evaluated unless its grid says.
 EVAL_EVERY = 100
 
@@ -182,8 +183,11 @@ class LongReport:
     def its(self, rep):
         return "{:,}".format(rep.n_fig)
 
-    def cpu_h(self, rep, fig):
-        names = [n for n in rep.res.prov if n.startswith(fig + "-") and n.endswith(tuple("-s" + s for s in rep.seeds))]
+    def cpu_h(self, rep, fig, seeded=True):
+        """(runs, CPU-hours) of a figure's runs (names FIG-...-sSEED; with
+        seeded false, a sweep's, FIG-...)."""
+        names = [n for n in rep.res.prov if n.startswith(fig + "-") and
+                 (not seeded or n.endswith(tuple("-s" + s for s in rep.seeds)))]
         return len(names), sum(rep.res.cpu(n) or 0.0 for n in names) / 3600
 
     def make(self):
@@ -211,13 +215,17 @@ class LongReport:
               " and how often it is evaluated differ" if differ else " differs"))
         w("")
         if "fashion" in [f for f, _, _, _ in self.figs]:
+            if self.own_fashion_sweep():
+                picks = ("each rule at its pick of its own Fashion-MNIST sweep, run at %s iterations and kept "
+                         "here (its table below), and, kept too, each rule at its pick of the %s-iteration "
+                         "sweep kept in `%s`" % (self.sweep_its(L), self.sweep_its(B), rel(B.args.results)))
+            else:
+                picks = "each rule at its pick of the Fashion-MNIST sweep kept in `%s` (%s iterations, not rerun)" % (
+                    g.get("fashion.lr.kept", g["lr.kept"])[0], self.sweep_its(L))
             w("Fashion-MNIST likewise: Fig. 2's settings (and so its length) on Fashion-MNIST's 50,000 "
-              "training images, the paper's protocol "
-              "(Fig. 2's α) and each rule at its pick of the Fashion-MNIST sweep kept in `%s` (%s iterations, "
-              "not rerun); *final* there is the mean of the last %d evaluations, one every %s server timestamps, "
-              "on Fashion-MNIST's own 10,000 test images." % (
-                  g["lr.kept"][0], "{:,}".format(sweep_iterations(g, "fashion")),
-                  WINDOW // eval_every(g, "fashion"), eval_every(g, "fashion")))
+              "training images, the paper's protocol (Fig. 2's α) and %s; *final* there is the mean of the last "
+              "%d evaluations, one every %s server timestamps, on Fashion-MNIST's own 10,000 test images." % (
+                  picks, WINDOW // eval_every(g, "fashion"), eval_every(g, "fashion")))
             w("")
         if "fig3" in [f for f, _, _, _ in self.figs]:
             w("Fig. 3 (B-FASGD) likewise: its setting (%s), each statistic at its sweep winner there, its gates' "
@@ -251,6 +259,10 @@ class LongReport:
                 continue
             nb, hb = self.cpu_h(B, fig)
             rows.append([title, n, "%.2f" % h, nb, "%.2f" % hb])
+            if fig == "fashion" and self.own_fashion_sweep():
+                n, h = self.cpu_h(L, "fashion-lr", seeded=False)
+                nb, hb = self.cpu_h(B, "fashion-lr", seeded=False)
+                rows.append([title + "'s sweep", n, "%.2f" % h, nb, "%.2f" % hb])
         w(table(["figure", "runs at %s" % self.its(L), "CPU-hours", "runs at %s" % self.its(B), "CPU-hours"], rows))
         w("")
         w("fasgd-sim built from commit%s %s (binary SHA-256 %s), on %s; each run on one thread (`-t 1`) "
@@ -275,8 +287,8 @@ class LongReport:
               " but mean_tau, the mean τ since the evaluation before, over spans the two cadences make "
               "different" if differ else "",
               "" if not off else
-              " (%s, which diverged and so were evaluated off the cadence, the namesake's last row, at its end, "
-              "is at an iteration the long run does not evaluate: their rows before it)" % and_list(
+              " (of %s, which diverged and so were evaluated off the cadence, every row but the namesake's "
+              "last, which falls at an iteration the long run does not evaluate)" % and_list(
                   ["`%s`" % n for n in off]),
               "; a run's length changes none of its first steps" if same == both else
               "; the others differ from it before then (%s)" % ", ".join(
@@ -303,27 +315,73 @@ class LongReport:
         w("")
         rows = []
         for s in g[fig + ".settings"]:
-            tag = "Fashion-MNIST pick" if fig == "fashion" else "sweep"
-            lr = L.fig_runs(fig, s, g[fig + ".rules"], sweep_setting, alphas_of=self.alphas_of(L, fig), tag=tag)
-            br = {k: pt for k, _, _, pt in B.fig_runs(fig, s, g[fig + ".rules"], sweep_setting,
-                                                     alphas_of=self.alphas_of(B, fig))}
-            for key, label, _, pt in lr:
-                bp = br.get(key)
-                d = "—"
-                if pt and bp:
-                    x = [p - q for p, q in zip(pt.finals, bp.finals)]
-                    d = "%+.4f%s" % (mean(x), spread(x))
-                rows.append([setting_label(s), label, "missing" if pt is None else with_spread(pt.finals),
-                             "missing" if bp is None else with_spread(bp.finals), d])
+            for r in g[fig + ".rules"]:
+                for a, label, at in self.alpha_rows(fig, r, sweep_setting):
+                    name = "%s-%s-%s-a%s" % (fig, s, r, a)
+                    pt, bp = (rep.res.point(name, rep.n_fig, rep.seeds) if on else None
+                              for rep, on in zip((L, B), at))
+                    d = "—"
+                    if pt and bp:
+                        x = [p - q for p, q in zip(pt.finals, bp.finals)]
+                        d = "%+.4f%s" % (mean(x), spread(x))
+                    rows.append([setting_label(s), label] + [
+                        with_spread(p.finals) if p else "missing" if on else "not run"
+                        for p, on in zip((pt, bp), at)] + [d])
         w(table(["setting", "rule", "%s iterations" % self.its(L), "%s iterations" % self.its(B), "paired"], rows,
                 ["---", "---", "---:", "---:", "---:"]))
         w("")
+        if fig == "fashion" and self.own_fashion_sweep():
+            self.fashion_sweep(out)
 
-    @staticmethod
-    def alphas_of(rep, fig):
-        """A figure's alphas a rule (Report.fig_runs' alphas_of): Fashion-
-        MNIST's own, else those Fig. 1 and Fig. 2 take."""
-        return rep.fashion_alphas if fig == "fashion" else None
+    def sweep_its(self, rep):
+        """The iteration count of rep's Fashion-MNIST sweep."""
+        return "{:,}".format(sweep_iterations(rep.grid, "fashion") // rep.scale)
+
+    def own_fashion_sweep(self):
+        """Whether the long grid sweeps Fashion-MNIST itself, at another
+        length than the grid it includes (fashion.lr.kept)."""
+        return self.sweep_its(self.long) != self.sweep_its(self.base)
+
+    def alpha_rows(self, fig, rule, sweep_setting):
+        """[(alpha, label, (run at the long runs' length, at the base's))]:
+        the alphas a figure runs rule at, at either length. Fig. 1 and
+        Fig. 2 take the same at both (from the sweep in lr.kept);
+        Fashion-MNIST the paper's protocol's and each length's picks
+        (Report.fashion_alphas), from its own sweep where the long grid
+        runs one (each pick labelled with its sweep's length)."""
+        L, B = self.long, self.base
+        if fig != "fashion":
+            return [(a, "%s (α=%s%s)" % (rule, a, ", sweep" if i else ""), (True, True))
+                    for i, a in enumerate(L.alphas(rule, sweep_setting))]
+        la, ba = L.fashion_alphas(rule), B.fashion_alphas(rule)
+        out = []
+        for a in la + [a for a in ba if a not in la]:
+            at = [self.sweep_its(rep) for rep, al in ((L, la), (B, ba)) if a in al[1:]]
+            tag = ""
+            if at:
+                tag = ", Fashion-MNIST pick" + (" at " + " and ".join(at) if self.own_fashion_sweep() else "")
+            out.append((a, "%s (α=%s%s)" % (rule, a, tag), (a in la or self.own_fashion_sweep(), a in ba)))
+        return out
+
+    def fashion_sweep(self, out):
+        """The long grid's own Fashion-MNIST sweep (Report.sweep_table), and
+        its picks beside those of the grid it includes."""
+        L, B = self.long, self.base
+        g = L.grid
+        w = out.append
+        ss = sweep_settings(g, "fashion")
+        w("Fashion-MNIST's learning-rate sweep at %s iterations (%s, seed 1, kept here; cells: final / best "
+          "validation error on the validation split, each rule's pick, the lowest final, in bold):" % (
+              self.sweep_its(L), setting_label(ss[0])))
+        w("")
+        L.out = []
+        L.sweep_table(ss[0], g["fashion.rules"], "fashion")
+        out.extend(L.out)
+        lp, bp = L.fashion_picks(), B.fashion_picks()
+        w("Picks at %s iterations: %s; at %s (the sweep kept in `%s`): %s." % (
+            self.sweep_its(L), ", ".join("%s α = %s" % (r, lp[r]) for r in g["fashion.rules"]),
+            self.sweep_its(B), rel(B.args.results), ", ".join("%s α = %s" % (r, bp[r]) for r in g["fashion.rules"])))
+        w("")
 
     def figure3(self, out):
         """Fig. 3's gates at both lengths: each gate's reduction and cost as
@@ -406,9 +464,16 @@ class LongReport:
         if not self.figs:
             return None
         parts = []
+        own = ""
         for fig, title, _, _ in self.figs:
             n, h = self.cpu_h(L, fig)
-            parts.append("%s (%d runs, %.2f CPU-hours)" % (title, n, h))
+            sweep = ""
+            if fig == "fashion" and self.own_fashion_sweep():
+                ns, hs = self.cpu_h(L, "fashion-lr", seeded=False)
+                sweep = ", and its learning-rate sweep at that length: %d runs, %.2f" % (ns, hs)
+                own = (" (but Fashion-MNIST's tuned α, which its own sweep at %s iterations picks: %s)" % (
+                    self.sweep_its(L), ", ".join("%s %s" % kv for kv in L.fashion_picks().items())))
+            parts.append("%s (%d runs, %.2f CPU-hours%s)" % (title, n, h, sweep))
         verdicts = []
         for fig, _, _, _ in self.figs:
             for c, lv, bv in self.verdicts[fig]:
@@ -420,9 +485,9 @@ class LongReport:
                 "run at 10^6 too: below" if self.paper_fig3() else
                 "which, at about %.0f CPU-hours, was not run" % (10 * self.cpu_h(L, "fig3")[1])))
         return ("The paper's length: %s also ran at %s iterations%s with this grid's rules, settings, seeds, "
-                "α and gates (`%s`, kept in `%s`, its report `%s`, where each run stands beside its %s-iteration "
+                "α%s and gates (`%s`, kept in `%s`, its report `%s`, where each run stands beside its %s-iteration "
                 "namesake). %s." % (
-                    and_list(parts), self.its(L), f3, rel(a.grid), rel(a.results), report_path(a),
+                    and_list(parts), self.its(L), f3, own, rel(a.grid), rel(a.results), report_path(a),
                     self.its(B), "; ".join(verdicts)))
 
 

@@ -35,6 +35,11 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
         lr_kept = self.grid.get("lr.kept")
         self.vres = Results(os.path.join(TOP, lr_kept[0]) if lr_kept and not args.smoke else args.results,
                             self.scale, "val_error")
+        # Fashion-MNIST's sweep: where fashion.lr.kept says, else with the lr sweep.
+        fashion_kept = self.grid.get("fashion.lr.kept")
+        self.fvres = (Results(os.path.join(TOP, fashion_kept[0]), self.scale, "val_error")
+                      if fashion_kept and not args.smoke else self.vres)
+        self._fashion_picks = None
         self.n_fig = int(self.grid["fig.iterations"][0]) // self.scale
         self.n_lr = int(self.grid["lr.iterations"][0]) // self.scale
         self.out = []
@@ -74,22 +79,28 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
             return [p] if w is None or w == p else [p, w]
         return [self.alpha(rule, sweep_setting)]
 
-    def fashion_pick(self, rule):
-        """The rule's α from Fashion-MNIST's own sweep (on the first of
-        fashion.lr.settings, by common.pick), None while that sweep is
-        incomplete, and with --quick (which runs the paper's protocol only)."""
-        ss = sweep_settings(self.grid, "fashion")
-        if self.args.quick or not ss:
-            return None
-        return pick(self.vres, self.grid, rule, ss[0], "fashion")
+    def sweep_res(self, sweep):
+        """The runs a sweep ("lr" or "fashion") picks from."""
+        return self.fvres if sweep == "fashion" else self.vres
+
+    def fashion_picks(self):
+        """{rule: its α from Fashion-MNIST's own sweep} (on the first of
+        fashion.lr.settings, by common.pick): a rule's None while that
+        sweep is incomplete, every rule's with --quick (which runs the
+        paper's protocol only)."""
+        if self._fashion_picks is None:
+            g = self.grid
+            ss = sweep_settings(g, "fashion")
+            self._fashion_picks = {r: None if self.args.quick or not ss else pick(self.fvres, g, r, ss[0], "fashion")
+                                   for r in g["fashion.rules"]}
+        return self._fashion_picks
 
     def fashion_alphas(self, rule):
         """The alphas Fashion-MNIST runs rule at: the paper's protocol's
         (Fig. 2's), then its Fashion-MNIST pick where that differs and
         every rule has one."""
-        g = self.grid
-        a = self.alpha(rule, g["lr.settings"][1])
-        picks = {r: self.fashion_pick(r) for r in g["fashion.rules"]}
+        a = self.alpha(rule, self.grid["lr.settings"][1])
+        picks = self.fashion_picks()
         return [a] + ([picks[rule]] if all(picks.values()) and picks[rule] != a else [])
 
     def fig_runs(self, fig, setting, rules, sweep_setting, prefix=None, both=True, alphas_of=None, tag="sweep"):

@@ -106,8 +106,9 @@ class Sweeps:
         g = self.grid
         alphas = sorted({float(a) for r in rules for a in g["lr.grid." + r]})
         rows = []
-        runs = {r: dict((float(a), run) for a, run in lr_runs(self.vres, g, s, r, sweep)) for r in rules}
-        win = {r: pick(self.vres, g, r, s, sweep) for r in rules}
+        res = self.sweep_res(sweep)
+        runs = {r: dict((float(a), run) for a, run in lr_runs(res, g, s, r, sweep)) for r in rules}
+        win = {r: pick(res, g, r, s, sweep) for r in rules}
         for a in alphas:
             row = ["%g" % a]
             for r in rules:

@@ -47,6 +47,12 @@ fasgd_verdict_mean (const fasgd_verdict_params_t *p, const fasgd_verdict_record_
     return (rec->sum - p->prior * p->trust / 2) / (rec->count + p->prior);
 }
 
+int
+fasgd_verdict_on_probation (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec)
+{
+    return !(rec->pushes > p->probation);
+}
+
 double
 fasgd_verdict_noise (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec)
 {
@@ -58,7 +64,7 @@ fasgd_verdict_noise (const fasgd_verdict_params_t *p, const fasgd_verdict_record
         raise much above an honest one's without knowing the
         reference. Before probation is over the spread of so few is
         not known.  */
-    if (!(rec->pushes > p->probation) || !(rec->count > 0))
+    if (fasgd_verdict_on_probation (p, rec) || !(rec->count > 0))
         return 0;
     double mean = rec->cossum / rec->count, var = rec->cossq / rec->count - mean * mean;
     double se = var > 0 ? sqrt (var * rec->count2) / rec->count : 0;
@@ -143,7 +149,7 @@ fasgd_verdict_judge (const fasgd_verdict_params_t *p, fasgd_verdict_record_t *re
     double w = (v->mean - none) / (v->margin - none);
     if (w > 1)
         w = 1;
-    if (!(w >= S_MIN_WEIGHT) || rec->pushes <= p->probation) {
+    if (!(w >= S_MIN_WEIGHT) || fasgd_verdict_on_probation (p, rec)) {
         v->kind = FASGD_VERDICT_IGNORE;
         v->weight = 0;
         return;

@@ -129,6 +129,10 @@ double fasgd_verdict_weighted_lower_median (fasgd_verdict_weighted_t *v, size_t 
 /*  rec's mean score (its prior counted).  */
 double fasgd_verdict_mean (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec);
 
+/*  1 while rec's pushes are its first p->probation: judged and counted,
+    never applied.  */
+int fasgd_verdict_on_probation (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec);
+
 /*  The standard error of rec's mean score (its own scores' spread),
     at least trust/4; 0 until probation is over.  */
 double fasgd_verdict_noise (const fasgd_verdict_params_t *p, const fasgd_verdict_record_t *rec);

@@ -855,7 +855,7 @@ s_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int r
         /*  Many clients joining at once (a load test, a cluster
             starting) have their first guard.probation pushes ignored by
             design: said as such, not as pushes that predict ascent.  */
-        if (c->verdict.pushes <= self->vp.probation)
+        if (fasgd_verdict_on_probation (&self->vp, &c->verdict))
             self->probation_in_row++;
         if (++self->ignored_in_row % S_IGNORED_NOTICE == 0)
             s_ignored_notice (self, c, v.mean);

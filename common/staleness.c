@@ -2,13 +2,15 @@
     counts. With movement, the running sums W of the counts over the
     last S_WINDOW timestamps are kept in a ring: the staleness of a push
     computed at j is W[T] − W[j], and an update older than the ring (or
-    than the clock's start: a resume, a new run) counts one.  */
+    than the clock's start: a new run, a resume without the sums) counts
+    one. fasgd_staleness_sums and fasgd_staleness_restore carry the ring
+    through a checkpoint.  */
 #include "staleness.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#define S_WINDOW 65536                  /* timestamps whose running sums are kept */
+#define S_WINDOW FASGD_STALENESS_WINDOW  /* timestamps whose running sums are kept */
 
 const char *const fasgd_staleness_names [] = { "count", "movement", NULL };
 
@@ -89,4 +91,37 @@ fasgd_staleness_advance (fasgd_staleness_clock_t *self, uint64_t T, double count
         count = 1;
     self->w [T % S_WINDOW] = self->w [self->T % S_WINDOW] + count;
     self->T = T;
+}
+
+size_t
+fasgd_staleness_sums (const fasgd_staleness_clock_t *self, double *out, size_t cap)
+{
+    if (!self->movement || cap == 0)
+        return 0;
+    uint64_t known = self->T - self->start + 1;
+    size_t n = known < S_WINDOW ? (size_t) known : S_WINDOW;
+    if (n > cap)
+        n = cap;
+    uint64_t from = self->T - (n - 1);
+    for (size_t i = 0; i < n; i++)
+        out [i] = self->w [(from + i) % S_WINDOW];
+    return n;
+}
+
+void
+fasgd_staleness_restore (fasgd_staleness_clock_t *self, uint64_t T, const double *w, size_t n)
+{
+    if (!self->movement || n == 0)
+        return;
+    if (n > S_WINDOW || n - 1 > T) {
+        size_t keep = n > S_WINDOW ? S_WINDOW : n;
+        if (keep - 1 > T)
+            keep = (size_t) T + 1;
+        w += n - keep;
+        n = keep;
+    }
+    self->T = T;
+    self->start = T - (n - 1);
+    for (size_t i = 0; i < n; i++)
+        self->w [(self->start + i) % S_WINDOW] = w [i];
 }

@@ -11,6 +11,7 @@
 #ifndef FASGD_STALENESS_H_INCLUDED
 #define FASGD_STALENESS_H_INCLUDED
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*  What τ counts (the daemon's guard.staleness, the simulator's
@@ -40,6 +41,18 @@ uint64_t fasgd_staleness_tau (const fasgd_staleness_clock_t *self, uint64_t T, u
     (in [0, 1]; a value outside is taken as 1). A T that is not the
     next one starts the clock anew there.  */
 void fasgd_staleness_advance (fasgd_staleness_clock_t *self, uint64_t T, double count);
+/*  The running sums a checkpoint keeps (FASGD_STALENESS_WINDOW at
+    most): W[T − n + 1 .. T] into out, oldest first, as the clock holds
+    them, n = min(T − start + 1, window, cap). Returns n; 0 without
+    movement.  */
+#define FASGD_STALENESS_WINDOW 65536
+size_t fasgd_staleness_sums (const fasgd_staleness_clock_t *self, double *out, size_t cap);
+/*  Takes back what fasgd_staleness_sums gave at T (n sums, oldest first):
+    the clock then knows W from T − n + 1 on and continues as the one
+    that gave them. Nothing without movement or with n 0; with n above
+    the window or T + 1, only the last sums it can hold. The sums are the
+    caller's to check (common/checkpoint.c does).  */
+void fasgd_staleness_restore (fasgd_staleness_clock_t *self, uint64_t T, const double *w, size_t n);
 /*  What an update of norm `norm` counts for against ν, the norm of
     an honest push: min(1, norm/ν); 1 when ν is not positive.  */
 double fasgd_staleness_count (double norm, double nu);

@@ -103,6 +103,106 @@ START_TEST (test_start_and_window)
 }
 END_TEST
 
+/*  A varied count for the i-th update: 0, tiny, halves, whole ones.  */
+static double
+s_count (uint64_t i)
+{
+    static const double counts [] = { 0, 1e-4, 0.5, 1, 0.25, 0.999, 0.03, 1 };
+    return counts [(i * 7 + i / 3) % 8] * (i % 11 ? 1 : 0.5);
+}
+
+/*  a and b, both at T, give every push from j = 0 on the same τ.  */
+static void
+s_same_tau (const fasgd_staleness_clock_t *a, const fasgd_staleness_clock_t *b, uint64_t T)
+{
+    for (uint64_t j = 0; j <= T; j++)
+        ck_assert_msg (fasgd_staleness_tau (a, T, j) == fasgd_staleness_tau (b, T, j),
+                       "T=%llu j=%llu: tau %llu and %llu", (unsigned long long) T, (unsigned long long) j,
+                       (unsigned long long) fasgd_staleness_tau (a, T, j),
+                       (unsigned long long) fasgd_staleness_tau (b, T, j));
+}
+
+/*  The clock's sums, exported at T and restored into a new clock, give
+    the same τ and continue as the original (what a checkpoint and a
+    resume do); within the window and past it.  */
+START_TEST (test_sums_restore)
+{
+    static double w [FASGD_STALENESS_WINDOW + 1];
+    fasgd_staleness_clock_t *s = fasgd_staleness_new (1, 40);
+    uint64_t T = 40;
+    for (int i = 0; i < 300; i++, T++)
+        fasgd_staleness_advance (s, T + 1, s_count ((uint64_t) i));
+    size_t n = fasgd_staleness_sums (s, w, FASGD_STALENESS_WINDOW);
+    ck_assert_uint_eq (n, 301);
+    ck_assert (w [0] == 0);
+    for (size_t i = 1; i < n; i++)
+        ck_assert (w [i] >= w [i - 1] && w [i] <= w [i - 1] + 1);
+    ck_assert_uint_eq (fasgd_staleness_sums (s, w, 10), 10);
+    ck_assert_uint_eq (fasgd_staleness_sums (s, w, 0), 0);
+    n = fasgd_staleness_sums (s, w, FASGD_STALENESS_WINDOW);
+    fasgd_staleness_clock_t *r = fasgd_staleness_new (1, T);
+    fasgd_staleness_restore (r, T, w, n);
+    s_same_tau (s, r, T);
+    /*  A fresh clock tells those updates one each: the test tells.  */
+    fasgd_staleness_clock_t *fresh = fasgd_staleness_new (1, T);
+    ck_assert_uint_eq (fasgd_staleness_tau (fresh, T, 40), 300);
+    ck_assert_uint_lt (fasgd_staleness_tau (r, T, 40), 300);
+    fasgd_staleness_destroy (&fresh);
+    for (int i = 0; i < 200; i++, T++) {
+        fasgd_staleness_advance (s, T + 1, s_count ((uint64_t) i + 999));
+        fasgd_staleness_advance (r, T + 1, s_count ((uint64_t) i + 999));
+    }
+    s_same_tau (s, r, T);
+    fasgd_staleness_destroy (&r);
+    /*  Past the window: 65,536 sums, oldest first, and the same τ for
+        every j, those beyond the window counting one each in both.  */
+    for (int i = 0; i < 70000; i++, T++)
+        fasgd_staleness_advance (s, T + 1, s_count ((uint64_t) i * 3));
+    n = fasgd_staleness_sums (s, w, FASGD_STALENESS_WINDOW + 1);
+    ck_assert_uint_eq (n, FASGD_STALENESS_WINDOW);
+    r = fasgd_staleness_new (1, 0);
+    fasgd_staleness_restore (r, T, w, n);
+    s_same_tau (s, r, T);
+    for (int i = 0; i < 1000; i++, T++) {
+        fasgd_staleness_advance (s, T + 1, s_count ((uint64_t) i + 5));
+        fasgd_staleness_advance (r, T + 1, s_count ((uint64_t) i + 5));
+    }
+    s_same_tau (s, r, T);
+    fasgd_staleness_destroy (&r);
+    /*  A clock that restarted (a T that was not the next) exports from
+        its start; a fresh one its one sum.  */
+    fasgd_staleness_advance (s, T + 10, 1);
+    fasgd_staleness_advance (s, T + 11, 0.5);
+    ck_assert_uint_eq (fasgd_staleness_sums (s, w, FASGD_STALENESS_WINDOW), 2);
+    ck_assert (w [0] == 0 && w [1] == 0.5);
+    fasgd_staleness_destroy (&s);
+    s = fasgd_staleness_new (1, 7);
+    ck_assert_uint_eq (fasgd_staleness_sums (s, w, FASGD_STALENESS_WINDOW), 1);
+    fasgd_staleness_destroy (&s);
+}
+END_TEST
+
+/*  Without movement there is nothing to export, and nothing restored;
+    a restore with no sums leaves the clock as it started.  */
+START_TEST (test_sums_count_clock)
+{
+    double w [4] = { 0, 0, 0, 0 };
+    fasgd_staleness_clock_t *s = fasgd_staleness_new (0, 10);
+    fasgd_staleness_advance (s, 11, 0);
+    ck_assert_uint_eq (fasgd_staleness_sums (s, w, 4), 0);
+    fasgd_staleness_restore (s, 13, w, 4);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, 13, 10), 3);
+    fasgd_staleness_destroy (&s);
+    s = fasgd_staleness_new (1, 10);
+    fasgd_staleness_restore (s, 10, w, 0);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, 10, 4), 6);
+    /*  Four sums of no movement at T = 3: the clock knows W from 0.  */
+    fasgd_staleness_restore (s, 3, w, 4);
+    ck_assert_uint_eq (fasgd_staleness_tau (s, 3, 0), 0);
+    fasgd_staleness_destroy (&s);
+}
+END_TEST
+
 static Suite *
 staleness_suite (void)
 {
@@ -113,6 +213,8 @@ staleness_suite (void)
     tcase_add_test (tc, test_tiny_updates_add_nothing);
     tcase_add_test (tc, test_never_above_the_count);
     tcase_add_test (tc, test_start_and_window);
+    tcase_add_test (tc, test_sums_restore);
+    tcase_add_test (tc, test_sums_count_clock);
     suite_add_tcase (s, tc);
     return s;
 }

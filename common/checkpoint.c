@@ -1,5 +1,5 @@
-/*  checkpoint: the FASGDCK4 file, and FASGDCK3 and FASGDCK2 read (see checkpoint.h
-    for their layout).
+/*  checkpoint: the FASGDCK5 file, and FASGDCK4, FASGDCK3 and FASGDCK2
+    read (see checkpoint.h for their layout).
 
     A file is hostile input: every length in it is checked against the
     description the reader expects before anything is allocated from it,
@@ -28,8 +28,10 @@
 #define S_OLD_MAGIC "FASGDCK1"
 #define S_V2_MAGIC "FASGDCK2"          /* FASGDCK3 without the guard's state */
 #define S_V3_MAGIC "FASGDCK3"          /* FASGDCK4 without the loss check's state and the keys' records */
+#define S_V4_MAGIC "FASGDCK4"          /* FASGDCK5 without the staleness clock */
 #define S_GUARD3_SIZE FASGD_CHECKPOINT_GUARD_SIZE
 #define S_GUARD4_SIZE (FASGD_CHECKPOINT_GUARD_SIZE + FASGD_CHECKPOINT_LOSS_SIZE)
+#define S_CLOCK_HEAD 8           /* the clock's count of sums and a zero word */
 #define S_HEADER_MAX (FASGD_CHECKPOINT_HEADER_FIXED + FASGD_CHECKPOINT_MAX_TENSORS * FASGD_CHECKPOINT_TENSOR_SIZE)
 #define S_CHUNK (1u << 20)      /* bytes converted or checksummed at a time */
 
@@ -234,6 +236,31 @@ fasgd_checkpoint_guard_check (const fasgd_checkpoint_guard_t *guard, char *err, 
                                  "count %g, pushes %g, typical norm %g)", i + 1, k->rise, k->sum, k->count,
                                  k->pushes, k->typical);
     }
+    return 0;
+}
+
+int
+fasgd_checkpoint_clock_check (uint64_t T, const double *w, size_t n, char *err, size_t errlen)
+{
+    if (n > FASGD_CHECKPOINT_CLOCK_SUMS)
+        return fasgd_errbuf (err, errlen, "the staleness clock holds %zu running sums, at most %d can be", n,
+                             FASGD_CHECKPOINT_CLOCK_SUMS);
+    if (n > 0 && n - 1 > T)
+        return fasgd_errbuf (err, errlen, "the staleness clock holds %zu running sums at T=%" PRIu64 ", more than "
+                             "the timestamps 0 to T", n, T);
+    for (size_t i = 0; i < n; i++) {
+        if (!(w [i] >= 0 && isfinite (w [i])))
+            return fasgd_errbuf (err, errlen, "the staleness clock: running sum %zu of %zu is %g, not a sum of "
+                                 "counts (finite, at least 0)", i + 1, n, w [i]);
+        /*  Rounding is monotonic: W[t] + c, c ≤ 1, rounds to at most
+            what W[t] + 1 rounds to.  */
+        if (i > 0 && !(w [i] >= w [i - 1] && w [i] <= w [i - 1] + 1))
+            return fasgd_errbuf (err, errlen, "the staleness clock: running sum %zu of %zu is %.17g after %.17g, "
+                                 "where an update adds 0 to 1", i + 1, n, w [i], w [i - 1]);
+    }
+    if (n > 0 && !(w [n - 1] <= (double) T))
+        return fasgd_errbuf (err, errlen, "the staleness clock: its last running sum is %g, more than T=%" PRIu64
+                             " updates count", w [n - 1], T);
     return 0;
 }
 
@@ -498,8 +525,8 @@ s_header_check (const unsigned char *h, size_t hlen, const fasgd_checkpoint_desc
 }
 
 /*  The magic and the header into h (*hlen bytes), its checksum checked;
-    *guarded: 2 for FASGDCK4, 1 for FASGDCK3 (no keys' records), 0 for
-    FASGDCK2 (no guard state). 0, or -1 with the reason in err.  */
+    *guarded: 3 for FASGDCK5, 2 for FASGDCK4 (no clock), 1 for FASGDCK3
+    (no keys' records either), 0 for FASGDCK2 (no guard state). 0, or -1 with the reason in err.  */
 static int
 s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, int *guarded, char *err, size_t errlen)
 {
@@ -513,8 +540,8 @@ s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, int *guarded
         return fasgd_errbuf (err, errlen, "a checkpoint of the old format " S_OLD_MAGIC ", which has neither a "
                              "checksum nor a model description; this version reads only " FASGD_CHECKPOINT_MAGIC
                              " (start without --resume, or resume with the version that wrote it)");
-    *guarded = !memcmp (h, S_V2_MAGIC, 8) ? 0 : !memcmp (h, S_V3_MAGIC, 8) ? 1 : 2;
-    if (*guarded == 2 && memcmp (h, FASGD_CHECKPOINT_MAGIC, 8) != 0) {
+    *guarded = !memcmp (h, S_V2_MAGIC, 8) ? 0 : !memcmp (h, S_V3_MAGIC, 8) ? 1 : !memcmp (h, S_V4_MAGIC, 8) ? 2 : 3;
+    if (*guarded == 3 && memcmp (h, FASGD_CHECKPOINT_MAGIC, 8) != 0) {
         char q [48];
         s_quote (h, 8, q, sizeof q);
         return fasgd_errbuf (err, errlen, "not a fasgd checkpoint: it starts with \"%s\", not \"%s\"", q,
@@ -545,6 +572,45 @@ s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, int *guarded
     return 0;
 }
 
+/*  FASGDCK5's clock: its count of sums, which the file's length must
+    agree with (*want, its length without the sums, grows by them: like
+    the header's length, the count is believed before the checksum can
+    be checked), then the sums, as the file has them, into self->clock;
+    the word that must be zero into *reserved. 0, or -1 with the reason
+    in err.  */
+static int
+s_read_clock (s_source_t *src, fasgd_checkpoint_t *self, size_t *want, uint32_t *reserved, char *err,
+              size_t errlen)
+{
+    unsigned char head [S_CLOCK_HEAD];
+    if (s_take (src, head, sizeof head) != 0) {
+        s_fail_taken (src, *want, err, errlen);
+        return -1;
+    }
+    uint32_t c = s_get32 (head);
+    *reserved = s_get32 (head + 4);
+    if (c > FASGD_CHECKPOINT_CLOCK_SUMS)
+        return fasgd_errbuf (err, errlen, "corrupted: its staleness clock announces %u running sums, at most %d "
+                             "can be", (unsigned) c, FASGD_CHECKPOINT_CLOCK_SUMS);
+    *want += 8 * (size_t) c;
+    if (src->size < *want)
+        return fasgd_errbuf (err, errlen, "truncated: %zu bytes of the %zu its header and its staleness clock "
+                             "announce", src->size, *want);
+    if (src->size > *want)
+        return fasgd_errbuf (err, errlen, "%zu trailing bytes after the %zu its header and its staleness clock "
+                             "announce", src->size - *want, *want);
+    self->nclock = c;
+    if (c == 0)
+        return 0;
+    if (!(self->clock = malloc (8 * (size_t) c)))
+        return fasgd_errbuf (err, errlen, "out of memory for the staleness clock");
+    if (s_take (src, self->clock, 8 * (size_t) c) != 0) {
+        s_fail_taken (src, *want, err, errlen);
+        return -1;
+    }
+    return 0;
+}
+
 /*  s_read_body's, with the guard's state read into guard (glen bytes).  */
 static int
 s_read_rest (s_source_t *src, fasgd_checkpoint_t *self, unsigned char *guard, size_t glen, size_t want, char *err,
@@ -557,6 +623,9 @@ s_read_rest (s_source_t *src, fasgd_checkpoint_t *self, unsigned char *guard, si
         s_fail_taken (src, want, err, errlen);
         return -1;
     }
+    uint32_t reserved = 0;
+    if (self->has_clock && s_read_clock (src, self, &want, &reserved, err, errlen) != 0)
+        return -1;
     uint32_t computed = src->crc;
     if (s_take (src, tail, 4) != 0) {
         s_fail_taken (src, want, err, errlen);
@@ -603,15 +672,24 @@ s_read_rest (s_source_t *src, fasgd_checkpoint_t *self, unsigned char *guard, si
             }
         }
     }
+    if (self->has_clock) {
+        if (reserved != 0)
+            return fasgd_errbuf (err, errlen, "the staleness clock: bytes that must be zero are not");
+        for (size_t i = 0; i < self->nclock; i++)
+            self->clock [i] = s_get_double ((const unsigned char *) (self->clock + i));
+        if (fasgd_checkpoint_clock_check (self->T, self->clock, self->nclock, why, sizeof why) != 0)
+            return fasgd_errbuf (err, errlen, "%s", why);
+    }
     return 0;
 }
 
-/*  θ, the rule's state, the guard's (when self->has_guard), the saved θ (when
-    self->has_keys) and the
-    final checksum into self, whose lengths are set; the source must end
-    there (want bytes in all), θ be finite, the state one the rule accepts
-    and the guard's one fasgd_checkpoint_guard_check accepts. 0, or -1
-    with the reason in err.  */
+/*  θ, the rule's state, the guard's (when self->has_guard), the saved θ
+    (when self->has_keys), the staleness clock (when self->has_clock) and
+    the final checksum into self, whose lengths are set; the source must
+    end there (want bytes in all, and the clock's sums), θ be finite, the
+    state one the rule accepts, the guard's one
+    fasgd_checkpoint_guard_check accepts and the clock one
+    fasgd_checkpoint_clock_check accepts. 0, or -1 with the reason in err.  */
 static int
 s_read_body (s_source_t *src, fasgd_checkpoint_t *self, size_t want, char *err, size_t errlen)
 {
@@ -649,24 +727,29 @@ s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_
         fasgd_errbuf (err, errlen, "too large for this machine");
         return NULL;
     }
-    size_t want = hlen + 4 * n + slen + (guarded == 2 ? S_GUARD4_SIZE + 4 * n : guarded ? S_GUARD3_SIZE : 0) + 4;
+    /*  FASGDCK5's length without the clock's sums, which its clock's
+        count adds (s_read_clock).  */
+    size_t want = hlen + 4 * n + slen + (guarded >= 2 ? S_GUARD4_SIZE + 4 * n : guarded ? S_GUARD3_SIZE : 0)
+                  + (guarded == 3 ? S_CLOCK_HEAD : 0) + 4;
+    size_t most = want + (guarded == 3 ? 8 * (size_t) FASGD_CHECKPOINT_CLOCK_SUMS : 0);
     if (src->size < want) {
-        fasgd_errbuf (err, errlen, "truncated: %zu bytes of the %zu its header announces", src->size, want);
+        fasgd_errbuf (err, errlen, "truncated: %zu bytes of the %s%zu its header announces", src->size,
+                      guarded == 3 ? "at least " : "", want);
         return NULL;
     }
-    if (src->size > want) {
-        fasgd_errbuf (err, errlen, "%zu trailing bytes after the %zu its header announces", src->size - want,
-                      want);
+    if (src->size > most) {
+        fasgd_errbuf (err, errlen, "%zu trailing bytes after the %s%zu its header announces", src->size - most,
+                      guarded == 3 ? "at most " : "", most);
         return NULL;
     }
     fasgd_checkpoint_t *self = calloc (1, sizeof *self);
     if (self) {
         self->theta = malloc (n * sizeof (float));
         self->state = malloc (slen ? slen : 1);
-        if (guarded == 2)
+        if (guarded >= 2)
             self->saved = malloc (n ? n * sizeof (float) : 1);
     }
-    if (!self || !self->theta || !self->state || (guarded == 2 && !self->saved)) {
+    if (!self || !self->theta || !self->state || (guarded >= 2 && !self->saved)) {
         fasgd_checkpoint_destroy (&self);
         fasgd_errbuf (err, errlen, "out of memory for %zu parameters", n);
         return NULL;
@@ -675,7 +758,8 @@ s_read (s_source_t *src, const fasgd_checkpoint_desc_t *expect, char *err, size_
     self->n = n;
     self->state_len = slen;
     self->has_guard = guarded > 0;
-    self->has_keys = guarded == 2;
+    self->has_keys = guarded >= 2;
+    self->has_clock = guarded == 3;
     if (s_read_body (src, self, want, err, errlen) != 0)
         fasgd_checkpoint_destroy (&self);
     return self;
@@ -727,6 +811,7 @@ fasgd_checkpoint_destroy (fasgd_checkpoint_t **self_p)
     free ((*self_p)->theta);
     free ((*self_p)->state);
     free ((*self_p)->saved);
+    free ((*self_p)->clock);
     free (*self_p);
     *self_p = NULL;
 }
@@ -797,10 +882,12 @@ s_write_zeros (int fd, size_t n, uint32_t *crc_p)
     return 0;
 }
 
-/*  Writes the whole file to fd. -1 with errno set.  */
+/*  Writes the whole file to fd: the clock's section is clen bytes at
+    clock. -1 with errno set.  */
 static int
 s_write_file (int fd, const unsigned char *header, size_t hlen, const float *theta, size_t n,
-              const void *state, size_t state_len, const unsigned char *guard, const float *saved)
+              const void *state, size_t state_len, const unsigned char *guard, const float *saved,
+              const unsigned char *clock, size_t clen)
 {
     uint32_t crc = s_crc (0, header, hlen);
     if (s_write_all (fd, header, hlen) != 0 || s_write_floats (fd, theta, n, &crc) != 0)
@@ -812,6 +899,9 @@ s_write_file (int fd, const unsigned char *header, size_t hlen, const float *the
     if (s_write_all (fd, guard, S_GUARD4_SIZE) != 0)
         return -1;
     if (saved ? s_write_floats (fd, saved, n, &crc) != 0 : s_write_zeros (fd, n, &crc) != 0)
+        return -1;
+    crc = s_crc (crc, clock, clen);
+    if (s_write_all (fd, clock, clen) != 0)
         return -1;
     unsigned char tail [4];
     s_put32 (tail, crc);
@@ -844,7 +934,8 @@ s_sync_dir (const char *path)
 int
 fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, uint64_t T,
                         const float *theta, size_t n, const void *state, size_t state_len,
-                        const fasgd_checkpoint_guard_t *guard, const float *saved, char *err, size_t errlen)
+                        const fasgd_checkpoint_guard_t *guard, const float *saved, const double *clock,
+                        size_t nclock, char *err, size_t errlen)
 {
     char why [160];
     if (fasgd_checkpoint_desc_check (desc, why, sizeof why) != 0)
@@ -867,6 +958,10 @@ fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, u
     static const fasgd_checkpoint_guard_t none;
     if (fasgd_checkpoint_guard_check (guard ? guard : &none, why, sizeof why) != 0)
         return fasgd_errbuf (err, errlen, "not writing %s: %s", path, why);
+    if (!clock)
+        nclock = 0;
+    if (fasgd_checkpoint_clock_check (T, clock, nclock, why, sizeof why) != 0)
+        return fasgd_errbuf (err, errlen, "not writing %s: %s", path, why);
     char tmp [4096 + 8];
     if ((size_t) snprintf (tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
         return fasgd_errbuf (err, errlen, "not writing %s: the path is too long", path);
@@ -881,14 +976,20 @@ fasgd_checkpoint_write (const char *path, const fasgd_checkpoint_desc_t *desc, u
     if (fd < 0)
         return fasgd_errbuf (err, errlen, "cannot write %s: %s", tmp, strerror (errno));
     const char *step = "write";
-    unsigned char *gbytes = malloc (S_GUARD4_SIZE);
+    size_t clen = S_CLOCK_HEAD + 8 * nclock;
+    unsigned char *gbytes = malloc (S_GUARD4_SIZE), *cbytes = malloc (clen);
     int rc = -1;
     errno = ENOMEM;
-    if (gbytes) {
+    if (gbytes && cbytes) {
         s_guard_encode (guard ? guard : &none, saved != NULL, gbytes);
-        rc = s_write_file (fd, header, hlen, theta, n, state, state_len, gbytes, saved);
-        free (gbytes);
+        s_put32 (cbytes, (uint32_t) nclock);
+        s_put32 (cbytes + 4, 0);
+        for (size_t i = 0; i < nclock; i++)
+            s_put_double (cbytes + S_CLOCK_HEAD + 8 * i, clock [i]);
+        rc = s_write_file (fd, header, hlen, theta, n, state, state_len, gbytes, saved, cbytes, clen);
     }
+    free (gbytes);
+    free (cbytes);
     if (rc == 0 && (step = "sync", fsync (fd) != 0))
         rc = -1;
     int e = errno;

@@ -164,7 +164,7 @@ fasgd_srv_checkpoint_write (fasgd_srv_checkpoint_t *self, char *err, size_t errl
         if (self->guard)
             fasgd_srv_guard_save (self->guard, &self->guard_state, &saved);
         rc = fasgd_checkpoint_write (self->cfg->checkpoint, &self->desc, p->T, p->theta, p->n, state, state_len,
-                                     self->guard ? &self->guard_state : NULL, saved, why, sizeof why);
+                                     self->guard ? &self->guard_state : NULL, saved, NULL, 0, why, sizeof why);
     }
     free (state);
     int64_t now = fasgd_srv_now_ms ();

@@ -1,4 +1,4 @@
-/*  checkpoint: the FASGDCK4 file (and FASGDCK3, FASGDCK2) on its own, without a server. What is
+/*  checkpoint: the FASGDCK5 file (and FASGDCK4, FASGDCK3, FASGDCK2) on its own, without a server. What is
     written reads back bit for bit; every damage a disk, a crash or a
     hostile hand can do is refused with its cause (a flipped bit anywhere,
     a cut anywhere, trailing bytes, NaN or Inf under a correct checksum,
@@ -69,6 +69,8 @@ typedef struct {
     size_t state_len;
     fasgd_checkpoint_guard_t guard;
     float saved [D];                    /* the loss check's saved θ */
+    double clock [40];                  /* the staleness clock's running sums */
+    size_t nclock;
     char dir [64], path [128], tmp [128];
 } fixture_t;
 
@@ -76,6 +78,9 @@ typedef struct {
     adds after them (the keys' records, then the saved θ).  */
 #define S_GUARD3 8232
 #define S_LOSS (16 + 88 * 1024 + 4 * D)
+/*  The bytes of the fixture's staleness clock, which FASGDCK5 adds
+    before the final checksum.  */
+#define S_CLOCK (8 + 8 * 40)
 /*  A CURVE key (Z85).  */
 #define S_KEY "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
 
@@ -113,6 +118,11 @@ s_fixture (fixture_t *f)
     f->guard.rollbacks = 1;
     for (int i = 0; i < D; i++)
         f->saved [i] = (float) (i % 13) * 0.25f - 1.5f;
+    /*  A clock past its first updates: 40 sums of counts 0 to 1.  */
+    f->nclock = 40;
+    f->clock [0] = 3.25;
+    for (int i = 1; i < 40; i++)
+        f->clock [i] = f->clock [i - 1] + (i % 5) * 0.2 + (i % 3 ? 0 : 1e-3 * (i % 7));
     snprintf (f->dir, sizeof f->dir, "/tmp/fasgd-test-checkpoint-XXXXXX");
     ck_assert_ptr_nonnull (mkdtemp (f->dir));
     snprintf (f->path, sizeof f->path, "%s/ckpt", f->dir);
@@ -163,8 +173,8 @@ static unsigned char *
 s_image (fixture_t *f, uint64_t T, size_t *len)
 {
     char err [256] = "";
-    ck_assert_msg (fasgd_checkpoint_write (f->path, &f->desc, T, f->theta, D, f->state, f->state_len, &f->guard, f->saved, err,
-                                           sizeof err) == 0, "%s", err);
+    ck_assert_msg (fasgd_checkpoint_write (f->path, &f->desc, T, f->theta, D, f->state, f->state_len, &f->guard,
+                                           f->saved, f->clock, f->nclock, err, sizeof err) == 0, "%s", err);
     return s_slurp (f->path, len);
 }
 
@@ -223,8 +233,8 @@ START_TEST (test_round_trip)
     s_fixture (&f);
     size_t len;
     unsigned char *image = s_image (&f, 12345, &len);
-    ck_assert_uint_eq (len, 48 + 4 * 104 + 4 * D + f.state_len + S_GUARD3 + S_LOSS + 4);
-    ck_assert_int_eq (memcmp (image, "FASGDCK4", 8), 0);
+    ck_assert_uint_eq (len, 48 + 4 * 104 + 4 * D + f.state_len + S_GUARD3 + S_LOSS + S_CLOCK + 4);
+    ck_assert_int_eq (memcmp (image, "FASGDCK5", 8), 0);
     char err [256] = "";
     fasgd_checkpoint_t *ck = fasgd_checkpoint_read (f.path, &f.desc, err, sizeof err);
     ck_assert_msg (ck != NULL, "%s", err);
@@ -238,6 +248,9 @@ START_TEST (test_round_trip)
     ck_assert_int_eq (memcmp (&ck->guard, &f.guard, sizeof f.guard), 0);
     ck_assert_ptr_nonnull (ck->saved);
     ck_assert_int_eq (memcmp (ck->saved, f.saved, sizeof f.saved), 0);
+    ck_assert_int_eq (ck->has_clock, 1);
+    ck_assert_uint_eq (ck->nclock, 40);
+    ck_assert_int_eq (memcmp (ck->clock, f.clock, sizeof f.clock), 0);
     /*  The state restores into a fresh rule of the same kind.  */
     fasgd_rule_t *r = s_rule (FASGD_RULE_FASGD, FASGD_STAT_STD, D);
     ck_assert_int_eq (fasgd_rule_state_set (r, ck->state, ck->state_len), 0);
@@ -264,12 +277,15 @@ START_TEST (test_round_trip)
     ck_assert_uint_eq (ck->T, FASGD_CHECKPOINT_T_MAX);
     fasgd_checkpoint_destroy (&ck);
     free (image);
-    /*  Without a saved θ: none read back.  */
+    /*  Without a saved θ or a clock's sums: none read back.  */
     ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 5, f.theta, D, f.state, f.state_len, &f.guard, NULL,
-                                              err, sizeof err), 0);
+                                              NULL, 0, err, sizeof err), 0);
     ck = fasgd_checkpoint_read (f.path, &f.desc, err, sizeof err);
     ck_assert_msg (ck != NULL, "%s", err);
     ck_assert_ptr_null (ck->saved);
+    ck_assert_int_eq (ck->has_clock, 1);
+    ck_assert_uint_eq (ck->nclock, 0);
+    ck_assert_ptr_null (ck->clock);
     ck_assert_int_eq (memcmp (&ck->guard, &f.guard, sizeof f.guard), 0);
     fasgd_checkpoint_destroy (&ck);
     s_fixture_end (&f);
@@ -286,18 +302,22 @@ START_TEST (test_every_bit_flip_is_refused)
     size_t len;
     unsigned char *image = s_image (&f, 77, &len);
     size_t h = s_theta_at (image);
-    size_t q = len - 4 - S_LOSS;
+    size_t q = len - 4 - S_CLOCK - S_LOSS, c = len - 4 - S_CLOCK;
     for (size_t i = 0; i < len; i++) {
         /*  Of the keys' empty slots and the saved θ, every 97th byte.  */
-        if (i >= q + 16 + 2 * 88 && i < len - 4 && i % 97)
+        if (i >= q + 16 + 2 * 88 && i < c && i % 97)
             continue;
         for (int bit = 0; bit < 8; bit += 3) {
             image [i] ^= (unsigned char) (1u << bit);
             char what [64];
             snprintf (what, sizeof what, "bit %d of byte %zu flipped", bit, i);
-            /*  The magic and the header's length are read before any
-                checksum can be: their damage has causes of its own.  */
-            const char *cause = i < 8 ? "not a fasgd checkpoint" : i < 12 ? "" : "corrupted";
+            /*  The magic, the header's length and the clock's count of
+                sums are read before any checksum can be: their damage
+                has causes of its own. "FASGDCK5" with its last bit
+                flipped is FASGDCK4's magic, which the header's checksum
+                refuses.  */
+            const char *cause = i == 7 && bit == 0 ? "corrupted" : i < 8 ? "not a fasgd checkpoint"
+                                : i < 12 || (i >= c && i < c + 4) ? "" : "corrupted";
             s_refused (NULL, image, len, &f.desc, what, cause);
             image [i] ^= (unsigned char) (1u << bit);
         }
@@ -380,8 +400,8 @@ START_TEST (test_non_finite_values_are_refused)
     memcpy (theta, f.theta, sizeof theta);
     theta [9] = NAN;
     char err [256] = "";
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, theta, D, f.state, f.state_len, NULL, NULL, err,
-                                              sizeof err), -1);
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, theta, D, f.state, f.state_len, NULL, NULL, NULL, 0,
+                                              err, sizeof err), -1);
     ck_assert_msg (strstr (err, "not all finite"), "%s", err);
     s_assert_unchanged (f.path, image, len);
     free (image);
@@ -403,8 +423,8 @@ START_TEST (test_impossible_timestamp_is_refused)
         s_refused (&f, image, len, &f.desc, "an impossible T", "impossible timestamp");
     }
     char err [256] = "";
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, UINT64_MAX, f.theta, D, f.state, f.state_len, NULL, NULL, err,
-                                              sizeof err), -1);
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, UINT64_MAX, f.theta, D, f.state, f.state_len, NULL, NULL, NULL, 0,
+                                              err, sizeof err), -1);
     ck_assert_msg (strstr (err, "above 2^62"), "%s", err);
     free (image);
     s_fixture_end (&f);
@@ -430,7 +450,8 @@ START_TEST (test_another_model_is_refused)
     char dir [64] = "/tmp/fasgd-test-checkpoint-XXXXXX", path [128], err [512] = "";
     ck_assert_ptr_nonnull (mkdtemp (dir));
     snprintf (path, sizeof path, "%s/ckpt", dir);
-    ck_assert_int_eq (fasgd_checkpoint_write (path, &a, 5, theta, 79510, state, a.state_len, NULL, NULL, err, sizeof err), 0);
+    ck_assert_int_eq (fasgd_checkpoint_write (path, &a, 5, theta, 79510, state, a.state_len, NULL, NULL, NULL, 0, err,
+                                              sizeof err), 0);
     size_t len;
     unsigned char *image = s_slurp (path, &len);
     s_refused (NULL, image, len, &b, "784-96-30-30-10 into 784-100-10",
@@ -609,33 +630,33 @@ START_TEST (test_failed_write_keeps_the_previous_checkpoint)
     char err [512] = "";
     /*  Something at the temporary path that cannot be removed.  */
     ck_assert_int_eq (mkdir (f.tmp, 0755), 0);
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, NULL, NULL, err,
-                                              sizeof err), -1);
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, NULL, NULL, NULL, 0,
+                                              err, sizeof err), -1);
     ck_assert_msg (strstr (err, f.tmp) != NULL, "%s", err);
     s_assert_unchanged (f.path, good, len);
     ck_assert_int_eq (rmdir (f.tmp), 0);
     /*  A read-only folder (root writes there anyway: then not checked).  */
     if (geteuid () != 0) {
         ck_assert_int_eq (chmod (f.dir, 0555), 0);
-        ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 79, f.theta, D, f.state, f.state_len, NULL, NULL, err,
-                                                  sizeof err), -1);
+        ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 79, f.theta, D, f.state, f.state_len, NULL, NULL, NULL, 0,
+                                                  err, sizeof err), -1);
         ck_assert_msg (strstr (err, "Permission denied") != NULL, "%s", err);
         ck_assert_int_eq (chmod (f.dir, 0755), 0);
         s_assert_unchanged (f.path, good, len);
     }
     /*  A folder that does not exist.  */
     ck_assert_int_eq (fasgd_checkpoint_write ("/nonexistent-fasgd-dir/ckpt", &f.desc, 78, f.theta, D, f.state,
-                                              f.state_len, NULL, NULL, err, sizeof err), -1);
+                                              f.state_len, NULL, NULL, NULL, 0, err, sizeof err), -1);
     ck_assert_msg (!strcmp (err, "cannot write /nonexistent-fasgd-dir/ckpt.tmp: No such file or directory"),
                    "%s", err);
     /*  A description that does not add up, or does not fit θ.  */
     fasgd_checkpoint_desc_t bad = f.desc;
     bad.params++;
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &bad, 78, f.theta, D, f.state, f.state_len, NULL, NULL, err,
-                                              sizeof err), -1);
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &bad, 78, f.theta, D, f.state, f.state_len, NULL, NULL, NULL, 0,
+                                              err, sizeof err), -1);
     ck_assert_msg (strstr (err, "the tensors hold 204 parameters, not 205"), "%s", err);
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D - 1, f.state, f.state_len, NULL, NULL, err,
-                                              sizeof err), -1);
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D - 1, f.state, f.state_len, NULL, NULL, NULL, 0,
+                                              err, sizeof err), -1);
     s_assert_unchanged (f.path, good, len);
     free (good);
     s_fixture_end (&f);
@@ -651,7 +672,7 @@ s_guard_image (const unsigned char *image, size_t len, void (*change) (fasgd_che
     unsigned char *copy = malloc (len);
     ck_assert_ptr_nonnull (copy);
     memcpy (copy, image, len);
-    change (g, copy + len - 4 - S_LOSS - S_GUARD3);
+    change (g, copy + len - 4 - S_CLOCK - S_LOSS - S_GUARD3);
     s_reseal (copy, len);
     return copy;
 }
@@ -775,8 +796,8 @@ START_TEST (test_guard_state_checked)
     fasgd_test_write_file (f.path, image, len);
     g = f.guard;
     g.norms [5] = NAN;
-    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, &g, NULL, err,
-                                              sizeof err), -1);
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, &g, NULL, NULL, 0,
+                                              err, sizeof err), -1);
     ck_assert_msg (strstr (err, "not writing") && strstr (err, "norm 6 of 300 is nan"), "%s", err);
     s_assert_unchanged (f.path, image, len);
     free (image);
@@ -784,16 +805,167 @@ START_TEST (test_guard_state_checked)
 }
 END_TEST
 
-START_TEST (test_format_before_is_read_without_guard_state)
+/*  copy, a copy of image, with the staleness clock's sum i set to v,
+    resealed.  */
+static void
+s_set_sum (unsigned char *copy, const unsigned char *image, size_t len, size_t i, double v)
 {
-    /*  A FASGDCK3 file (FASGDCK4 without the keys' records and the saved
-        θ) is read, and says it holds neither; so is a FASGDCK2 file
-        (without the guard's state either); FASGDCK4's length with
-        FASGDCK3's magic, or FASGDCK3's with FASGDCK2's, is not.  */
+    memcpy (copy, image, len);
+    uint64_t bits;
+    memcpy (&bits, &v, 8);
+    s_put_le64 (copy + len - 4 - S_CLOCK + 8 + 8 * i, bits);
+    s_reseal (copy, len);
+}
+
+START_TEST (test_clock_checked)
+{
+    /*  The staleness clock under a correct checksum: a sum not finite or
+        negative, one below the one before or more than one above it, the
+        last above T, more sums than timestamps, a count past the window
+        or the file's length, the word that must be zero: each refused
+        with what it is. The writer refuses what the reader would, and a
+        whole window is written and read back.  */
     fixture_t f;
     s_fixture (&f);
-    size_t len4;
-    unsigned char *image = s_image (&f, 77, &len4);
+    size_t len;
+    unsigned char *image = s_image (&f, 77, &len);
+    unsigned char *copy = malloc (len);
+    ck_assert_ptr_nonnull (copy);
+    struct { size_t i; double v; const char *cause; } sums [] = {
+        { 0, NAN, "the staleness clock: running sum 1 of 40 is nan, not a sum of counts" },
+        { 3, INFINITY, "running sum 4 of 40 is inf, not" },
+        { 0, -0.5, "running sum 1 of 40 is -0.5, not" },
+        { 10, 0, "running sum 11 of 40 is 0 after" },
+        { 39, 1e6, "running sum 40 of 40 is 1000000 after" },
+    };
+    for (size_t k = 0; k < sizeof sums / sizeof sums [0]; k++) {
+        s_set_sum (copy, image, len, sums [k].i, sums [k].v);
+        s_refused (&f, copy, len, &f.desc, sums [k].cause, sums [k].cause);
+    }
+    /*  Every sum 60 more: the last is more than T = 77 updates count.  */
+    memcpy (copy, image, len);
+    for (size_t i = 0; i < 40; i++) {
+        uint64_t bits;
+        double v = f.clock [i] + 60;
+        memcpy (&bits, &v, 8);
+        s_put_le64 (copy + len - 4 - S_CLOCK + 8 + 8 * i, bits);
+    }
+    s_reseal (copy, len);
+    s_refused (&f, copy, len, &f.desc, "above T", "its last running sum is 79.");
+    /*  At T = 38, 40 sums are more than the timestamps 0 to 38.  */
+    memcpy (copy, image, len);
+    copy [16] = 38;
+    s_reseal (copy, len);
+    s_refused (&f, copy, len, &f.desc, "more sums than timestamps", "holds 40 running sums at T=38");
+    memcpy (copy, image, len);
+    copy [16] = 39;
+    s_reseal (copy, len);
+    char err [256] = "";
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_parse (copy, len, &f.desc, err, sizeof err);
+    ck_assert_msg (ck != NULL && ck->nclock == 40, "%s", err);
+    fasgd_checkpoint_destroy (&ck);
+    /*  The count: past the window, or not the file's length.  */
+    struct { uint32_t count; const char *cause; } counts [] = {
+        { 65537, "corrupted: its staleness clock announces 65537 running sums, at most 65536" },
+        { UINT32_MAX, "announces 4294967295 running sums" },
+        { 41, "truncated: " },
+        { 39, "8 trailing bytes after the" },
+        { 0, "320 trailing bytes" },
+    };
+    for (size_t k = 0; k < sizeof counts / sizeof counts [0]; k++) {
+        memcpy (copy, image, len);
+        s_put_le32 (copy + len - 4 - S_CLOCK, counts [k].count);
+        s_reseal (copy, len);
+        s_refused (&f, copy, len, &f.desc, counts [k].cause, counts [k].cause);
+    }
+    memcpy (copy, image, len);
+    s_put_le32 (copy + len - 4 - S_CLOCK + 4, 1);
+    s_reseal (copy, len);
+    s_refused (&f, copy, len, &f.desc, "the zero word", "the staleness clock: bytes that must be zero are not");
+    free (copy);
+    /*  The writer: a NaN, more sums than timestamps, more than the
+        window; the checkpoint there stays.  */
+    fasgd_test_write_file (f.path, image, len);
+    double keep = f.clock [5];
+    f.clock [5] = NAN;
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 78, f.theta, D, f.state, f.state_len, NULL, NULL,
+                                              f.clock, f.nclock, err, sizeof err), -1);
+    ck_assert_msg (strstr (err, "not writing") && strstr (err, "running sum 6 of 40 is nan"), "%s", err);
+    f.clock [5] = keep;
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, 20, f.theta, D, f.state, f.state_len, NULL, NULL,
+                                              f.clock, f.nclock, err, sizeof err), -1);
+    ck_assert_msg (strstr (err, "holds 40 running sums at T=20"), "%s", err);
+    s_assert_unchanged (f.path, image, len);
+    free (image);
+    /*  A whole window, each update counting one, at the T where the
+        sums are all the timestamps there are: written and read back,
+        8 + 8·65,536 bytes more than none; one more sum is refused.  */
+    size_t n = FASGD_CHECKPOINT_CLOCK_SUMS;
+    double *w = malloc ((n + 1) * sizeof *w);
+    ck_assert_ptr_nonnull (w);
+    for (size_t i = 0; i <= n; i++)
+        w [i] = (double) i;
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, n - 1, f.theta, D, f.state, f.state_len, NULL, NULL,
+                                              w, n, err, sizeof err), 0);
+    image = s_slurp (f.path, &len);
+    ck_assert_uint_eq (len, 48 + 4 * 104 + 4 * D + f.state_len + S_GUARD3 + S_LOSS + 8 + 8 * n + 4);
+    ck = fasgd_checkpoint_read (f.path, &f.desc, err, sizeof err);
+    ck_assert_msg (ck != NULL, "%s", err);
+    ck_assert_uint_eq (ck->nclock, n);
+    ck_assert_int_eq (memcmp (ck->clock, w, n * sizeof *w), 0);
+    fasgd_checkpoint_destroy (&ck);
+    image [len - 4 - 8 * 1000] ^= 4;
+    s_refused (NULL, image, len, &f.desc, "a flipped bit in a sum", "corrupted");
+    free (image);
+    ck_assert_int_eq (fasgd_checkpoint_write (f.path, &f.desc, n, f.theta, D, f.state, f.state_len, NULL, NULL,
+                                              w, n + 1, err, sizeof err), -1);
+    ck_assert_msg (strstr (err, "holds 65537 running sums, at most 65536"), "%s", err);
+    free (w);
+    s_fixture_end (&f);
+}
+END_TEST
+
+START_TEST (test_format_before_is_read_without_guard_state)
+{
+    /*  A FASGDCK4 file (FASGDCK5 without the staleness clock) is read,
+        and says it holds no clock; a FASGDCK3 file (FASGDCK4 without the
+        keys' records and the saved θ) is read, and says it holds
+        neither; so is a FASGDCK2 file (without the guard's state either);
+        FASGDCK5's length with FASGDCK4's magic and the other way round,
+        FASGDCK4's length with FASGDCK3's magic, or FASGDCK3's with
+        FASGDCK2's, is not.  */
+    fixture_t f;
+    s_fixture (&f);
+    size_t len5;
+    unsigned char *image = s_image (&f, 77, &len5);
+    size_t len4 = len5 - S_CLOCK;
+    unsigned char *v4 = malloc (len5);
+    ck_assert_ptr_nonnull (v4);
+    memcpy (v4, image, len4 - 4);
+    memcpy (v4, "FASGDCK4", 8);
+    s_reseal (v4, len4);
+    char err4 [256] = "";
+    fasgd_checkpoint_t *ck4 = fasgd_checkpoint_parse (v4, len4, &f.desc, err4, sizeof err4);
+    ck_assert_msg (ck4 != NULL, "%s", err4);
+    ck_assert_int_eq (ck4->has_keys, 1);
+    ck_assert_int_eq (ck4->has_clock, 0);
+    ck_assert_uint_eq (ck4->nclock, 0);
+    ck_assert_ptr_null (ck4->clock);
+    ck_assert_int_eq (memcmp (&ck4->guard, &f.guard, sizeof f.guard), 0);
+    ck_assert_int_eq (memcmp (ck4->saved, f.saved, sizeof f.saved), 0);
+    fasgd_checkpoint_destroy (&ck4);
+    memcpy (v4 + 8, image + 8, len4 - 12);
+    memcpy (v4, "FASGDCK5", 8);
+    s_reseal (v4, len4);
+    s_refused (&f, v4, len4, &f.desc, "FASGDCK5 without the clock", "truncated");
+    memcpy (v4, image, len5);
+    memcpy (v4, "FASGDCK4", 8);
+    s_reseal (v4, len5);
+    s_refused (&f, v4, len5, &f.desc, "FASGDCK4 with a clock", "328 trailing bytes");
+    free (v4);
+    /*  image now as FASGDCK4 was.  */
+    memcpy (image, "FASGDCK4", 8);
+    s_reseal (image, len4);
     size_t len = len4 - S_LOSS;
     unsigned char *v3 = malloc (len4);
     ck_assert_ptr_nonnull (v3);
@@ -860,6 +1032,7 @@ checkpoint_suite (void)
     tcase_add_test (tc, test_write_does_not_follow_a_planted_link);
     tcase_add_test (tc, test_failed_write_keeps_the_previous_checkpoint);
     tcase_add_test (tc, test_guard_state_checked);
+    tcase_add_test (tc, test_clock_checked);
     tcase_add_test (tc, test_format_before_is_read_without_guard_state);
     suite_add_tcase (s, tc);
     return s;

@@ -1107,7 +1107,7 @@ s_le32 (const unsigned char *p)
     return (uint32_t) p [0] | (uint32_t) p [1] << 8 | (uint32_t) p [2] << 16 | (uint32_t) p [3] << 24;
 }
 
-/*  Makes both checksums of a FASGDCK4 (or FASGDCK3, FASGDCK2) image (common/checkpoint.h) right
+/*  Makes both checksums of a FASGDCK5 (or FASGDCK4, FASGDCK3, FASGDCK2) image (common/checkpoint.h) right
     again after a deliberate change, as a forger would.  */
 static void
 s_reseal (unsigned char *image, size_t len)
@@ -1232,9 +1232,13 @@ START_TEST (test_resume_refuses_damaged_checkpoints)
     memcpy (bad, good, len);
     bad [17] ^= 0x01;
     s_expect_refused (dir, "a bit flipped in T", bad, len, "20,8,4", "asgd", "corrupted");
-    /*  FASGDCK4 (common/checkpoint.h): the guard's state, then the keys'
-        records and the loss check's saved θ (θ's 204 values).  */
-    const size_t loss_size = 16 + 88 * 1024 + 4 * 204, guard_at = len - 4 - loss_size - 8232;
+    /*  FASGDCK5 (common/checkpoint.h): after θ (204 values) and the rule
+        state (its length at byte 32), the guard's state, then the keys'
+        records and the loss check's saved θ, then the staleness clock.  */
+    const size_t loss_size = 16 + 88 * 1024 + 4 * 204;
+    const size_t guard_at = s_le32 (good + 8) + 4 * 204 + s_le32 (good + 32);
+    const size_t clock_at = guard_at + 8232 + loss_size;
+    ck_assert_uint_eq (len, clock_at + 8 + 8 * (size_t) s_le32 (good + clock_at) + 4);
     memcpy (bad, good, len);
     bad [guard_at - 4] ^= 0x01;
     s_expect_refused (dir, "a bit flipped in the rule state", bad, len, "20,8,4", "asgd", "corrupted");

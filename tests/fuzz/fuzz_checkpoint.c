@@ -8,7 +8,7 @@
     - set: a whole checkpoint file, read by fasgd_checkpoint_parse against
       a model of one tensor of n parameters and that rule, as --resume
       reads it; an accepted one holds a finite θ, a state the rule
-      takes and a guard state that checks;
+      takes, a guard state that checks and a staleness clock that does;
     - clear: the rule state blob alone, through fasgd_rule_state_set.
     Invariants besides memory safety: a refused blob leaves the rule's
     state as it was; an accepted one holds no NaN or infinity and is a
@@ -70,7 +70,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         fasgd_checkpoint_t *ck = fasgd_checkpoint_parse (data, size, &desc, err, sizeof err);
         if (ck && (ck->n != n || ck->state_len != len || fasgd_floats_any_nonfinite (ck->theta, n)
                    || ck->T > FASGD_CHECKPOINT_T_MAX || fasgd_rule_state_set (rule, ck->state, len) != 0
-                   || (ck->has_guard && fasgd_checkpoint_guard_check (&ck->guard, err, sizeof err) != 0)))
+                   || (ck->has_guard && fasgd_checkpoint_guard_check (&ck->guard, err, sizeof err) != 0)
+                   || (!ck->has_clock && ck->nclock) || (ck->nclock && !ck->clock)
+                   || fasgd_checkpoint_clock_check (ck->T, ck->clock, ck->nclock, err, sizeof err) != 0))
             __builtin_trap ();
         fasgd_checkpoint_destroy (&ck);
         fasgd_rule_destroy (&rule);

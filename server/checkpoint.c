@@ -1,5 +1,5 @@
-/*  checkpoint: θ, T, the rule's state and the guard's on disk, written
-    periodically, on request and at exit, and read back by --resume. The
+/*  checkpoint: θ, T, the rule's state, the guard's and the staleness
+    clock's on disk, written periodically, on request and at exit, and read back by --resume. The
     file format, its checks and the safe write are common/checkpoint.c's;
     here is when to write, what to do when writing fails, and what a
     resume applies.  */
@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "guard.h"
 #include "log.h"
+#include "staleness.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@
     loop, and with a log line per attempt rather than a hundred a second.  */
 #define S_BACKOFF_MIN_MS 1000
 #define S_BACKOFF_MAX_MS 600000
+
+_Static_assert (FASGD_CHECKPOINT_CLOCK_SUMS == FASGD_STALENESS_WINDOW, "a checkpoint keeps the clock's whole window");
 
 struct fasgd_srv_checkpoint_t {
     const fasgd_server_cfg_t *cfg;      /* checkpoint.file, .seconds, .updates */
@@ -34,6 +37,9 @@ struct fasgd_srv_checkpoint_t {
     int resumed;                        /* a resume's guard state waits for the guard */
     fasgd_checkpoint_guard_t guard_state;   /* that state; the guard's at each write */
     float *resumed_saved;               /* the loss check's saved θ a resume found, for the guard; NULL: none */
+    fasgd_staleness_clock_t *staleness; /* whose sums checkpoints hold; NULL: none */
+    double *resumed_clock;              /* the staleness clock's sums a resume found, for the clock; */
+    size_t resumed_nclock;              /* NULL and 0: none */
 };
 
 static uint64_t
@@ -139,11 +145,13 @@ fasgd_srv_checkpoint_destroy (fasgd_srv_checkpoint_t **self_p)
     if (!self_p || !*self_p)
         return;
     free ((*self_p)->resumed_saved);
+    free ((*self_p)->resumed_clock);
     free (*self_p);
     *self_p = NULL;
 }
 
-/*  Writes θ, T and the rule's state (common/checkpoint.c: a temporary
+/*  Writes θ, T, the rule's state, the guard's and the staleness clock's
+    running sums (common/checkpoint.c: a temporary
     file created exclusively, fsync, rename, the folder synced), so a
     crash or a failure leaves the previous checkpoint whole. On failure
     returns -1 with the cause in err (when given), after logging it and
@@ -155,18 +163,22 @@ fasgd_srv_checkpoint_write (fasgd_srv_checkpoint_t *self, char *err, size_t errl
     const fasgd_srv_params_t *p = self->params;
     size_t state_len = (size_t) self->desc.state_len;
     void *state = malloc (state_len ? state_len : 1);
+    double *clock = self->staleness ? malloc (FASGD_CHECKPOINT_CLOCK_SUMS * sizeof *clock) : NULL;
     int rc = -1;
-    if (!state)
-        snprintf (why, sizeof why, "writing %s failed: out of memory for the rule's state", self->cfg->checkpoint);
+    if (!state || (self->staleness && !clock))
+        snprintf (why, sizeof why, "writing %s failed: out of memory for the rule's state or the staleness clock",
+                  self->cfg->checkpoint);
     else {
         fasgd_rule_state_get (p->rule, state);
         const float *saved = NULL;
         if (self->guard)
             fasgd_srv_guard_save (self->guard, &self->guard_state, &saved);
+        size_t nclock = clock ? fasgd_staleness_sums (self->staleness, clock, FASGD_CHECKPOINT_CLOCK_SUMS) : 0;
         rc = fasgd_checkpoint_write (self->cfg->checkpoint, &self->desc, p->T, p->theta, p->n, state, state_len,
-                                     self->guard ? &self->guard_state : NULL, saved, NULL, 0, why, sizeof why);
+                                     self->guard ? &self->guard_state : NULL, saved, clock, nclock, why, sizeof why);
     }
     free (state);
+    free (clock);
     int64_t now = fasgd_srv_now_ms ();
     if (rc != 0) {
         /*  The pause doubles with each failure in a row.  */
@@ -280,7 +292,11 @@ fasgd_srv_checkpoint_resume (fasgd_srv_checkpoint_t *self)
     free (self->resumed_saved);
     self->resumed_saved = ck->saved;    /* taken from the checkpoint */
     ck->saved = NULL;
-    int has_keys = ck->has_keys;
+    free (self->resumed_clock);
+    self->resumed_clock = ck->clock;    /* taken too */
+    self->resumed_nclock = ck->nclock;
+    ck->clock = NULL;
+    int has_keys = ck->has_keys, has_clock = ck->has_clock;
     fasgd_checkpoint_destroy (&ck);
     fasgd_log_notice ("resumed from %s at T=%llu", path, (unsigned long long) p->T);
     if (!self->resumed)
@@ -291,7 +307,28 @@ fasgd_srv_checkpoint_resume (fasgd_srv_checkpoint_t *self)
         fasgd_log_notice ("resume: %s is of a format before (FASGDCK3), which holds neither the records of "
                           "the clients' keys nor the loss check's saved parameters: the keys' clients start "
                           "anew (probation, no loss record)", path);
+    else if (!has_clock)
+        fasgd_log_notice ("resume: %s is of a format before (FASGDCK4), which does not hold the staleness "
+                          "clock: with guard.staleness movement, the updates before T=%llu count one each in "
+                          "tau", path, (unsigned long long) p->T);
     return 0;
+}
+
+void
+fasgd_srv_checkpoint_staleness (fasgd_srv_checkpoint_t *self, fasgd_staleness_clock_t *clock)
+{
+    self->staleness = clock;
+    if (self->resumed_nclock && fasgd_staleness_movement (clock)) {
+        fasgd_staleness_restore (clock, self->params->T, self->resumed_clock, self->resumed_nclock);
+        fasgd_log_info ("resume: the staleness clock continues from the last %zu timestamps' running sums",
+                        self->resumed_nclock);
+    }
+    else if (self->resumed_nclock)
+        fasgd_log_debug ("resume: the checkpoint's staleness clock (%zu running sums) is not used: "
+                         "guard.staleness is count", self->resumed_nclock);
+    free (self->resumed_clock);
+    self->resumed_clock = NULL;
+    self->resumed_nclock = 0;
 }
 
 void

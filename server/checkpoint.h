@@ -1,4 +1,4 @@
-/*  checkpoint: θ, T, the rule's state and the guard's on disk, written periodically,
+/*  checkpoint: θ, T, the rule's state, the guard's and the staleness clock's on disk, written periodically,
     on request and at exit, and read back by --resume (checkpoint.c). It
     owns when to write and what to do when writing fails; the file
     format is common/checkpoint.c's.  */
@@ -10,6 +10,7 @@
 #include "model.h"
 #include "params.h"
 #include "server.h"
+#include "staleness.h"
 
 typedef struct fasgd_srv_checkpoint_t fasgd_srv_checkpoint_t;
 
@@ -42,13 +43,19 @@ void fasgd_srv_checkpoint_updated (fasgd_srv_checkpoint_t *self);
 void fasgd_srv_checkpoint_tick (fasgd_srv_checkpoint_t *self, int64_t now);
 /*  Loads θ, T and the rule's state from checkpoint.file, all or nothing,
     and keeps the guard's state (with the keys' records and the loss
-    check's saved θ) for fasgd_srv_checkpoint_guard (a file of a format
+    check's saved θ) for fasgd_srv_checkpoint_guard and the staleness
+    clock's sums for fasgd_srv_checkpoint_staleness (a file of a format
     before holds less or none: logged); -1 logged with the file and the
     cause.  */
 int fasgd_srv_checkpoint_resume (fasgd_srv_checkpoint_t *self);
 /*  The guard whose state the checkpoints written from now on hold
     (borrowed); after a resume, it takes the state the checkpoint held.  */
 void fasgd_srv_checkpoint_guard (fasgd_srv_checkpoint_t *self, fasgd_srv_guard_t *guard);
+/*  The staleness clock whose running sums the checkpoints written from
+    now on hold (borrowed); after a resume, it takes back the sums the
+    checkpoint held, when it counts movement (a count clock has none to
+    take; a file of a format before holds none: the clock starts anew).  */
+void fasgd_srv_checkpoint_staleness (fasgd_srv_checkpoint_t *self, fasgd_staleness_clock_t *clock);
 /*  1 when this process wrote one, with its T and when (ms); else 0.  */
 int fasgd_srv_checkpoint_last (const fasgd_srv_checkpoint_t *self, uint64_t *T, int64_t *ms);
 

@@ -391,14 +391,16 @@ s_state (fasgd_server_t *self, int resume)
     }
     /*  It takes back what a resumed checkpoint kept of it.  */
     fasgd_srv_checkpoint_guard (self->checkpoint, self->guard);
-    /*  The staleness clock starts at θ's timestamp: after a resume, the
-        updates before it count one each.  */
+    /*  The staleness clock starts at θ's timestamp; after a resume, it
+        takes back the running sums the checkpoint kept (a file before
+        FASGDCK5 has none: the updates before T count one each).  */
     if (!(self->staleness = fasgd_staleness_new (cfg->guard_enabled
                                                  && cfg->guard_staleness == FASGD_STALENESS_MOVEMENT,
                                                  self->params->T))) {
         fasgd_log_error ("out of memory");
         return -1;
     }
+    fasgd_srv_checkpoint_staleness (self->checkpoint, self->staleness);
     return 0;
 }
 

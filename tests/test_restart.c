@@ -4,7 +4,8 @@
     from that checkpoint, as fasgd-server --resume builds them. A CURVE
     key whose client the loss check had cut is cut again when it joins
     the resumed server, and past its probation; another key starts anew;
-    the loss check's saved θ and the norm bound come back too.  */
+    the loss check's saved θ and the norm bound come back too; so does
+    the staleness clock, which goes on as if there had been no restart.  */
 #include "testutil.h"
 #include "toymodel.h"
 
@@ -13,6 +14,7 @@
 #include "guard.h"
 #include "params.h"
 #include "registry.h"
+#include "staleness.h"
 
 #include <math.h>
 #include <string.h>
@@ -224,6 +226,85 @@ START_TEST (test_cut_key_stays_cut_after_a_restart)
 }
 END_TEST
 
+/*  The staleness clock across a restart, as fasgd-server builds it
+    (server.c): a clock that counts movement, whose updates were mostly
+    tiny, is in the checkpoint; resumed, a push computed at a θ from
+    before the restart gets the τ it would have had without the restart
+    (not the count of the updates since), and the clock goes on as the
+    one before. A count clock takes nothing from the checkpoint.  */
+START_TEST (test_staleness_clock_continues_after_a_restart)
+{
+    char dir [64], path [128];
+    snprintf (dir, sizeof dir, "/tmp/fasgd-test-restart-XXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (dir));
+    snprintf (path, sizeof path, "%s/ckpt", dir);
+    s_server_t s;
+    s_server (&s, path, 0);
+    fasgd_staleness_clock_t *before = fasgd_staleness_new (1, s.params->T);
+    ck_assert_ptr_nonnull (before);
+    fasgd_srv_checkpoint_staleness (s.ck, before);
+    /*  300 updates as dispatch.c counts them against an honest norm of
+        1: nine in ten of norm 0.01, one in ten larger than an honest push.  */
+    uint64_t T0 = s.params->T;
+    for (int i = 0; i < 300; i++) {
+        fasgd_srv_params_set_T (s.params, s.params->T + 1);
+        fasgd_staleness_advance (before, s.params->T, fasgd_staleness_count (i % 10 ? 0.01 : 2.5, 1));
+    }
+    uint64_t T = s.params->T;
+    uint64_t tau = fasgd_staleness_tau (before, T, T0);
+    ck_assert_uint_eq (tau, 33);                        /* 30 + 270 · 0.01 */
+    ck_assert_int_eq (fasgd_srv_checkpoint_write (s.ck, NULL, 0), 0);
+    s_server_end (&s);
+
+    s_server (&s, path, 1);
+    ck_assert_uint_eq (s.params->T, T);
+    fasgd_staleness_clock_t *after = fasgd_staleness_new (1, s.params->T);
+    ck_assert_ptr_nonnull (after);
+    fasgd_srv_checkpoint_staleness (s.ck, after);
+    ck_assert_uint_eq (fasgd_staleness_tau (after, T, T0), tau);
+    for (uint64_t j = 0; j <= T; j++)
+        ck_assert_uint_eq (fasgd_staleness_tau (after, T, j), fasgd_staleness_tau (before, T, j));
+    for (int i = 0; i < 50; i++) {
+        fasgd_srv_params_set_T (s.params, s.params->T + 1);
+        double count = fasgd_staleness_count (i % 3 ? 0.2 : 1, 1);
+        fasgd_staleness_advance (before, s.params->T, count);
+        fasgd_staleness_advance (after, s.params->T, count);
+    }
+    T = s.params->T;
+    for (uint64_t j = 0; j <= T; j++)
+        ck_assert_uint_eq (fasgd_staleness_tau (after, T, j), fasgd_staleness_tau (before, T, j));
+    /*  The resumed server's checkpoint holds the clock it goes on with.  */
+    ck_assert_int_eq (fasgd_srv_checkpoint_write (s.ck, NULL, 0), 0);
+    s_server_end (&s);
+    fasgd_checkpoint_desc_t desc;
+    s_server (&s, path, 0);
+    s_desc (&s, &desc);
+    char err [256] = "";
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_read (path, &desc, err, sizeof err);
+    ck_assert_msg (ck != NULL, "%s", err);
+    static double sums [FASGD_STALENESS_WINDOW];
+    size_t n = fasgd_staleness_sums (before, sums, FASGD_STALENESS_WINDOW);
+    ck_assert_uint_eq (n, 351);
+    ck_assert_uint_eq (ck->nclock, n);
+    ck_assert_int_eq (memcmp (ck->clock, sums, n * sizeof *sums), 0);
+    fasgd_checkpoint_destroy (&ck);
+    s_server_end (&s);
+    /*  With guard.staleness count: τ is the count, the sums unused.  */
+    s_server (&s, path, 1);
+    fasgd_staleness_clock_t *count = fasgd_staleness_new (0, s.params->T);
+    ck_assert_ptr_nonnull (count);
+    fasgd_srv_checkpoint_staleness (s.ck, count);
+    ck_assert_uint_eq (fasgd_staleness_tau (count, T, T0), T - T0);
+    s_server_end (&s);
+    fasgd_staleness_destroy (&count);
+    fasgd_staleness_destroy (&after);
+    fasgd_staleness_destroy (&before);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
 static Suite *
 restart_suite (void)
 {
@@ -231,6 +312,7 @@ restart_suite (void)
     TCase *tc = tcase_create ("guard");
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_cut_key_stays_cut_after_a_restart);
+    tcase_add_test (tc, test_staleness_clock_continues_after_a_restart);
     suite_add_tcase (s, tc);
     return s;
 }

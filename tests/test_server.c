@@ -1239,6 +1239,8 @@ START_TEST (test_resume_refuses_damaged_checkpoints)
     const size_t guard_at = s_le32 (good + 8) + 4 * 204 + s_le32 (good + 32);
     const size_t clock_at = guard_at + 8232 + loss_size;
     ck_assert_uint_eq (len, clock_at + 8 + 8 * (size_t) s_le32 (good + clock_at) + 4);
+    /*  The server counts movement: at T = 1, the clock's sums W[0], W[1].  */
+    ck_assert_uint_eq (s_le32 (good + clock_at), 2);
     memcpy (bad, good, len);
     bad [guard_at - 4] ^= 0x01;
     s_expect_refused (dir, "a bit flipped in the rule state", bad, len, "20,8,4", "asgd", "corrupted");
@@ -1260,10 +1262,31 @@ START_TEST (test_resume_refuses_damaged_checkpoints)
         s_reseal (bad, len);
         s_expect_refused (dir, causes [k], bad, len, "20,8,4", "asgd", causes [k]);
     }
-    /*  The format before, FASGDCK3, without the keys' records: resumed,
-        and the log says their clients start anew.  */
+    /*  The clock's sums impossible under correct checksums: one going
+        down, the last above T.  */
+    const double sums [2][2] = { { 0.5, 0.25 }, { 0.75, 1.5 } };
+    const char *clock_causes [] = { "the staleness clock: running sum 2 of 2 is 0.25 after 0.5",
+                                    "the staleness clock: its last running sum is 1.5, more than T=1" };
+    for (int k = 0; k < 2; k++) {
+        memcpy (bad, good, len);
+        memcpy (bad + clock_at + 8, sums [k], 16);
+        s_reseal (bad, len);
+        s_expect_refused (dir, clock_causes [k], bad, len, "20,8,4", "asgd", clock_causes [k]);
+    }
+    /*  The format before, FASGDCK4, without the staleness clock: resumed,
+        and the log says the clock starts anew.  */
     char path [128];
     snprintf (path, sizeof path, "%s/ckpt", dir);
+    memcpy (bad, good, clock_at);
+    memcpy (bad, "FASGDCK4", 8);
+    memset (bad + clock_at, 0, 4);
+    s_reseal (bad, clock_at + 4);
+    fasgd_test_write_file (path, bad, clock_at + 4);
+    ck_assert_msg (s_resume_check (dir, "20,8,4", "asgd", log, sizeof log) == 0, "%s", log);
+    ck_assert_msg (strstr (log, "resumed from") && strstr (log, "(FASGDCK4)")
+                   && strstr (log, "the updates before T=1 count one each"), "%s", log);
+    /*  The format before, FASGDCK3, without the keys' records: resumed,
+        and the log says their clients start anew.  */
     memcpy (bad, good, guard_at + 8232);
     memcpy (bad, "FASGDCK3", 8);
     memset (bad + guard_at + 8232, 0, 4);

@@ -526,7 +526,8 @@ s_header_check (const unsigned char *h, size_t hlen, const fasgd_checkpoint_desc
 
 /*  The magic and the header into h (*hlen bytes), its checksum checked;
     *guarded: 3 for FASGDCK5, 2 for FASGDCK4 (no clock), 1 for FASGDCK3
-    (no keys' records either), 0 for FASGDCK2 (no guard state). 0, or -1 with the reason in err.  */
+    (no keys' records either), 0 for FASGDCK2 (no guard state). 0, or
+    -1 with the reason in err.  */
 static int
 s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, int *guarded, char *err, size_t errlen)
 {

@@ -1211,6 +1211,87 @@ s_expect_refused (const char *dir, const char *what, const unsigned char *image,
     free (after);
 }
 
+/*  STATUS's value of key as a real number (0 when absent).  */
+static double
+s_status_real (const char *text, const char *key)
+{
+    char want [64];
+    snprintf (want, sizeof want, "\n%s=", key);
+    const char *at = strstr (text, want);
+    return at ? strtod (at + strlen (want), NULL) : 0;
+}
+
+/*  A push of g scaled by scale, computed at ts; the new timestamp.  */
+static uint64_t
+s_push_at (zsock_t *push, uint32_t id, uint32_t seq, uint64_t ts, const float *g, float scale)
+{
+    float v [D];
+    for (int i = 0; i < D; i++)
+        v [i] = g [i] * scale;
+    fasgd_header_t h = s_req (FASGD_MSG_PUSH, id, seq, ts), r;
+    s_send (push, &h, v, sizeof v);
+    char why [512] = "";
+    size_t got = s_recv (push, &r, why, sizeof why - 1);
+    ck_assert_msg (r.status == FASGD_STATUS_OK, "push %u: status %d (%.*s)", (unsigned) seq, r.status,
+                   (int) (got < sizeof why ? got : 0), why);
+    return r.timestamp;
+}
+
+START_TEST (test_staleness_clock_survives_a_restart)
+{
+    /*  guard.staleness movement (the default): two clients push 40 times
+        each at a typical norm, then a third 60 times at a hundredth of
+        it, which moves θ by next to nothing. The server is stopped (its
+        final checkpoint) and resumed; a push computed before those 60 is
+        applied with a rule τ of next to nothing, as without the restart,
+        and not the 60 a fresh clock would count.  */
+    char dir [64], file [128];
+    s_tmpdir (dir, sizeof dir);
+    snprintf (file, sizeof file, "checkpoint.file=%s/ckpt", dir);
+    /*  No client expires while another pushes: the two typical norms
+        hold the median of the three.  */
+    const char *sets [] = { file, "checkpoint.seconds=0", "heartbeat.expiry_ms=60000", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push [3];
+    uint32_t id [3], seq = 2;
+    for (int c = 0; c < 3; c++) {
+        push [c] = s_connect (s.push);
+        id [c] = s_join (push [c]);
+    }
+    float g [D];
+    for (int i = 0; i < D; i++)
+        g [i] = (float) (i % 7) * 0.01f + 0.005f;
+    uint64_t T = 0;
+    for (int k = 0; k < 80; k++)
+        T = s_push_at (push [k % 2], id [k % 2], seq++, T, g, 1.0f);
+    uint64_t T0 = T;
+    for (int k = 0; k < 60; k++)
+        T = s_push_at (push [2], id [2], seq++, T, g, 0.01f);
+    ck_assert_uint_eq (T, T0 + 60);
+    for (int c = 0; c < 3; c++)
+        zsock_destroy (&push [c]);
+    ck_assert_int_eq (s_stop (&s), 0);
+
+    s_start_opts (&s, sets, 1);
+    push [0] = s_connect (s.push);
+    id [0] = s_join (push [0]);
+    s_push_at (push [0], id [0], 2, T0, g, 1.0f);
+    char *text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (strstr (text, "\nstaleness=movement\n"), "%s", text);
+    double tau = s_status_real (text, "tau_mean"), rule_tau = s_status_real (text, "tau_rule_mean");
+    ck_assert_msg (tau == 60 && rule_tau <= 1, "tau_mean %g, tau_rule_mean %g: the clock started anew", tau,
+                   rule_tau);
+    free (text);
+    zsock_destroy (&push [0]);
+    ck_assert_int_eq (s_stop (&s), 0);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq (system (cmd), 0);
+}
+END_TEST
+
 START_TEST (test_resume_refuses_damaged_checkpoints)
 {
     char dir [64], log [4096];
@@ -1557,6 +1638,7 @@ server_suite (void)
     tcase_add_test (tc, test_control_disabled);
     tcase_add_test (tc, test_ctl_against_a_fake_server);
     tcase_add_test (tc, test_resume_refuses_damaged_checkpoints);
+    tcase_add_test (tc, test_staleness_clock_survives_a_restart);
     tcase_add_test (tc, test_resume_refuses_a_foreign_model);
     tcase_add_test (tc, test_resume_refuses_another_external_model);
     tcase_add_test (tc, test_checkpoint_temp_symlink_not_followed);

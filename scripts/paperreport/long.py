@@ -311,22 +311,22 @@ class LongReport:
         w("![%s at %s iterations](figures/%s.png)%s" % (
             title, self.its(L), fig, " ![%s summary](figures/%s-summary.png)" % (title, fig) if fig == "fig2" else ""))
         w("")
-        w("Final test error:")
-        w("")
-        rows = []
+        rows, marked = [], False
         for s in g[fig + ".settings"]:
             for r in g[fig + ".rules"]:
                 for a, label, at in self.alpha_rows(fig, r, sweep_setting):
                     name = "%s-%s-%s-a%s" % (fig, s, r, a)
-                    pt, bp = (rep.res.point(name, rep.n_fig, rep.seeds) if on else None
-                              for rep, on in zip((L, B), at))
+                    pt, bp = (rep.fig_point(fig, name) if on else None for rep, on in zip((L, B), at))
+                    marked = marked or any(p and len(p.seeds) != len(rep.seeds) for p, rep in ((pt, L), (bp, B)))
                     d = "—"
                     if pt and bp:
                         x = [p - q for p, q in zip(pt.finals, bp.finals)]
                         d = "%+.4f%s" % (mean(x), spread(x))
                     rows.append([setting_label(s), label] + [
-                        with_spread(p.finals) if p else "missing" if on else "not run"
-                        for p, on in zip((pt, bp), at)] + [d])
+                        rep.with_seeds(p, p.finals) if p else "missing" if on else "not run"
+                        for p, on, rep in zip((pt, bp), at, (L, B))] + [d])
+        w("Final test error%s:" % (" (%s)" % L.more_seeds_text()[2:] if marked else ""))
+        w("")
         w(table(["setting", "rule", "%s iterations" % self.its(L), "%s iterations" % self.its(B), "paired"], rows,
                 ["---", "---", "---:", "---:", "---:"]))
         w("")

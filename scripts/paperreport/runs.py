@@ -131,22 +131,29 @@ class Results:
         x = self.prov.get(name)
         return float(x["cpu_s"]) if x and x.get("cpu_s") else None
 
-    def point(self, name, iterations, seeds):
-        """The runs NAME-sSEED of every seed as a Point, None unless all are complete."""
+    def point(self, name, iterations, seeds, more=()):
+        """The runs NAME-sSEED of every seed as a Point, None unless all are
+        complete; with the seeds of more too where every one of theirs is
+        kept (scripts/paper runs them where a verdict hinges)."""
         runs = [self.get("%s-s%s" % (name, sd), iterations) for sd in seeds]
         if not runs or any(r is None for r in runs):
             return None
-        return Point(name, runs)
+        extra = [self.get("%s-s%s" % (name, sd), iterations) for sd in more]
+        if extra and all(r is not None for r in extra):
+            return Point(name, runs + extra, list(seeds) + list(more))
+        return Point(name, runs, list(seeds))
 
 
 class Point:
     """One point of a figure over its seeds. final, best, at, reach, rate and
     reduction are the seeds' means; finals, bests, ats give each seed's value
-    (for spreads and verdicts); rows are the first seed's."""
+    (for spreads and verdicts), in the order of seeds; rows are the first
+    seed's."""
 
-    def __init__(self, name, runs):
+    def __init__(self, name, runs, seeds):
         self.name = name
         self.runs = runs
+        self.seeds = seeds
 
     @property
     def rows(self):

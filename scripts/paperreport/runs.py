@@ -1,6 +1,7 @@
 """The runs' curves: one run (Run), the runs kept in a directory (Results),
 one point of a figure over its seeds (Point)."""
 
+import bisect
 import csv
 import gzip
 import os
@@ -27,6 +28,9 @@ class Run:
             raise ValueError("%s has no column %s" % (path, col))
         self.err = [r[col] for r in self.rows]
         self.it = [int(r["iteration"]) for r in self.rows]
+        # rows in iteration order (as every run writes them) are searched
+        # by bisection, others row by row
+        self.ordered = all(a < b for a, b in zip(self.it, self.it[1:]))
 
     @property
     def last(self):
@@ -36,6 +40,8 @@ class Run:
         """The errors of the evaluations in the WINDOW iterations ending at
         it (default: the last row), it included."""
         it = self.it[-1] if it is None else it
+        if self.ordered:
+            return self.err[bisect.bisect_right(self.it, it - WINDOW):bisect.bisect_right(self.it, it)]
         return [e for i, e in zip(self.it, self.err) if it - WINDOW < i <= it]
 
     @property
@@ -50,10 +56,17 @@ class Run:
     def at(self, it):
         """Mean of the evaluations of the WINDOW iterations ending at the last
         row <= it."""
-        idx = [i for i, x in enumerate(self.it) if x <= it]
-        if not idx:
-            return None
-        tail = self.window(self.it[idx[-1]])
+        if self.ordered:
+            k = bisect.bisect_right(self.it, it)
+            if not k:
+                return None
+            last = self.it[k - 1]
+        else:
+            idx = [i for i, x in enumerate(self.it) if x <= it]
+            if not idx:
+                return None
+            last = self.it[idx[-1]]
+        tail = self.window(last)
         return sum(tail) / len(tail)
 
     def reach(self, thr):

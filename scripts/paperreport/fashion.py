@@ -2,8 +2,8 @@
 at its own pick from a learning-rate sweep on Fashion-MNIST's validation
 split."""
 
-from .common import (WINDOW, compare, hinging, setting_label, sweep_done, sweep_iterations, sweep_settings,
-                     table, with_spread)
+from .common import (WINDOW, compare, hinging, run_name, setting_label, sweep_done, sweep_iterations,
+                     sweep_settings, table, with_spread)
 
 
 class Fashion:
@@ -77,8 +77,7 @@ class Fashion:
         self.fashion_claim(runs, "Fashion-MNIST")
         if not all(picks.values()):
             return
-        self.w("**Each rule at its Fashion-MNIST pick** (%s)" % ", ".join(
-            "%s α = %s" % (r, picks[r]) for r in rules))
+        self.w("**Each rule at its Fashion-MNIST pick** (%s)" % self.picks_text())
         self.w()
         truns = self.fig_tables("fashion", settings, rules, sw2, both=False, alphas_of=lambda r: [picks[r]])
         self.w("Side by side: each rule at its pick against itself at the paper's protocol (final test error, "
@@ -120,7 +119,7 @@ class Fashion:
             comparisons.append({r: picks[r] for r in ("fasgd", "sasgd")})
         out = []
         for alphas in comparisons:
-            pts = {s: {r: self.res.point("fashion-%s-%s-a%s" % (s, r, a), self.n_fig, self.seeds)
+            pts = {s: {r: self.res.point(run_name("fashion", s, r, a), self.n_fig, self.seeds)
                        for r, a in alphas.items()} for s in g["fashion.settings"]}
             if any(p is None for ps in pts.values() for p in ps.values()):
                 continue

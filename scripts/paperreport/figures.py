@@ -157,7 +157,7 @@ class Figures:
                                   else [self.alpha(r, sw)]):
                 if a is not None:
                     lines.append((r, a, 2 if i else 1))
-        pts = {(s, r, a): self.fig_point(pfx, "%s-%s-%s-a%s" % (pfx, s, r, a))
+        pts = {(s, r, a): self.fig_point(pfx, s, r, a)
                for s in sets for r, a, _ in lines}
         if not lines or any(p is None for p in pts.values()):
             return
@@ -167,9 +167,9 @@ class Figures:
         dashes = " ".join(str(d) for _, _, d in lines)
         n = len(self.seeds)
         more = any(len(p.seeds) != n for p in pts.values())
-        band = ("mean of %d seeds%s, band: their range" % (
-            n, " (%d where a verdict hinged)" % (n + len(self.more)) if more else "") if n > 1
-            else "seed %s" % self.seeds[0])
+        # "3–5 seeds": more seeds where a verdict hinged (the report says where)
+        band = ("mean of %s seeds, band: their range" % ("%d–%d" % (n, n + len(self.more)) if more else n)
+                if n > 1 else "seed %s" % self.seeds[0])
         # Each panel's y range: every line's band after the first tenth of
         # the run, with a margin.
         ylos, yhis = [], []
@@ -194,8 +194,8 @@ class Figures:
                os.path.join(plots, "gnuplot-%s-summary.log" % name), QUICK=smoke, PREFIX=pfx, RUNS=runs,
                LABELS=labels, RULEOF=ruleof, DASHES=dashes,
                TITLE=summary_title % (
-                   "{:,}".format(self.n_fig), "%d seeds%s: mean and range" % (
-                       n, " (%d where a verdict hinged)" % (n + len(self.more)) if more else "")
+                   "{:,}".format(self.n_fig), "%s seeds: mean and range" % (
+                       "%d–%d" % (n, n + len(self.more)) if more else n)
                    if n > 1 else "one seed"))
 
 

@@ -4,7 +4,7 @@ from a module of its own (intro, sweeps, fig1, fig2, fig3, fashion)."""
 import os
 
 from .common import (RULE, TOP, WINDOW, compare, fmt_it, outcome, paired, pick, read_grid, recorded_pick,
-                     setting_label, sweep_settings, table, verdict_of, with_spread)
+                     run_name, setting_label, sweep_settings, table, verdict_of, with_spread)
 from .runs import Results
 from .intro import Intro
 from .sweeps import Sweeps
@@ -99,6 +99,11 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
                                    for r in g["fashion.rules"]}
         return self._fashion_picks
 
+    def picks_text(self):
+        """Fashion-MNIST's picks as the report names them."""
+        return ", ".join("%s α = %s" % (r, a) if a else "%s not picked (its sweep is incomplete)" % r
+                         for r, a in self.fashion_picks().items())
+
     def fashion_alphas(self, rule):
         """The alphas Fashion-MNIST runs rule at: the paper's protocol's
         (Fig. 2's), then its Fashion-MNIST pick where that differs and
@@ -119,17 +124,19 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
             for i, a in enumerate(alist):
                 pt = None
                 if a is not None:
-                    pt = self.fig_point(fig, "%s-%s-%s-a%s" % (prefix or fig, setting, r, a))
+                    pt = self.fig_point(fig, setting, r, a, prefix)
                     if pt:
                         self.write_band(pt)
                 key = r if i == 0 else r + "@sweep"
                 out.append((key, "%s (α=%s%s)" % (r, a, ", " + tag if i else ""), a, pt))
         return out
 
-    def fig_point(self, fig, name):
-        """A figure's point over the report's seeds; Fashion-MNIST's over
-        its more seeds too where every one of theirs is kept."""
-        return self.res.point(name, self.n_fig, self.seeds, self.more if fig == "fashion" else ())
+    def fig_point(self, fig, setting, rule, alpha, prefix=None):
+        """A figure's point (its runs named by prefix, by default the
+        figure's) over the report's seeds; Fashion-MNIST's over its more
+        seeds too where every one of theirs is kept."""
+        return self.res.point(run_name(prefix or fig, setting, rule, alpha), self.n_fig, self.seeds,
+                              self.more if fig == "fashion" else ())
 
     def with_seeds(self, pt, values):
         """values (pt's, a seed each) as with_spread writes them, marked
@@ -140,6 +147,16 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
         """What the tables say of points with more seeds."""
         return ("; [%d seeds]: seeds %s too, run where a verdict hinged on the first seeds' overlapping ranges" % (
             len(self.seeds) + len(self.more), ", ".join(self.more)))
+
+    def more_points_text(self):
+        """How many Fashion-MNIST points have their more seeds kept (a
+        sentence of the scope, empty when none)."""
+        g = self.grid
+        n = sum(1 for s in g["fashion.settings"] for r in g["fashion.rules"] for a in self.fashion_alphas(r)
+                if a is not None and self.more and self.res.point(run_name("fashion", s, r, a), self.n_fig, self.more))
+        return (" Seeds %s too for %d of its points, fasgd's and sasgd's where the comparison of the two hinged "
+                "on the first seeds' overlapping ranges (`fashion.more_seeds`)." % (", ".join(self.more), n)
+                if n else "")
 
     def write_band(self, pt):
         with open(os.path.join(self.args.plots, "band-%s.dat" % pt.name), "w") as f:

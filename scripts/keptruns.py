@@ -146,12 +146,14 @@ def built_commit(program, top):
 
 def provenance():
     """The commit fasgd-sim was built from (built_commit), the binary's hash
-    and the machine, with the OpenBLAS kernels scripts/blas-kernels names,
-    which it pins (OPENBLAS_CORETYPE) for every run this process starts."""
-    kernels = subprocess.run([os.path.join(TOP, "scripts", "blas-kernels")], stdout=subprocess.PIPE,
-                             text=True, check=True).stdout.strip()
+    and the machine, with the OpenBLAS kernels its runs use: those
+    scripts/blas-kernels pins (OPENBLAS_CORETYPE) for every run this
+    process starts, or OpenBLAS's own choice as it names it."""
+    blas = os.path.join(TOP, "scripts", "blas-kernels")
+    kernels = subprocess.run([blas], stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
     if kernels:
         os.environ["OPENBLAS_CORETYPE"] = kernels
+    kernels = subprocess.run([blas, "--name"], stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
     commit = built_commit(SIM, TOP)
     binhash = binary_sha256()
     model = "unknown CPU"
@@ -162,7 +164,7 @@ def provenance():
                 break
     return {"commit": commit, "binary_sha256": binhash,
             "machine": "%s, %d cores, %s %s%s" % (model, os.cpu_count() or 0, platform.system(), platform.release(),
-                                                  ", OpenBLAS %s kernels" % kernels if kernels else "")}
+                                                  ", OpenBLAS %s kernels" % kernels)}
 
 
 def machines(rows):

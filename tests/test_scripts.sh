@@ -11,7 +11,7 @@
 # lines names every machine. TAP output.
 tap_name=scripts
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-echo "1..15"
+echo "1..16"
 
 # A tree configured in place: a copy of scripts/build beside a configure
 # script that must not run and the config.status that ./configure leaves.
@@ -106,6 +106,12 @@ got=$(OPENBLAS_CORETYPE=HASWELL bash -c ". '$tmp/prov/scripts/lib.sh'; provenanc
     echo \"\$OPENBLAS_CORETYPE / \$machine\"")
 check "provenance keeps OPENBLAS_CORETYPE and names it in the machine (got '$got')" \
     sh -c "case '$got' in 'HASWELL / '*', OpenBLAS HASWELL kernels') exit 0 ;; *) exit 1 ;; esac"
+# Unpinned (no AVX-512), the machine names the kernels OpenBLAS chose, as
+# OpenBLAS reports them, so that OPENBLAS_CORETYPE reruns a run elsewhere.
+got=$(env -u OPENBLAS_CORETYPE "$top_src/scripts/blas-kernels" --name)
+check "blas-kernels --name: the pin, or OpenBLAS's own choice by name (got '$got')" \
+    sh -c 'case "$1" in SKYLAKEX) [ -n "$2" ] ;; unknown*|"") exit 1 ;; *"own choice)") [ -z "$2" ] ;; *) exit 1 ;; esac' \
+    _ "$got" "$want"
 # What make wrote in this build: the source tree's HEAD ("+changes" when
 # its code differs), or "unknown" where the source is no git checkout.
 if [ -e "$top_src/.git" ]; then
@@ -151,5 +157,5 @@ print(keptruns.machines(rows) + ' / ' + keptruns.machines([]) + ' / ' + keptruns
 check "machines: two machines both named, each once; none is 'no machine' (got '$got')" \
     sh -c "[ '$got' = 'm1; m2 / no machine / no machine' ]"
 
-[ $n -eq 15 ] || echo "# ran $n checks, planned 15"
+[ $n -eq 16 ] || echo "# ran $n checks, planned 16"
 [ $failed -eq 0 ]

@@ -34,6 +34,12 @@ def read_grid(path=None, include=True):
     return grid
 
 
+def run_name(prefix, setting, rule, alpha):
+    """A point's runs' name without its -sSEED, as scripts/paper names
+    them: PREFIX-SETTING-RULE-aALPHA (PREFIX a figure, or a sweep's)."""
+    return "%s-%s-%s-a%s" % (prefix, setting, rule, alpha)
+
+
 def setting_label(s):
     mu, lam = s.split("x")
     return "μ=%s, λ=%s" % (mu, lam)
@@ -178,7 +184,7 @@ def lr_runs(res, grid, setting, rule, sweep="lr"):
     n = sweep_iterations(grid, sweep) // res.scale
     out = []
     for a in grid["lr.grid." + rule]:
-        out.append((a, res.get("%s-%s-%s-a%s" % (SWEEP_PREFIX[sweep], setting, rule, a), n)))
+        out.append((a, res.get(run_name(SWEEP_PREFIX[sweep], setting, rule, a), n)))
     return out
 
 

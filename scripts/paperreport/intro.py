@@ -82,7 +82,9 @@ class Intro:
         if prov:
             self.w("The runs: %d kept, fasgd-sim built from commit%s %s (binary SHA-256 %s), on %s, "
                    "each on one thread (`-t 1`; the results are byte-identical on any thread count, and on another "
-                   "processor with the same OpenBLAS kernels, which the scripts pin: `scripts/blas-kernels`)." % (
+                   "processor with the same OpenBLAS kernels, which each run's machine names and the scripts pin "
+                   "where the processor has the SKYLAKEX kernels of the first runs: `scripts/blas-kernels`; "
+                   "`OPENBLAS_CORETYPE` set to a run's kernels reruns it)." % (
                        len(prov), plural(prov, "commit"), ", ".join(distinct(prov, "commit")),
                        ", ".join(distinct(prov, "binary_sha256")), machines(prov)))
             self.w()
@@ -143,7 +145,7 @@ class Intro:
                                    else ": the sweep not run in this one, so the paper's protocol only")
                 if sweep_settings(g, "fashion") else "at Fig. 2's α (none tuned on it)",
                 "" if "fashion" in groups else ": in the grid, not run in this one (its 48 runs took "
-                "3.6 of the previous run's 6.4 CPU-hours)"),
+                "3.6 of the previous run's 6.4 CPU-hours)") + self.more_points_text(),
             "MNIST: the 10,000-digit subset (8,000/1,000/1,000) rather than the full 60,000/10,000.",
         ]
         default = os.path.join(TOP, "experiments", "data", "paper")

@@ -77,7 +77,9 @@ class LongReport:
     where the long grid's lr.kept says, the sweep both take their picks
     from)."""
 
-    def __init__(self, args):
+    def __init__(self, args, judge=True):
+        """judge: run every figure's sections for their claims (False: the
+        two reports alone, as --fashion-alphas asks)."""
         self.args = args
         self.long = Report(args)
         g = self.long.grid
@@ -87,9 +89,15 @@ class LongReport:
         kept = read_grid(base.grid).get("kept") or g["lr.kept"]
         base.results = args.results if args.smoke else os.path.join(TOP, kept[0])
         # its tables for the figures apart from the long runs' (same names)
-        base.plots = os.path.join(args.plots, "base")
-        os.makedirs(base.plots, exist_ok=True)
+        base.plots = os.path.join(args.plots, "base") if args.plots else None
+        if base.plots:
+            os.makedirs(base.plots, exist_ok=True)
         self.base = Report(base)
+        if judge:
+            self.judge()
+
+    def judge(self):
+        """Each figure's claims at both lengths (self.verdicts, self.texts)."""
         self.figs = [f for f in FIGS if any(n.startswith(f[0] + "-") for n in self.long.res.prov)]
         self.verdicts = {}   # fig -> [(claim, long (verdict, counts), base (verdict, counts))]
         self.texts = {}      # fig -> (long claims' texts, base claims' texts)
@@ -186,8 +194,9 @@ class LongReport:
     def cpu_h(self, rep, fig, seeded=True):
         """(runs, CPU-hours) of a figure's runs (names FIG-...-sSEED; with
         seeded false, a sweep's, FIG-...)."""
+        seeds = rep.seeds + (rep.more if fig == "fashion" else [])
         names = [n for n in rep.res.prov if n.startswith(fig + "-") and
-                 (not seeded or n.endswith(tuple("-s" + s for s in rep.seeds)))]
+                 (not seeded or n.endswith(tuple("-s" + s for s in seeds)))]
         return len(names), sum(rep.res.cpu(n) or 0.0 for n in names) / 3600
 
     def make(self):
@@ -311,22 +320,22 @@ class LongReport:
         w("![%s at %s iterations](figures/%s.png)%s" % (
             title, self.its(L), fig, " ![%s summary](figures/%s-summary.png)" % (title, fig) if fig == "fig2" else ""))
         w("")
-        w("Final test error:")
-        w("")
-        rows = []
+        rows, marked = [], False
         for s in g[fig + ".settings"]:
             for r in g[fig + ".rules"]:
                 for a, label, at in self.alpha_rows(fig, r, sweep_setting):
-                    name = "%s-%s-%s-a%s" % (fig, s, r, a)
-                    pt, bp = (rep.res.point(name, rep.n_fig, rep.seeds) if on else None
-                              for rep, on in zip((L, B), at))
+                    pt, bp = (rep.fig_point(fig, s, r, a) if on else None for rep, on in zip((L, B), at))
+                    marked = marked or any(p and len(p.seeds) != len(rep.seeds) for p, rep in ((pt, L), (bp, B)))
                     d = "—"
                     if pt and bp:
                         x = [p - q for p, q in zip(pt.finals, bp.finals)]
                         d = "%+.4f%s" % (mean(x), spread(x))
                     rows.append([setting_label(s), label] + [
-                        with_spread(p.finals) if p else "missing" if on else "not run"
-                        for p, on in zip((pt, bp), at)] + [d])
+                        rep.with_seeds(p, p.finals) if p else "missing" if on else "not run"
+                        for p, on, rep in zip((pt, bp), at, (L, B))] + [d])
+        w("Final test error%s:" % (" (%s; *paired* over the seeds both lengths have)" % L.more_seeds_text()[2:]
+                                    if marked else ""))
+        w("")
         w(table(["setting", "rule", "%s iterations" % self.its(L), "%s iterations" % self.its(B), "paired"], rows,
                 ["---", "---", "---:", "---:", "---:"]))
         w("")
@@ -363,6 +372,11 @@ class LongReport:
             out.append((a, "%s (α=%s%s)" % (rule, a, tag), (a in la or self.own_fashion_sweep(), a in ba)))
         return out
 
+    def fashion_alphas(self, rule):
+        """The alphas of rule's Fashion-MNIST runs this report looks for at
+        the long runs' length (scripts/paper runs them)."""
+        return [a for a, _, at in self.alpha_rows("fashion", rule, None) if at[0]]
+
     def fashion_sweep(self, out):
         """The long grid's own Fashion-MNIST sweep (Report.sweep_table), and
         its picks beside those of the grid it includes."""
@@ -377,10 +391,8 @@ class LongReport:
         L.out = []
         L.sweep_table(ss[0], g["fashion.rules"], "fashion")
         out.extend(L.out)
-        lp, bp = L.fashion_picks(), B.fashion_picks()
         w("Picks at %s iterations: %s; at %s (the sweep kept in `%s`): %s." % (
-            self.sweep_its(L), ", ".join("%s α = %s" % (r, lp[r]) for r in g["fashion.rules"]),
-            self.sweep_its(B), rel(B.args.results), ", ".join("%s α = %s" % (r, bp[r]) for r in g["fashion.rules"])))
+            self.sweep_its(L), L.picks_text(), self.sweep_its(B), rel(B.args.results), B.picks_text()))
         w("")
 
     def figure3(self, out):
@@ -472,7 +484,7 @@ class LongReport:
                 ns, hs = self.cpu_h(L, "fashion-lr", seeded=False)
                 sweep = ", and its learning-rate sweep at that length: %d runs, %.2f" % (ns, hs)
                 own = (" (but Fashion-MNIST's tuned α, which its own sweep at %s iterations picks: %s)" % (
-                    self.sweep_its(L), ", ".join("%s %s" % kv for kv in L.fashion_picks().items())))
+                    self.sweep_its(L), L.picks_text()))
             parts.append("%s (%d runs, %.2f CPU-hours%s)" % (title, n, h, sweep))
         verdicts = []
         for fig, _, _, _ in self.figs:

@@ -4,7 +4,7 @@ from a module of its own (intro, sweeps, fig1, fig2, fig3, fashion)."""
 import os
 
 from .common import (RULE, TOP, WINDOW, compare, fmt_it, outcome, paired, pick, read_grid, recorded_pick,
-                     setting_label, sweep_settings, table, verdict_of, with_spread)
+                     run_name, setting_label, sweep_settings, table, verdict_of, with_spread)
 from .runs import Results
 from .intro import Intro
 from .sweeps import Sweeps
@@ -28,6 +28,10 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
         self.grid = read_grid(getattr(args, "grid", None))
         self.scale = 20 if args.smoke else 1
         self.seeds = args.seeds.split()
+        # Fashion-MNIST's more seeds, which scripts/paper runs where one of
+        # its verdicts hinges on the first seeds' overlapping ranges (not
+        # with --smoke or --quick, which run one seed).
+        self.more = [] if args.smoke or args.quick else self.grid.get("fashion.more_seeds", [])
         # The figures judge by the held-out test rows; the sweeps pick by
         # the validation rows (those of the sweep kept in the grid's
         # lr.kept, if it names one: scripts/paper takes its picks there).
@@ -95,6 +99,11 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
                                    for r in g["fashion.rules"]}
         return self._fashion_picks
 
+    def picks_text(self):
+        """Fashion-MNIST's picks as the report names them."""
+        return ", ".join("%s α = %s" % (r, a) if a else "%s not picked (its sweep is incomplete)" % r
+                         for r, a in self.fashion_picks().items())
+
     def fashion_alphas(self, rule):
         """The alphas Fashion-MNIST runs rule at: the paper's protocol's
         (Fig. 2's), then its Fashion-MNIST pick where that differs and
@@ -115,17 +124,44 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
             for i, a in enumerate(alist):
                 pt = None
                 if a is not None:
-                    pt = self.res.point("%s-%s-%s-a%s" % (prefix or fig, setting, r, a), self.n_fig, self.seeds)
+                    pt = self.fig_point(fig, setting, r, a, prefix)
                     if pt:
                         self.write_band(pt)
                 key = r if i == 0 else r + "@sweep"
                 out.append((key, "%s (α=%s%s)" % (r, a, ", " + tag if i else ""), a, pt))
         return out
 
+    def fig_point(self, fig, setting, rule, alpha, prefix=None):
+        """A figure's point (its runs named by prefix, by default the
+        figure's) over the report's seeds; Fashion-MNIST's over its more
+        seeds too where every one of theirs is kept."""
+        return self.res.point(run_name(prefix or fig, setting, rule, alpha), self.n_fig, self.seeds,
+                              self.more if fig == "fashion" else ())
+
+    def with_seeds(self, pt, values):
+        """values (pt's, a seed each) as with_spread writes them, marked
+        with their count where that is not the report's."""
+        return with_spread(values) + ("" if len(values) == len(self.seeds) else " [%d seeds]" % len(values))
+
+    def more_seeds_text(self):
+        """What the tables say of points with more seeds."""
+        return ("; [%d seeds]: seeds %s too, run where a verdict hinged on the first seeds' overlapping ranges" % (
+            len(self.seeds) + len(self.more), ", ".join(self.more)))
+
+    def more_points_text(self):
+        """How many Fashion-MNIST points have their more seeds kept (a
+        sentence of the scope, empty when none)."""
+        g = self.grid
+        n = sum(1 for s in g["fashion.settings"] for r in g["fashion.rules"] for a in self.fashion_alphas(r)
+                if a is not None and self.more and self.res.point(run_name("fashion", s, r, a), self.n_fig, self.more))
+        return (" Seeds %s too for %d of its points, fasgd's and sasgd's where the comparison of the two hinged "
+                "on the first seeds' overlapping ranges (`fashion.more_seeds`)." % (", ".join(self.more), n)
+                if n else "")
+
     def write_band(self, pt):
         with open(os.path.join(self.args.plots, "band-%s.dat" % pt.name), "w") as f:
             f.write("# iteration, mean, min, max over seeds %s of the mean test error of the last %d iterations\n"
-                    % (" ".join(self.seeds), WINDOW))
+                    % (" ".join(pt.seeds), WINDOW))
             for row in pt.band():
                 f.write("%d %.6f %.6f %.6f\n" % row)
     def fig_tables(self, fig, settings, rules, sweep_setting, prefix=None, both=True, alphas_of=None):
@@ -138,12 +174,12 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
             runs = self.fig_runs(fig, s, rules, sweep_setting, prefix, both, alphas_of)
             head = head or [lab for _, lab, _, _ in runs]
             allruns[s] = {k: pt for k, _, _, pt in runs}
-            rows.append([setting_label(s)] + ["missing" if pt is None else with_spread(pt.finals)
+            rows.append([setting_label(s)] + ["missing" if pt is None else self.with_seeds(pt, pt.finals)
                                               for _, _, _, pt in runs])
-            brows.append([setting_label(s)] + ["missing" if pt is None else with_spread(pt.bests)
+            brows.append([setting_label(s)] + ["missing" if pt is None else self.with_seeds(pt, pt.bests)
                                                for _, _, _, pt in runs])
             erows.append([setting_label(s)] + [
-                "missing" if pt is None or pt.ats(early) is None else with_spread(pt.ats(early))
+                "missing" if pt is None or pt.ats(early) is None else self.with_seeds(pt, pt.ats(early))
                 for _, _, _, pt in runs])
             f, sa = allruns[s].get("fasgd"), allruns[s].get("sasgd")
             if f and sa:
@@ -152,6 +188,8 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
                     "missing" if pt is None else fmt_it(pt.reach(thr)) for _, _, _, pt in runs])
         seeds = ("mean over seeds %s, (smallest–largest)" % ", ".join(self.seeds)
                  if len(self.seeds) > 1 else "seed %s" % self.seeds[0])
+        if any(pt and len(pt.seeds) != len(self.seeds) for pts in allruns.values() for pt in pts.values()):
+            seeds += self.more_seeds_text()
         self.w("Final test error after %s iterations (%s):" % ("{:,}".format(self.n_fig), seeds))
         self.w()
         self.w(table(["setting"] + head, rows))

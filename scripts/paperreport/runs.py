@@ -1,6 +1,7 @@
 """The runs' curves: one run (Run), the runs kept in a directory (Results),
 one point of a figure over its seeds (Point)."""
 
+import bisect
 import csv
 import gzip
 import os
@@ -27,6 +28,9 @@ class Run:
             raise ValueError("%s has no column %s" % (path, col))
         self.err = [r[col] for r in self.rows]
         self.it = [int(r["iteration"]) for r in self.rows]
+        # rows in iteration order (as every run writes them) are searched
+        # by bisection, others row by row
+        self.ordered = all(a < b for a, b in zip(self.it, self.it[1:]))
 
     @property
     def last(self):
@@ -36,6 +40,8 @@ class Run:
         """The errors of the evaluations in the WINDOW iterations ending at
         it (default: the last row), it included."""
         it = self.it[-1] if it is None else it
+        if self.ordered:
+            return self.err[bisect.bisect_right(self.it, it - WINDOW):bisect.bisect_right(self.it, it)]
         return [e for i, e in zip(self.it, self.err) if it - WINDOW < i <= it]
 
     @property
@@ -50,10 +56,17 @@ class Run:
     def at(self, it):
         """Mean of the evaluations of the WINDOW iterations ending at the last
         row <= it."""
-        idx = [i for i, x in enumerate(self.it) if x <= it]
-        if not idx:
-            return None
-        tail = self.window(self.it[idx[-1]])
+        if self.ordered:
+            k = bisect.bisect_right(self.it, it)
+            if not k:
+                return None
+            last = self.it[k - 1]
+        else:
+            idx = [i for i, x in enumerate(self.it) if x <= it]
+            if not idx:
+                return None
+            last = self.it[idx[-1]]
+        tail = self.window(last)
         return sum(tail) / len(tail)
 
     def reach(self, thr):
@@ -131,22 +144,29 @@ class Results:
         x = self.prov.get(name)
         return float(x["cpu_s"]) if x and x.get("cpu_s") else None
 
-    def point(self, name, iterations, seeds):
-        """The runs NAME-sSEED of every seed as a Point, None unless all are complete."""
+    def point(self, name, iterations, seeds, more=()):
+        """The runs NAME-sSEED of every seed as a Point, None unless all are
+        complete; with the seeds of more too where every one of theirs is
+        kept (scripts/paper runs them where a verdict hinges)."""
         runs = [self.get("%s-s%s" % (name, sd), iterations) for sd in seeds]
         if not runs or any(r is None for r in runs):
             return None
-        return Point(name, runs)
+        extra = [self.get("%s-s%s" % (name, sd), iterations) for sd in more]
+        if extra and all(r is not None for r in extra):
+            return Point(name, runs + extra, list(seeds) + list(more))
+        return Point(name, runs, list(seeds))
 
 
 class Point:
     """One point of a figure over its seeds. final, best, at, reach, rate and
     reduction are the seeds' means; finals, bests, ats give each seed's value
-    (for spreads and verdicts); rows are the first seed's."""
+    (for spreads and verdicts), in the order of seeds; rows are the first
+    seed's."""
 
-    def __init__(self, name, runs):
+    def __init__(self, name, runs, seeds):
         self.name = name
         self.runs = runs
+        self.seeds = seeds
 
     @property
     def rows(self):

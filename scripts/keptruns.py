@@ -164,7 +164,7 @@ def provenance():
                 break
     return {"commit": commit, "binary_sha256": binhash,
             "machine": "%s, %d cores, %s %s%s" % (model, os.cpu_count() or 0, platform.system(), platform.release(),
-                                                  ", OpenBLAS %s kernels" % kernels)}
+                                                  ", OpenBLAS %s" % kernels)}
 
 
 def machines(rows):

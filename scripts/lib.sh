@@ -146,7 +146,7 @@ provenance() {
     binhash=$(sha256sum "$1" | cut -c1-16)
     machine="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores, $(uname -s) $(uname -r)"
     blas_kernels
-    machine="$machine, OpenBLAS $("$top/scripts/blas-kernels" --name) kernels"
+    machine="$machine, OpenBLAS $("$top/scripts/blas-kernels" --name)"
 }
 
 # blas_kernels: pins the OpenBLAS kernels scripts/blas-kernels names

@@ -142,7 +142,7 @@ check "Fashion-MNIST, each rule at its pick: held, in the headline beside it" \
     grep -q "^| Fashion-MNIST, each rule at its own best α (picked on its validation split): fasgd (std) beats sasgd at every λ and the gap grows with λ | \*\*held\*\* | 5 / 0 / 0 of 5 | lower: 12 of 12; gap larger at the largest λ: 3 of 3 |\$" "$tmp/fashion.md"
 
 # The runs scripts/paper makes for Fashion-MNIST are the report's: each
-# rule at the paper's protocol and at its pick. fashion.more_seeds (grid.conf:
+# rule at the paper's protocol and at its pick. more_seeds (grid.conf:
 # 4 5) go where fasgd against sasgd hinges on the first seeds' overlapping
 # ranges: here the paper's protocol (level at every λ), not the picks
 # (apart at every λ); a point takes them once both are kept, and says so.
@@ -162,7 +162,7 @@ check "--fashion-alphas: each rule at the paper's protocol, then at its pick" \
       "fasgd 0.005 $fw sasgd 0.04 $sw dcasgd $(rec dcasgd 128x1000) $dw gap-aware $(rec gap-aware 128x1000) $gw " ]
 "$python" "$report" --results "$fd" --seeds "1 2 3" --hinging > "$tmp/hinging" 2> "$tmp/err"
 check "--hinging: both sides of the paper's protocol at every λ, none of the picks" \
-    [ "$(tr '\n' ' ' < "$tmp/hinging")" = "$(for lam in 250 500 1000 10000; do printf '128x%s fasgd 0.005 128x%s sasgd 0.04 ' $lam $lam; done)" ]
+    [ "$(tr '\n' ' ' < "$tmp/hinging")" = "$(for lam in 250 500 1000 10000; do printf 'fashion 128x%s fasgd 0.005 fashion 128x%s sasgd 0.04 ' $lam $lam; done)" ]
 for lam in 250 500 1000 10000; do
     for sd in 4 5; do
         csv "$fd/fashion-128x$lam-fasgd-a0.005-s$sd.csv" 0.1
@@ -176,7 +176,7 @@ check "more seeds: a point over its five seeds where both are kept, marked; over
     grep -q "^| μ=128, λ=250 | 0.1600 (0.1000–0.2000) \[5 seeds\] | 0.2400 (0.2000–0.3000) \[5 seeds\] | 0.2000 (0.2000–0.2000) |" "$tmp/more.md"
 check "more seeds: the tables say which seeds, the scope how many points" sh -c \
     'grep -q "(smallest–largest); \[5 seeds\]: seeds 4, 5 too, run where a verdict hinged" "$1" &&
-     grep -q "Seeds 4, 5 too for 8 of its points" "$1"' _ "$tmp/more.md"
+     grep -q "Seeds 4, 5 too for 8 points, both sides of each comparison whose verdict hinged on the first seeds. overlapping ranges (.more_seeds.): Fashion-MNIST 8\." "$1"' _ "$tmp/more.md"
 check "more seeds: the verdict over five seeds (fasgd lower beyond the spread nowhere), paired over five" \
     grep -q "^| Fashion-MNIST: fasgd (std) beats sasgd at every λ and the gap grows with λ | \*\*did not hold\*\* | 0 / 5 / 0 of 5 | lower: 8 of 20;" "$tmp/more.md"
 

@@ -110,7 +110,7 @@ check "provenance keeps OPENBLAS_CORETYPE and names it in the machine (got '$got
 # OpenBLAS reports them, so that OPENBLAS_CORETYPE reruns a run elsewhere.
 got=$(env -u OPENBLAS_CORETYPE "$top_src/scripts/blas-kernels" --name)
 check "blas-kernels --name: the pin, or OpenBLAS's own choice by name (got '$got')" \
-    sh -c 'case "$1" in SKYLAKEX) [ -n "$2" ] ;; unknown*|"") exit 1 ;; *"own choice)") [ -z "$2" ] ;; *) exit 1 ;; esac' \
+    sh -c 'case "$1" in "SKYLAKEX kernels") [ -n "$2" ] ;; unknown*|"") exit 1 ;; *" kernels (OpenBLAS"*"own choice)") [ -z "$2" ] ;; *) exit 1 ;; esac' \
     _ "$got" "$want"
 # What make wrote in this build: the source tree's HEAD ("+changes" when
 # its code differs), or "unknown" where the source is no git checkout.

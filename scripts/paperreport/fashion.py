@@ -2,8 +2,7 @@
 at its own pick from a learning-rate sweep on Fashion-MNIST's validation
 split."""
 
-from .common import (WINDOW, compare, hinging, run_name, setting_label, sweep_done, sweep_iterations,
-                     sweep_settings, table, with_spread)
+from .common import WINDOW, compare, setting_label, sweep_done, sweep_iterations, sweep_settings, table, with_spread
 
 
 class Fashion:
@@ -102,30 +101,6 @@ class Fashion:
         self.w(table(["setting"] + ["%s: α %s → %s" % (r, self.alpha(r, sw2), picks[r]) for r in rules], rows))
         self.w()
         self.fashion_claim(truns, "Fashion-MNIST, each rule at its own best α (picked on its validation split)")
-
-    def fashion_hinging(self):
-        """[(setting, rule, alpha)]: the runs that want fashion.more_seeds
-        (scripts/paper --only fashion runs them): both sides, fasgd (std)
-        and sasgd, of each comparison of Fig. 2's claim on Fashion-MNIST
-        (the paper's protocol; each rule at its pick, once the sweep has
-        picked), at the λ where the first seeds' ranges overlap and the
-        verdict hinges on them (common.hinging). A comparison not yet
-        complete on the first seeds asks for none."""
-        g = self.grid
-        sw2 = g["lr.settings"][1]
-        picks = self.fashion_picks()
-        comparisons = [{r: self.alpha(r, sw2) for r in ("fasgd", "sasgd")}]
-        if picks["fasgd"] and picks["sasgd"]:
-            comparisons.append({r: picks[r] for r in ("fasgd", "sasgd")})
-        out = []
-        for alphas in comparisons:
-            pts = {s: {r: self.res.point(run_name("fashion", s, r, a), self.n_fig, self.seeds)
-                       for r, a in alphas.items()} for s in g["fashion.settings"]}
-            if any(p is None for ps in pts.values() for p in ps.values()):
-                continue
-            for s in hinging([(s, compare(ps["fasgd"].finals, ps["sasgd"].finals)) for s, ps in pts.items()]):
-                out += [(s, r, a) for r, a in alphas.items() if (s, r, a) not in out]
-        return out
 
     def fashion_claim(self, runs, where):
         """Fig. 2's claim in one Fashion-MNIST comparison, judged by the

@@ -25,7 +25,7 @@ class Fig1:
                 for k2, pt in runs[s].items():
                     if not pt:
                         continue
-                    for sd, run in zip(self.seeds, pt.runs):
+                    for sd, run in zip(pt.seeds, pt.runs):
                         nll = [row["val_nll"] for row in run.rows]
                         if nll[-1] > 3 * min(nll):
                             unstable.append("%s at %s, seed %s (validation NLL %.2f at its lowest, %.2f "

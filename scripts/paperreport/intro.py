@@ -145,9 +145,12 @@ class Intro:
                                    else ": the sweep not run in this one, so the paper's protocol only")
                 if sweep_settings(g, "fashion") else "at Fig. 2's α (none tuned on it)",
                 "" if "fashion" in groups else ": in the grid, not run in this one (its 48 runs took "
-                "3.6 of the previous run's 6.4 CPU-hours)") + self.more_points_text(),
+                "3.6 of the previous run's 6.4 CPU-hours)"),
             "MNIST: the 10,000-digit subset (8,000/1,000/1,000) rather than the full 60,000/10,000.",
         ]
+        more = self.more_points_item()
+        if more:
+            items.insert(1, more)
         default = os.path.join(TOP, "experiments", "data", "paper")
         if not self.args.smoke and os.path.abspath(self.args.results) == default:
             # The long runs (experiments/grid-long.conf, grid-1m.conf) of

@@ -12,12 +12,13 @@ from .fig1 import Fig1
 from .fig2 import Fig2
 from .fig3 import Fig3
 from .fashion import Fashion
+from .hinging import Hinging
 from .figures import Figures
 from .tta import KEPT as TTA_KEPT, PAPER_BYTES_CUT, bytes_claim
 from .tuned import ablation_rows, baselines_rows
 
 
-class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
+class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures, Hinging):
     """The report being written (self.out, its lines), the claims gathered
     for its last section, and what every section asks: the grid, the runs,
     the alphas a figure used. Each section's methods come from its module;
@@ -28,10 +29,10 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
         self.grid = read_grid(getattr(args, "grid", None))
         self.scale = 20 if args.smoke else 1
         self.seeds = args.seeds.split()
-        # Fashion-MNIST's more seeds, which scripts/paper runs where one of
-        # its verdicts hinges on the first seeds' overlapping ranges (not
+        # The more seeds, which scripts/paper runs where a verdict hinges on
+        # the first seeds' overlapping ranges (paperreport/hinging.py; not
         # with --smoke or --quick, which run one seed).
-        self.more = [] if args.smoke or args.quick else self.grid.get("fashion.more_seeds", [])
+        self.more = [] if args.smoke or args.quick else self.grid.get("more_seeds", [])
         # The figures judge by the held-out test rows; the sweeps pick by
         # the validation rows (those of the sweep kept in the grid's
         # lr.kept, if it names one: scripts/paper takes its picks there).
@@ -133,10 +134,9 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
 
     def fig_point(self, fig, setting, rule, alpha, prefix=None):
         """A figure's point (its runs named by prefix, by default the
-        figure's) over the report's seeds; Fashion-MNIST's over its more
-        seeds too where every one of theirs is kept."""
-        return self.res.point(run_name(prefix or fig, setting, rule, alpha), self.n_fig, self.seeds,
-                              self.more if fig == "fashion" else ())
+        figure's) over the report's seeds, and over the more seeds too
+        where every one of theirs is kept."""
+        return self.res.point(run_name(prefix or fig, setting, rule, alpha), self.n_fig, self.seeds, self.more)
 
     def with_seeds(self, pt, values):
         """values (pt's, a seed each) as with_spread writes them, marked
@@ -148,15 +148,22 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
         return ("; [%d seeds]: seeds %s too, run where a verdict hinged on the first seeds' overlapping ranges" % (
             len(self.seeds) + len(self.more), ", ".join(self.more)))
 
-    def more_points_text(self):
-        """How many Fashion-MNIST points have their more seeds kept (a
-        sentence of the scope, empty when none)."""
-        g = self.grid
-        n = sum(1 for s in g["fashion.settings"] for r in g["fashion.rules"] for a in self.fashion_alphas(r)
-                if a is not None and self.more and self.res.point(run_name("fashion", s, r, a), self.n_fig, self.more))
-        return (" Seeds %s too for %d of its points, fasgd's and sasgd's where the comparison of the two hinged "
-                "on the first seeds' overlapping ranges (`fashion.more_seeds`)." % (", ".join(self.more), n)
-                if n else "")
+    def more_points_item(self):
+        """The scope's item on the more seeds: the points that want them
+        (paperreport/hinging.py) and how many of those have them kept, by
+        figure; None when none want them."""
+        if not self.more:
+            return None
+        want = self.hinging_points()
+        if not want:
+            return None
+        got = [p for p in want if self.res.point(run_name(*p), self.n_fig, self.more)]
+        names = {"fig1": "Fig. 1", "fig2": "Fig. 2", "fashion": "Fashion-MNIST"}
+        by = [(names[f], sum(1 for p in got if p[0] == f)) for f in names if any(p[0] == f for p in want)]
+        return ("Seeds %s too for %d points, both sides of each comparison whose verdict hinged on the first "
+                "seeds' overlapping ranges (`more_seeds`): %s%s." % (
+                    ", ".join(self.more), len(got), ", ".join("%s %d" % x for x in by),
+                    "" if len(got) == len(want) else "; %d more want them, not run" % (len(want) - len(got))))
 
     def write_band(self, pt):
         with open(os.path.join(self.args.plots, "band-%s.dat" % pt.name), "w") as f:
@@ -224,12 +231,7 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
                 continue
             end = compare(a.finals, b.finals)
             start = compare(a.ats(early), b.ats(early))
-            if end == "lower" and start == "lower":
-                outcomes.append("holds")
-            elif "higher" in (end, start):
-                outcomes.append("reversed")
-            else:
-                outcomes.append("within noise")
+            outcomes.append(outcome(self.fl_outcome(a, b)))
             d_end, p_end = paired(a.finals, b.finals)
             d_start, _ = paired(a.ats(early), b.ats(early))
             k += sum(1 for x, y in zip(d_end, d_start) if x < 0 and y < 0)
@@ -238,6 +240,18 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures):
                 setting_label(s), with_spread(a.finals), with_spread(b.finals), end, p_end,
                 "{:,}".format(early), with_spread(a.ats(early)), with_spread(b.ats(early)), start))
         return outcomes, details, k, total
+
+    def fl_outcome(self, a, b):
+        """a against b, faster and lower: "lower" where a is lower beyond
+        the seeds' spread both at the end and at a tenth of the run,
+        "higher" where it is higher at either, else "within noise"."""
+        early = self.n_fig // 10
+        if a.ats(early) is None or b.ats(early) is None:
+            return None
+        end, start = compare(a.finals, b.finals), compare(a.ats(early), b.ats(early))
+        if end == "lower" and start == "lower":
+            return "lower"
+        return "higher" if "higher" in (end, start) else "within noise"
 
     @staticmethod
     def verdict(outcomes):

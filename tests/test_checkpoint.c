@@ -208,6 +208,17 @@ s_reseal (unsigned char *image, size_t len)
     s_put_le32 (image + len - 4, (uint32_t) crc32 (0, image, (unsigned) (len - 4)));
 }
 
+/*  dst becomes the first len bytes of image as a file of the format
+    `magic` would hold them: that magic, both checksums resealed (dst may
+    be image).  */
+static void
+s_as_format (unsigned char *dst, const unsigned char *image, size_t len, const char *magic)
+{
+    memmove (dst, image, len - 4);
+    memcpy (dst, magic, 8);
+    s_reseal (dst, len);
+}
+
 /*  Parses image, expecting a refusal whose reason contains cause; with
     from_file, through the file as well.  */
 static void
@@ -941,9 +952,7 @@ START_TEST (test_format_before_is_read_without_guard_state)
     size_t len4 = len5 - S_CLOCK;
     unsigned char *v4 = malloc (len5);
     ck_assert_ptr_nonnull (v4);
-    memcpy (v4, image, len4 - 4);
-    memcpy (v4, "FASGDCK4", 8);
-    s_reseal (v4, len4);
+    s_as_format (v4, image, len4, "FASGDCK4");
     char err4 [256] = "";
     fasgd_checkpoint_t *ck4 = fasgd_checkpoint_parse (v4, len4, &f.desc, err4, sizeof err4);
     ck_assert_msg (ck4 != NULL, "%s", err4);
@@ -954,24 +963,17 @@ START_TEST (test_format_before_is_read_without_guard_state)
     ck_assert_int_eq (memcmp (&ck4->guard, &f.guard, sizeof f.guard), 0);
     ck_assert_int_eq (memcmp (ck4->saved, f.saved, sizeof f.saved), 0);
     fasgd_checkpoint_destroy (&ck4);
-    memcpy (v4 + 8, image + 8, len4 - 12);
-    memcpy (v4, "FASGDCK5", 8);
-    s_reseal (v4, len4);
+    s_as_format (v4, image, len4, "FASGDCK5");
     s_refused (&f, v4, len4, &f.desc, "FASGDCK5 without the clock", "truncated");
-    memcpy (v4, image, len5);
-    memcpy (v4, "FASGDCK4", 8);
-    s_reseal (v4, len5);
+    s_as_format (v4, image, len5, "FASGDCK4");
     s_refused (&f, v4, len5, &f.desc, "FASGDCK4 with a clock", "328 trailing bytes");
     free (v4);
     /*  image now as FASGDCK4 was.  */
-    memcpy (image, "FASGDCK4", 8);
-    s_reseal (image, len4);
+    s_as_format (image, image, len4, "FASGDCK4");
     size_t len = len4 - S_LOSS;
     unsigned char *v3 = malloc (len4);
     ck_assert_ptr_nonnull (v3);
-    memcpy (v3, image, len - 4);
-    memcpy (v3, "FASGDCK3", 8);
-    s_reseal (v3, len);
+    s_as_format (v3, image, len, "FASGDCK3");
     char err3 [256] = "";
     fasgd_checkpoint_t *ck3 = fasgd_checkpoint_parse (v3, len, &f.desc, err3, sizeof err3);
     ck_assert_msg (ck3 != NULL, "%s", err3);
@@ -982,20 +984,15 @@ START_TEST (test_format_before_is_read_without_guard_state)
     ck_assert_uint_eq (ck3->guard.nnorms, 300);
     ck_assert_int_eq (memcmp (ck3->theta, f.theta, sizeof f.theta), 0);
     fasgd_checkpoint_destroy (&ck3);
-    memcpy (v3, image, len4);
-    memcpy (v3, "FASGDCK3", 8);
-    s_reseal (v3, len4);
+    s_as_format (v3, image, len4, "FASGDCK3");
     s_refused (&f, v3, len4, &f.desc, "FASGDCK3 with the keys' records", "trailing bytes");
     free (v3);
     /*  image now as FASGDCK3 was.  */
-    memcpy (image, "FASGDCK3", 8);
-    s_reseal (image, len);
+    s_as_format (image, image, len, "FASGDCK3");
     size_t old_len = len - 8232;
     unsigned char *old = malloc (len);
     ck_assert_ptr_nonnull (old);
-    memcpy (old, image, old_len - 4);
-    memcpy (old, "FASGDCK2", 8);
-    s_reseal (old, old_len);
+    s_as_format (old, image, old_len, "FASGDCK2");
     char err [256] = "";
     fasgd_checkpoint_t *ck = fasgd_checkpoint_parse (old, old_len, &f.desc, err, sizeof err);
     ck_assert_msg (ck != NULL, "%s", err);
@@ -1004,9 +1001,7 @@ START_TEST (test_format_before_is_read_without_guard_state)
     ck_assert_int_eq (memcmp (ck->theta, f.theta, sizeof f.theta), 0);
     ck_assert_int_eq (memcmp (ck->state, f.state, f.state_len), 0);
     fasgd_checkpoint_destroy (&ck);
-    memcpy (old, image, len);
-    memcpy (old, "FASGDCK2", 8);
-    s_reseal (old, len);
+    s_as_format (old, image, len, "FASGDCK2");
     s_refused (&f, old, len, &f.desc, "FASGDCK2 with a guard state", "8232 trailing bytes");
     free (old);
     free (image);

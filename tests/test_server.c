@@ -1354,38 +1354,33 @@ START_TEST (test_resume_refuses_damaged_checkpoints)
         s_reseal (bad, len);
         s_expect_refused (dir, clock_causes [k], bad, len, "20,8,4", "asgd", clock_causes [k]);
     }
-    /*  The format before, FASGDCK4, without the staleness clock: resumed,
-        and the log says the clock starts anew.  */
+    /*  The formats before, resumed, each with its log: FASGDCK4 without
+        the staleness clock (the clock starts anew), FASGDCK3 without the
+        keys' records too (their clients start anew), FASGDCK2 without
+        the guard's state (the guard starts fresh).  */
     char path [128];
     snprintf (path, sizeof path, "%s/ckpt", dir);
-    memcpy (bad, good, clock_at);
-    memcpy (bad, "FASGDCK4", 8);
-    memset (bad + clock_at, 0, 4);
-    s_reseal (bad, clock_at + 4);
-    fasgd_test_write_file (path, bad, clock_at + 4);
-    ck_assert_msg (s_resume_check (dir, "20,8,4", "asgd", log, sizeof log) == 0, "%s", log);
-    ck_assert_msg (strstr (log, "resumed from") && strstr (log, "(FASGDCK4)")
-                   && strstr (log, "the updates before T=1 count one each"), "%s", log);
-    /*  The format before, FASGDCK3, without the keys' records: resumed,
-        and the log says their clients start anew.  */
-    memcpy (bad, good, guard_at + 8232);
-    memcpy (bad, "FASGDCK3", 8);
-    memset (bad + guard_at + 8232, 0, 4);
-    s_reseal (bad, guard_at + 8232 + 4);
-    fasgd_test_write_file (path, bad, guard_at + 8232 + 4);
-    ck_assert_msg (s_resume_check (dir, "20,8,4", "asgd", log, sizeof log) == 0, "%s", log);
-    ck_assert_msg (strstr (log, "resumed from") && strstr (log, "(FASGDCK3)")
-                   && strstr (log, "start anew"), "%s", log);
-    /*  FASGDCK2, without the guard's state: resumed, and the log says the
-        guard starts fresh.  */
-    memcpy (bad, good, guard_at);
-    memcpy (bad, "FASGDCK2", 8);
-    memset (bad + guard_at, 0, 4);
-    s_reseal (bad, guard_at + 4);
-    fasgd_test_write_file (path, bad, guard_at + 4);
-    ck_assert_msg (s_resume_check (dir, "20,8,4", "asgd", log, sizeof log) == 0, "%s", log);
-    ck_assert_msg (strstr (log, "resumed from") && strstr (log, "(FASGDCK2)")
-                   && strstr (log, "the guard starts fresh"), "%s", log);
+    const struct {
+        const char *magic;
+        size_t end;                     /* where the format's final checksum goes */
+        const char *says;
+    } formats [] = {
+        { "FASGDCK4", clock_at, "the updates before T=1 count one each" },
+        { "FASGDCK3", guard_at + 8232, "start anew" },
+        { "FASGDCK2", guard_at, "the guard starts fresh" },
+    };
+    for (size_t k = 0; k < sizeof formats / sizeof formats [0]; k++) {
+        memcpy (bad, good, formats [k].end);
+        memcpy (bad, formats [k].magic, 8);
+        memset (bad + formats [k].end, 0, 4);
+        s_reseal (bad, formats [k].end + 4);
+        fasgd_test_write_file (path, bad, formats [k].end + 4);
+        ck_assert_msg (s_resume_check (dir, "20,8,4", "asgd", log, sizeof log) == 0, "%s: %s", formats [k].magic, log);
+        char named [16];
+        snprintf (named, sizeof named, "(%s)", formats [k].magic);
+        ck_assert_msg (strstr (log, "resumed from") && strstr (log, named) && strstr (log, formats [k].says), "%s: %s",
+                       formats [k].magic, log);
+    }
     /*  NaN and Inf in θ, and T = 2^64 - 1, under correct checksums.  */
     const size_t theta_at = s_le32 (good + 8);
     const float nonfinite [] = { NAN, INFINITY };

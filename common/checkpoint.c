@@ -539,8 +539,9 @@ s_read_header (s_source_t *src, unsigned char *h, uint32_t *hlen_p, int *guarded
     }
     if (memcmp (h, S_OLD_MAGIC, 8) == 0)
         return fasgd_errbuf (err, errlen, "a checkpoint of the old format " S_OLD_MAGIC ", which has neither a "
-                             "checksum nor a model description; this version reads " S_V2_MAGIC " to " FASGD_CHECKPOINT_MAGIC
-                             " (start without --resume, or resume with the version that wrote it)");
+                             "checksum nor a model description; this version reads " S_V2_MAGIC " to "
+                             FASGD_CHECKPOINT_MAGIC " (start without --resume, or resume with the version that "
+                             "wrote it)");
     *guarded = !memcmp (h, S_V2_MAGIC, 8) ? 0 : !memcmp (h, S_V3_MAGIC, 8) ? 1 : !memcmp (h, S_V4_MAGIC, 8) ? 2 : 3;
     if (*guarded == 3 && memcmp (h, FASGD_CHECKPOINT_MAGIC, 8) != 0) {
         char q [48];

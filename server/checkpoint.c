@@ -1,8 +1,8 @@
 /*  checkpoint: θ, T, the rule's state, the guard's and the staleness
-    clock's on disk, written periodically, on request and at exit, and read back by --resume. The
-    file format, its checks and the safe write are common/checkpoint.c's;
-    here is when to write, what to do when writing fails, and what a
-    resume applies.  */
+    clock's on disk, written periodically, on request and at exit, and
+    read back by --resume. The file format, its checks and the safe write
+    are common/checkpoint.c's; here is when to write, what to do when
+    writing fails, and what a resume applies.  */
 #include "checkpoint.h"
 
 #include "../common/checkpoint.h"
@@ -151,9 +151,9 @@ fasgd_srv_checkpoint_destroy (fasgd_srv_checkpoint_t **self_p)
 }
 
 /*  Writes θ, T, the rule's state, the guard's and the staleness clock's
-    running sums (common/checkpoint.c: a temporary
-    file created exclusively, fsync, rename, the folder synced), so a
-    crash or a failure leaves the previous checkpoint whole. On failure
+    running sums (common/checkpoint.c: a temporary file created
+    exclusively, fsync, rename, the folder synced), so a crash or a
+    failure leaves the previous checkpoint whole. On failure
     returns -1 with the cause in err (when given), after logging it and
     lengthening the pause before the next periodic attempt.  */
 int

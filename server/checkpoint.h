@@ -1,7 +1,7 @@
-/*  checkpoint: θ, T, the rule's state, the guard's and the staleness clock's on disk, written periodically,
-    on request and at exit, and read back by --resume (checkpoint.c). It
-    owns when to write and what to do when writing fails; the file
-    format is common/checkpoint.c's.  */
+/*  checkpoint: θ, T, the rule's state, the guard's and the staleness
+    clock's on disk, written periodically, on request and at exit, and
+    read back by --resume (checkpoint.c). It owns when to write and what
+    to do when writing fails; the file format is common/checkpoint.c's.  */
 #ifndef FASGD_SERVER_CHECKPOINT_H_INCLUDED
 #define FASGD_SERVER_CHECKPOINT_H_INCLUDED
 

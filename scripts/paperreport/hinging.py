@@ -1,13 +1,15 @@
 """Which points want the grid's more_seeds: both sides of a claim's
 comparison at each setting where its verdict hinges on the first seeds'
-overlapping ranges (common.hinging), as scripts/paper-report --hinging
-prints them for scripts/paper to run."""
+overlapping ranges (common.hinging), or the point itself where the claim
+judges one point (Fig. 3's concave copy curves), as scripts/paper-report
+--hinging prints them (their runs' names without -sSEED) for
+scripts/paper to run."""
 
 from .common import compare, hinging, run_name
 
 
 class Hinging:
-    """The points of Fig. 1, Fig. 2 and Fashion-MNIST whose claims hinge."""
+    """The points of Fig. 1, Fig. 2, Fig. 3 and Fashion-MNIST whose claims hinge."""
 
     def first(self, fig, setting, rule, alpha):
         """A point over the first seeds alone (what decides whether more
@@ -15,9 +17,8 @@ class Hinging:
         return self.res.point(run_name(fig, setting, rule, alpha), self.n_fig, self.seeds)
 
     def hinging_points(self):
-        """[(figure, setting, rule, alpha)] in the order scripts/paper runs
-        them, each once. A comparison not yet complete on the first seeds
-        asks for none."""
+        """[point name] in the order scripts/paper runs them, each once. A
+        comparison not yet complete on the first seeds asks for none."""
         g = self.grid
         out = []
         paper = {r: g["alpha." + r][0] for r in ("fasgd", "fasgd-abs", "sasgd")}
@@ -42,6 +43,20 @@ class Hinging:
         for alphas in sides:
             out += self.hinging_of("fashion", g["fashion.settings"], alphas, "fasgd",
                                    lambda a, b: compare(a.finals, b.finals))
+        # Fig. 3: each B-FASGD gate's copy curve is concave (Fig3.concave),
+        # over the gated runs kept
+        s3 = g["fig3.setting"][0]
+        gated = []
+        for st, rule in (("std", "fasgd"), ("abs", "fasgd-abs")):
+            a = self.pick(rule, s3)
+            for what, kind in (("fetch", "fetches"), ("push", "pushes")):
+                for c in g["fig3.c%s.%s" % (what, st)] if a is not None else []:
+                    name = "fig3-%s-a%s-c%s%s" % (st, a, what, c)
+                    pt = self.res.point(name, self.n_fig, self.seeds)
+                    o = self.concave(pt, kind)[1] if pt else None
+                    if o:
+                        gated.append((name, {"holds": "lower", "reversed": "higher"}.get(o, o)))
+        out += hinging(gated)
         seen = []
         return [p for p in out if not (p in seen or seen.append(p))]
 
@@ -54,4 +69,4 @@ class Hinging:
             return []
         b_key = [r for r in alphas if r != a_key][0]
         compares = [(s, judge(ps[a_key], ps[b_key])) for s, ps in pts.items()]
-        return [(fig, s, r, a) for s in hinging(compares) for r, a in alphas.items()]
+        return [run_name(fig, s, r, a) for s in hinging(compares) for r, a in alphas.items()]

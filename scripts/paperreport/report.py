@@ -157,11 +157,12 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures, Hinging):
         want = self.hinging_points()
         if not want:
             return None
-        got = [p for p in want if self.res.point(run_name(*p), self.n_fig, self.more)]
-        names = {"fig1": "Fig. 1", "fig2": "Fig. 2", "fashion": "Fashion-MNIST"}
-        by = [(names[f], sum(1 for p in got if p[0] == f)) for f in names if any(p[0] == f for p in want)]
-        return ("Seeds %s too for %d points, both sides of each comparison whose verdict hinged on the first "
-                "seeds' overlapping ranges (`more_seeds`): %s%s." % (
+        got = [p for p in want if self.res.point(p, self.n_fig, self.more)]
+        names = {"fig1": "Fig. 1", "fig2": "Fig. 2", "fig3": "Fig. 3", "fashion": "Fashion-MNIST"}
+        fig = lambda p: p.split("-")[0]  # noqa: E731
+        by = [(names[f], sum(1 for p in got if fig(p) == f)) for f in names if any(fig(p) == f for p in want)]
+        return ("Seeds %s too for %d points, where a claim's verdict hinged on the first seeds' overlapping "
+                "ranges (both sides of a comparison; a Fig. 3 gate's own copy curve; `more_seeds`): %s%s." % (
                     ", ".join(self.more), len(got), ", ".join("%s %d" % x for x in by),
                     "" if len(got) == len(want) else "; %d more want them, not run" % (len(want) - len(got))))
 

@@ -17,7 +17,7 @@ sl=$!
 pids="$sl"
 # Until the second job's clients joined (or slurm-local ended), 180 s at most.
 i=0
-while [ $i -lt 1800 ] && kill -0 $sl 2> /dev/null && ! grep -q 'the server has 5 clients' "$tmp/err"; do
+while [ $i -lt 1800 ] && kill -0 $sl 2> /dev/null && ! grep -q "the second job's 2 clients joined" "$tmp/err"; do
     sleep 0.1; i=$((i + 1))
 done
 if ! kill -0 $sl 2> /dev/null; then

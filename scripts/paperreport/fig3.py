@@ -15,9 +15,8 @@ class Fig3:
         s = g["fig3.setting"][0]
         self.w("## Fig. 3: B-FASGD, bandwidth vs test error")
         self.w()
-        a = self.pick("fasgd", s)
-        aa = self.pick("fasgd-abs", s)
-        pfx = {"std": "fig3-std-a%s" % a, "abs": "fig3-abs-a%s" % aa}
+        (a, pstd), (aa, pabs) = self.fig3_prefix("std"), self.fig3_prefix("abs")
+        pfx = {"std": pstd, "abs": pabs}
         self.w("fasgd at %s, %s iterations (the paper ran 10^6). The setting "
                "is the middle of Fig. 1: enough clients (32) for staleness to matter, and cheap "
                "enough (μ = 4) for many runs. Each statistic runs "
@@ -91,6 +90,13 @@ class Fig3:
         self.fig3_result = result
         self.fig3_bytes(pfx, pt)
         self.fig3_claims(result)
+
+    def fig3_prefix(self, st):
+        """(α, the name its runs begin with) of statistic st ("std",
+        "abs") in Fig. 3: its sweep winner on fig3.setting, and
+        fig3-ST-aα (then -c0, -cfetchC, -kpushK, ... and -sSEED)."""
+        a = self.pick("fasgd" if st == "std" else "fasgd-abs", self.grid["fig3.setting"][0])
+        return a, "fig3-%s-a%s" % (st, a)
 
     @staticmethod
     def concave(point, kind):

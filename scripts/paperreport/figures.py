@@ -103,12 +103,11 @@ class Figures:
         s3 = g["fig3.setting"][0]
         bytes_ok = []
         for st in ("std", "abs"):
-            a = self.pick("fasgd" if st == "std" else "fasgd-abs", s3)
+            a, pfx = self.fig3_prefix(st)
             if a is None:
                 continue
             cf, cp = g["fig3.cfetch." + st], g["fig3.cpush." + st]
             kf, kp = g["fig3.kfetch"], g["fig3.kpush"]
-            pfx = "fig3-%s-a%s" % (st, a)
             names = ([pfx + "-c0"] + [pfx + "-cfetch" + c for c in cf] + [pfx + "-cpush" + c for c in cp]
                      + [pfx + "-kfetch" + k for k in kf] + [pfx + "-kpush" + k for k in kp])
             if not self.have(*names):

@@ -45,13 +45,12 @@ class Hinging:
                                    lambda a, b: compare(a.finals, b.finals))
         # Fig. 3: each B-FASGD gate's copy curve is concave (Fig3.concave),
         # over the gated runs kept
-        s3 = g["fig3.setting"][0]
         gated = []
-        for st, rule in (("std", "fasgd"), ("abs", "fasgd-abs")):
-            a = self.pick(rule, s3)
+        for st in ("std", "abs"):
+            a, pfx = self.fig3_prefix(st)
             for what, kind in (("fetch", "fetches"), ("push", "pushes")):
                 for c in g["fig3.c%s.%s" % (what, st)] if a is not None else []:
-                    name = "fig3-%s-a%s-c%s%s" % (st, a, what, c)
+                    name = "%s-c%s%s" % (pfx, what, c)
                     pt = self.res.point(name, self.n_fig, self.seeds)
                     o = self.concave(pt, kind)[1] if pt else None
                     if o:

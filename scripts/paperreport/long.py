@@ -331,7 +331,7 @@ class LongReport:
                         x = [p - q for p, q in zip(pt.finals, bp.finals)]
                         d = "%+.4f%s" % (mean(x), spread(x))
                     rows.append([setting_label(s), label] + [
-                        rep.with_seeds(p, p.finals) if p else "missing" if on else "not run"
+                        rep.with_seeds(p.finals) if p else "missing" if on else "not run"
                         for p, on, rep in zip((pt, bp), at, (L, B))] + [d])
         w("Final test error%s:" % (" (%s; *paired* over the seeds both lengths have)" % L.more_seeds_text()[2:]
                                     if marked else ""))

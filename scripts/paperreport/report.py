@@ -138,9 +138,9 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures, Hinging):
         where every one of theirs is kept."""
         return self.res.point(run_name(prefix or fig, setting, rule, alpha), self.n_fig, self.seeds, self.more)
 
-    def with_seeds(self, pt, values):
-        """values (pt's, a seed each) as with_spread writes them, marked
-        with their count where that is not the report's."""
+    def with_seeds(self, values):
+        """values (a point's, a seed each) as with_spread writes them,
+        marked with their count where that is not the report's."""
         return with_spread(values) + ("" if len(values) == len(self.seeds) else " [%d seeds]" % len(values))
 
     def more_seeds_text(self):
@@ -182,12 +182,12 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures, Hinging):
             runs = self.fig_runs(fig, s, rules, sweep_setting, prefix, both, alphas_of)
             head = head or [lab for _, lab, _, _ in runs]
             allruns[s] = {k: pt for k, _, _, pt in runs}
-            rows.append([setting_label(s)] + ["missing" if pt is None else self.with_seeds(pt, pt.finals)
+            rows.append([setting_label(s)] + ["missing" if pt is None else self.with_seeds(pt.finals)
                                               for _, _, _, pt in runs])
-            brows.append([setting_label(s)] + ["missing" if pt is None else self.with_seeds(pt, pt.bests)
+            brows.append([setting_label(s)] + ["missing" if pt is None else self.with_seeds(pt.bests)
                                                for _, _, _, pt in runs])
             erows.append([setting_label(s)] + [
-                "missing" if pt is None or pt.ats(early) is None else self.with_seeds(pt, pt.ats(early))
+                "missing" if pt is None or pt.ats(early) is None else self.with_seeds(pt.ats(early))
                 for _, _, _, pt in runs])
             f, sa = allruns[s].get("fasgd"), allruns[s].get("sasgd")
             if f and sa:

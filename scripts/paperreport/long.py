@@ -193,8 +193,8 @@ class LongReport:
 
     def cpu_h(self, rep, fig, seeded=True):
         """(runs, CPU-hours) of a figure's runs (names FIG-...-sSEED; with
-        seeded false, a sweep's, FIG-...)."""
-        seeds = rep.seeds + (rep.more if fig == "fashion" else [])
+        seeded false, a sweep's, FIG-...), the more seeds' included."""
+        seeds = rep.seeds + rep.more
         names = [n for n in rep.res.prov if n.startswith(fig + "-") and
                  (not seeded or n.endswith(tuple("-s" + s for s in seeds)))]
         return len(names), sum(rep.res.cpu(n) or 0.0 for n in names) / 3600

@@ -38,6 +38,24 @@ typedef struct {
     fasgd_srv_registry_t *reg;
 } s_server_t;
 
+/*  A fresh folder (dir) for a test's checkpoint, at path in it.  */
+static void
+s_folder (char dir [64], char path [128])
+{
+    snprintf (dir, 64, "/tmp/fasgd-test-restart-XXXXXX");
+    ck_assert_ptr_nonnull (mkdtemp (dir));
+    snprintf (path, 128, "%s/ckpt", dir);
+}
+
+/*  Removes that folder and what it holds.  */
+static void
+s_folder_end (const char *dir)
+{
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq (system (cmd), 0);
+}
+
 /*  Builds a server on checkpoint file path; resumes from it when resume.  */
 static void
 s_server (s_server_t *s, const char *path, int resume)
@@ -145,9 +163,7 @@ s_push (s_server_t *s, fasgd_srv_client_t *c)
 START_TEST (test_cut_key_stays_cut_after_a_restart)
 {
     char dir [64], path [128];
-    snprintf (dir, sizeof dir, "/tmp/fasgd-test-restart-XXXXXX");
-    ck_assert_ptr_nonnull (mkdtemp (dir));
-    snprintf (path, sizeof path, "%s/ckpt", dir);
+    s_folder (dir, path);
     s_server_t s;
     s_server (&s, path, 0);
     /*  A client past its probation, with a good mean score, whose record
@@ -220,9 +236,7 @@ START_TEST (test_cut_key_stays_cut_after_a_restart)
     ck_assert_uint_eq (again->loss_cut, 1);
     s_server_end (&s);
     free (saved);
-    char cmd [128];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq (system (cmd), 0);
+    s_folder_end (dir);
 }
 END_TEST
 
@@ -235,9 +249,7 @@ END_TEST
 START_TEST (test_staleness_clock_continues_after_a_restart)
 {
     char dir [64], path [128];
-    snprintf (dir, sizeof dir, "/tmp/fasgd-test-restart-XXXXXX");
-    ck_assert_ptr_nonnull (mkdtemp (dir));
-    snprintf (path, sizeof path, "%s/ckpt", dir);
+    s_folder (dir, path);
     s_server_t s;
     s_server (&s, path, 0);
     fasgd_staleness_clock_t *before = fasgd_staleness_new (1, s.params->T);
@@ -299,9 +311,7 @@ START_TEST (test_staleness_clock_continues_after_a_restart)
     fasgd_staleness_destroy (&count);
     fasgd_staleness_destroy (&after);
     fasgd_staleness_destroy (&before);
-    char cmd [128];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq (system (cmd), 0);
+    s_folder_end (dir);
 }
 END_TEST
 

@@ -6,7 +6,8 @@ A run goes to results/ as a CSV (through NAME.tmp, its messages in NAME.log,
 its CPU seconds in NAME.cpu); a run whose CSV is complete is not run again,
 so an interrupted invocation resumes. keep() copies the runs a report reads
 into a kept directory under experiments/data/, each CSV gzipped (the same CSV
-always makes the same bytes), with a line per run in finals.csv: its keys,
+always makes the same bytes; `scripts/kept-curves pack` folds them into the
+directory's curves.tar.xz), with a line per run in finals.csv: its keys,
 the file, the command line, the commit, the binary's SHA-256, the CPU
 seconds and the machine.
 """
@@ -21,24 +22,12 @@ import subprocess
 import sys
 import time
 
+from paperreport import curves
 from paperreport.common import TOP, TAIL
 
 SIM = os.path.join(TOP, "build", "sim", "fasgd-sim")
 BASE = os.path.join(TOP, "experiments", "base.yaml")
 PROVENANCE = ["file", "command", "commit", "binary_sha256", "cpu_s", "machine"]
-
-
-def read_rows(f):
-    """A CSV's rows as dicts of floats (complete rows only)."""
-    r = csv.reader(f)
-    header = next(r)
-    return [{k: float(v) for k, v in zip(header, row)} for row in r if len(row) == len(header)]
-
-
-def read_kept(path):
-    """A kept (gzipped) CSV's rows."""
-    with gzip.open(path, "rt") as f:
-        return read_rows(f)
 
 
 def tail_mean(rows, col):
@@ -51,7 +40,7 @@ def complete(path, n):
     """The CSV's rows if it reached iteration n, else None."""
     try:
         with open(path) as f:
-            rows = read_rows(f)
+            rows = curves.rows_of(f)[0]
         return rows if rows and int(rows[-1]["iteration"]) == n else None
     except (OSError, StopIteration, ValueError):
         return None
@@ -196,7 +185,7 @@ def keep(kept, key_cols, runs, cpu, prov, others=None):
             w.writerows(x for k, x in old.items() if k not in mine and others(x))
         for key, src, keys in runs:
             gz = os.path.basename(src) + ".gz"
-            if not os.path.exists(src) and key in old and os.path.exists(os.path.join(kept, old[key]["file"])):
+            if not os.path.exists(src) and key in old and curves.has(kept, old[key]["file"]):
                 w.writerow(old[key])
                 continue
             with open(src, "rb") as fi, open(os.path.join(kept, gz), "wb") as fo:

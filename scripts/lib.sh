@@ -43,6 +43,10 @@
 #   keep_csv CSV OUT COLUMN... CSV's COLUMNs (by name; fails on a missing
 #                              one) gzipped into OUT, through OUT.tmp (gzip
 #                              -n: the same CSV makes the same bytes)
+#   has_curve DIR FILE LIST    whether DIR keeps the curve FILE: loose in
+#                              DIR, or named in the file LIST (what
+#                              scripts/kept-curves list DIR printed, taken
+#                              once: its pack is read whole)
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pids=()
 
@@ -155,6 +159,10 @@ blas_kernels() {
     local k
     k=$("$top/scripts/blas-kernels")
     if [ -n "$k" ]; then export OPENBLAS_CORETYPE=$k; fi
+}
+
+has_curve() {
+    [ -f "$1/$2" ] || grep -qxF "$2" "$3"
 }
 
 keep_csv() {

@@ -4,22 +4,15 @@ experiments/data/time-to-accuracy-testbed/ (the real daemons on a shaped
 link), each beside the simulated runs of the same gate and bandwidth."""
 
 import csv
-import gzip
 import os
 import re
 
 from keptruns import machines
+from paperreport.curves import rows as kept_rows
 from paperreport.common import TOP, table
 from paperreport.tta import SMOOTH, gate_label, mbit, med_range, median, reach, secs
 
 TESTBED = os.path.join(TOP, "experiments", "data", "time-to-accuracy-testbed")
-
-
-def read_measured(path):
-    with gzip.open(path, "rt") as f:
-        r = csv.reader(f)
-        header = next(r)
-        return [{k: float(v) for k, v in zip(header, row)} for row in r if len(row) == len(header)]
 
 
 def load_measured(kept):
@@ -29,7 +22,7 @@ def load_measured(kept):
         runs = list(csv.DictReader(f))
     curves = {}
     for x in runs:
-        rows = read_measured(os.path.join(kept, x["file"]))
+        rows = kept_rows(kept, x["file"])
         for r in rows:
             r["sim_time"], r["iteration"] = r["wall_s"], r["timestamp"]
             r["bytes"] = r["bytes_in"] + r["bytes_out"]

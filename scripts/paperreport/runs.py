@@ -3,9 +3,9 @@ one point of a figure over its seeds (Point)."""
 
 import bisect
 import csv
-import gzip
 import os
 
+from . import curves
 from .common import WINDOW, mean
 
 
@@ -14,18 +14,12 @@ class Run:
     the report judges by (test_error for the figures, val_error for the
     sweeps that pick)."""
 
-    def __init__(self, path, col="test_error"):
-        self.path = path
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(path, "rt") as f:
-            header = f.readline().strip().split(",")
-            self.rows = []
-            for line in f:
-                parts = line.strip().split(",")
-                if len(parts) == len(header):
-                    self.rows.append({k: float(v) for k, v in zip(header, parts)})
+    def __init__(self, folder, file, col="test_error"):
+        self.path = os.path.join(folder, file)
+        with curves.text(folder, file) as f:
+            self.rows, header = curves.rows_of(f)
         if col not in header:
-            raise ValueError("%s has no column %s" % (path, col))
+            raise ValueError("%s has no column %s" % (self.path, col))
         self.err = [r[col] for r in self.rows]
         self.it = [int(r["iteration"]) for r in self.rows]
         # rows in iteration order (as every run writes them) are searched
@@ -107,8 +101,9 @@ class Run:
 
 class Results:
     """The runs kept in a directory: NAME.csv.gz (scripts/paper keeps them
-    so), or NAME.csv; col is the column Run judges by. runs.csv there, if
-    any, gives each run's provenance (self.prov: name -> its row)."""
+    so; loose or packed, curves.py), or NAME.csv; col is the column Run
+    judges by. runs.csv there, if any, gives each run's provenance
+    (self.prov: name -> its row)."""
 
     def __init__(self, resdir, scale, col="test_error"):
         self.dir = resdir
@@ -130,9 +125,9 @@ class Results:
             # a curve without its line of provenance is not a kept run
             self.cache[name] = None
             return None
-        for path in (os.path.join(self.dir, name + ".csv.gz"), os.path.join(self.dir, name + ".csv")):
-            if os.path.exists(path):
-                r = Run(path, self.col)
+        for file in (name + ".csv.gz", name + ".csv"):
+            if curves.has(self.dir, file):
+                r = Run(self.dir, file, self.col)
                 if r.rows and (iterations is None or r.it[-1] == iterations):
                     run = r
                 break

@@ -4,23 +4,16 @@ verdict on the paper's "10x fewer fetches is about 5x less total bandwidth",
 shared by scripts/time-to-accuracy-report and the headline of RESULTS."""
 
 import csv
-import gzip
 import os
 import re
 
+from .curves import rows as kept_rows
 from .common import TOP, verdict_of
 
 KEPT = os.path.join(TOP, "experiments", "data", "time-to-accuracy")
 SMOOTH = 5          # "reached": the mean of the last SMOOTH test evaluations at or below the target
 PAPER_FETCH_CUT = 10.0
 PAPER_BYTES_CUT = 5.0
-
-
-def read_curve(path):
-    with gzip.open(path, "rt") as f:
-        r = csv.reader(f)
-        header = next(r)
-        return [{k: float(v) for k, v in zip(header, row)} for row in r if len(row) == len(header)]
 
 
 def reach(rows, target):
@@ -79,12 +72,10 @@ def model_params():
 
 
 def load(kept):
+    """(runs.csv's rows, {(gate, bandwidth, seed): curve})."""
     with open(os.path.join(kept, "runs.csv")) as f:
         runs = list(csv.DictReader(f))
-    curves = {}
-    for x in runs:
-        curves[(x["gate"], x["bandwidth"], x["seed"])] = read_curve(os.path.join(kept, x["file"]))
-    return runs, curves
+    return runs, {(x["gate"], x["bandwidth"], x["seed"]): kept_rows(kept, x["file"]) for x in runs}
 
 
 

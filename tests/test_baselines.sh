@@ -2,14 +2,15 @@
 # experiments/baselines.md is what `scripts/baselines --report` makes of the
 # data kept in experiments/data/baselines/, byte for byte: the report is
 # never edited by hand, and its numbers can be traced to kept runs; a run
-# of some parts (--parts) leaves what the others kept. TAP.
+# of some parts (--parts) leaves what the others kept, and an invocation
+# stopped before it runs a part (--until) leaves that part's. TAP.
 tap_name=baselines
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-echo "1..3"
+echo "1..4"
 kept="$top_src/experiments/data/baselines"
 if [ ! -f "$kept/finals.csv" ]; then
     echo "ok 1 # SKIP no kept baselines data"; echo "ok 2 # SKIP no kept baselines data"
-    echo "ok 3 # SKIP no kept baselines data"; exit 0
+    echo "ok 3 # SKIP no kept baselines data"; echo "ok 4 # SKIP no kept baselines data"; exit 0
 fi
 regenerate() { python3 "$top_src/scripts/baselines" --report --plot '' --output "$tmp/baselines.md" > "$tmp/out" 2> "$tmp/err"; }
 check "the report regenerates from the kept data" regenerate
@@ -26,4 +27,18 @@ for s, r, i, a in [('4x32', 'fasgd', 'he', '0.01'), ('4x32', 'fasgd', 'normal', 
 got=$(awk '{ printf "%s ", $4 }' "$tmp/out")
 check "kept_elsewhere: only 4x32's He runs of its tuned rules off the paper's alpha go (got '$got')" \
     sh -c "[ '$got' = 'False True True True False True ' ]"
+# An invocation whose --until has passed runs nothing: what every part
+# kept stays, byte for byte (it used to drop the tuning rows and tuned
+# runs of every part it was to run).
+stopped() {
+    cp -r "$kept" "$tmp/kept" &&
+        "$python" "$top_src/scripts/baselines" --until 00:00 --kept "$tmp/kept" --results "$tmp/res" \
+            --output "$tmp/stopped.md" --plot '' > "$tmp/out" 2> "$tmp/err" &&
+        diff -r "$kept" "$tmp/kept"
+}
+if [ -x "$top_src/build/sim/fasgd-sim" ]; then
+    check "--until passed: every part's kept data stays as it was" stopped
+else
+    echo "ok 4 # SKIP no $top_src/build/sim/fasgd-sim (scripts/baselines runs the one in the tree's build/)"
+fi
 exit $failed

@@ -6,12 +6,13 @@
 # partly held in some and reversed in none; otherwise did not hold) and
 # opens the report in a table with its paired-by-seed count; the band files
 # carry each iteration's mean, smallest and largest running mean over the
-# seeds; Fig. 3 against bytes gives each gate's bytes and cut seed by seed.
-# Reports TAP.
+# seeds; Fig. 3 against bytes gives each gate's bytes and cut seed by seed;
+# the cost of a kept folder adds the runs' recorded CPU and estimates the
+# untimed ones' from the timed runs of their setting and rule. Reports TAP.
 tap_name=paper-report
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
 report="$top_src/scripts/paper-report"
-echo "1..30"
+echo "1..31"
 
 # csv FILE ERROR [N]: a complete run of N iterations (fig.iterations)
 # whose validation and test errors are ERROR at every row.
@@ -283,4 +284,21 @@ done
 "$python" "$report" --results "$tmp/sweep" --output "$tmp/sweep.md" --figures "" --seeds 1 > "$tmp/out" 2> "$tmp/err"
 check "a sweep whose winner is not the recorded one says so" \
     grep -q "records for \`--quick\` (\`pick.RULE.SETTING\`) \*\*differ\*\* from these (update them there): fasgd on μ=4, λ=32: $(rec fasgd 4x32) recorded, 0.3 now\.\$" "$tmp/sweep.md"
+# A kept folder: two timed runs of 4x32 fasgd (10 s for 1,000 iterations:
+# 0.01 s an iteration) and one of 4x32 sasgd (1 s for 1,000), an untimed
+# final of 4x32 sasgd at 2,000 (2 s), tuning runs of 4x32 fasgd at 500 (5 s)
+# and of 8x16 sasgd at 1,000 (no run of 8x16: the folder's rate, 21 s for
+# 3,000, so 7 s): 21 s recorded, 14 s estimated.
+mkdir -p "$tmp/cost"
+printf 'setting,rule,alpha,seed,file,command,commit,binary_sha256,cpu_s,machine\n%s\n%s\n%s\n%s\n' \
+    '4x32,fasgd,0.01,1,a,--set iterations=1000,c,h,10,m' '4x32,fasgd,0.01,2,b,--set iterations=1000,c,h,10,m' \
+    '4x32,sasgd,0.1,1,c,--set iterations=1000,c,h,1,m' '4x32,sasgd,0.1,2,d,--set iterations=2000,c,h,,m' \
+    > "$tmp/cost/finals.csv"
+printf 'setting,rule,alpha,iterations,final_val_error\n4x32,fasgd,0.1,500,0.5\n8x16,sasgd,0.1,1000,0.5\n' \
+    > "$tmp/cost/tuning.csv"
+got=$("$python" -c "import sys; sys.path.insert(0, '$top_src/scripts')
+from paperreport.compute import folder_cost
+print(folder_cost('$tmp/cost'), folder_cost('$tmp/nothing'))" 2> "$tmp/err")
+check "a kept folder's cost: 4 runs, 3 timed, 21 s, 2 tuning runs, 14 s estimated (got '$got')" \
+    [ "$got" = "(4, 3, 21.0, 2, 14.0, 0) None" ]
 exit $((failed > 0))

@@ -228,11 +228,11 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures, Hinging):
         early = self.n_fig // 10
         for s in settings:
             a, b = runs[s].get(a_key), runs[s].get(b_key)
-            if not (a and b) or a.ats(early) is None or b.ats(early) is None:
+            got = self.fl_compare(a, b) if a and b else None
+            if got is None:
                 continue
-            end = compare(a.finals, b.finals)
-            start = compare(a.ats(early), b.ats(early))
-            outcomes.append(outcome(self.fl_outcome(a, b)))
+            end, start, both = got
+            outcomes.append(outcome(both))
             d_end, p_end = paired(a.finals, b.finals)
             d_start, _ = paired(a.ats(early), b.ats(early))
             k += sum(1 for x, y in zip(d_end, d_start) if x < 0 and y < 0)
@@ -242,17 +242,23 @@ class Report(Intro, Sweeps, Fig1, Fig2, Fig3, Fashion, Figures, Hinging):
                 "{:,}".format(early), with_spread(a.ats(early)), with_spread(b.ats(early)), start))
         return outcomes, details, k, total
 
-    def fl_outcome(self, a, b):
-        """a against b, faster and lower: "lower" where a is lower beyond
-        the seeds' spread both at the end and at a tenth of the run,
-        "higher" where it is higher at either, else "within noise"."""
+    def fl_compare(self, a, b):
+        """a against b at the end and at a tenth of the run (compare()),
+        and faster and lower on both: "lower" where a is lower beyond the
+        seeds' spread at both, "higher" where it is higher at either, else
+        "within noise". None while either has no evaluation at a tenth."""
         early = self.n_fig // 10
         if a.ats(early) is None or b.ats(early) is None:
             return None
         end, start = compare(a.finals, b.finals), compare(a.ats(early), b.ats(early))
         if end == "lower" and start == "lower":
-            return "lower"
-        return "higher" if "higher" in (end, start) else "within noise"
+            return end, start, "lower"
+        return end, start, "higher" if "higher" in (end, start) else "within noise"
+
+    def fl_outcome(self, a, b):
+        """a against b, faster and lower (fl_compare's last), or None."""
+        got = self.fl_compare(a, b)
+        return got and got[2]
 
     @staticmethod
     def verdict(outcomes):

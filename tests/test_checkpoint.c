@@ -238,6 +238,33 @@ s_refused (fixture_t *f, const unsigned char *image, size_t len, const fasgd_che
     }
 }
 
+/*  image (len_new bytes, format `newer`) cut to its first len_old bytes
+    as format `older`: the file a server before `newer` wrote. Returns it
+    parsed (the caller checks it and destroys it); each format's magic at
+    the other's length is refused, `newer`'s at len_old with a reason
+    saying `cut`, `older`'s at len_new saying `extra`. image is left as
+    `older` was.  */
+static fasgd_checkpoint_t *
+s_older (fixture_t *f, unsigned char *image, size_t len_new, size_t len_old, const char *newer, const char *older,
+         const char *cut, const char *extra)
+{
+    unsigned char *v = malloc (len_new);
+    ck_assert_ptr_nonnull (v);
+    s_as_format (v, image, len_old, older);
+    char err [256] = "", what [64];
+    fasgd_checkpoint_t *ck = fasgd_checkpoint_parse (v, len_old, &f->desc, err, sizeof err);
+    ck_assert_msg (ck != NULL, "%s: %s", older, err);
+    s_as_format (v, image, len_old, newer);
+    snprintf (what, sizeof what, "%s at %s's length", newer, older);
+    s_refused (f, v, len_old, &f->desc, what, cut);
+    s_as_format (v, image, len_new, older);
+    snprintf (what, sizeof what, "%s at %s's length", older, newer);
+    s_refused (f, v, len_new, &f->desc, what, extra);
+    free (v);
+    s_as_format (image, image, len_old, older);
+    return ck;
+}
+
 START_TEST (test_round_trip)
 {
     fixture_t f;
@@ -941,21 +968,16 @@ START_TEST (test_format_before_is_read_without_guard_state)
     /*  A FASGDCK4 file (FASGDCK5 without the staleness clock) is read,
         and says it holds no clock; a FASGDCK3 file (FASGDCK4 without the
         keys' records and the saved θ) is read, and says it holds
-        neither; so is a FASGDCK2 file (without the guard's state either);
-        FASGDCK5's length with FASGDCK4's magic and the other way round,
-        FASGDCK4's length with FASGDCK3's magic, or FASGDCK3's with
-        FASGDCK2's, is not.  */
+        neither; so is a FASGDCK2 file (without the guard's state either).
+        A format's magic at the length of the one before it or after it
+        is refused (s_older).  */
     fixture_t f;
     s_fixture (&f);
     size_t len5;
     unsigned char *image = s_image (&f, 77, &len5);
     size_t len4 = len5 - S_CLOCK;
-    unsigned char *v4 = malloc (len5);
-    ck_assert_ptr_nonnull (v4);
-    s_as_format (v4, image, len4, "FASGDCK4");
-    char err4 [256] = "";
-    fasgd_checkpoint_t *ck4 = fasgd_checkpoint_parse (v4, len4, &f.desc, err4, sizeof err4);
-    ck_assert_msg (ck4 != NULL, "%s", err4);
+    fasgd_checkpoint_t *ck4 = s_older (&f, image, len5, len4, "FASGDCK5", "FASGDCK4", "truncated",
+                                       "328 trailing bytes");
     ck_assert_int_eq (ck4->has_keys, 1);
     ck_assert_int_eq (ck4->has_clock, 0);
     ck_assert_uint_eq (ck4->nclock, 0);
@@ -963,20 +985,9 @@ START_TEST (test_format_before_is_read_without_guard_state)
     ck_assert_int_eq (memcmp (&ck4->guard, &f.guard, sizeof f.guard), 0);
     ck_assert_int_eq (memcmp (ck4->saved, f.saved, sizeof f.saved), 0);
     fasgd_checkpoint_destroy (&ck4);
-    s_as_format (v4, image, len4, "FASGDCK5");
-    s_refused (&f, v4, len4, &f.desc, "FASGDCK5 without the clock", "truncated");
-    s_as_format (v4, image, len5, "FASGDCK4");
-    s_refused (&f, v4, len5, &f.desc, "FASGDCK4 with a clock", "328 trailing bytes");
-    free (v4);
-    /*  image now as FASGDCK4 was.  */
-    s_as_format (image, image, len4, "FASGDCK4");
-    size_t len = len4 - S_LOSS;
-    unsigned char *v3 = malloc (len4);
-    ck_assert_ptr_nonnull (v3);
-    s_as_format (v3, image, len, "FASGDCK3");
-    char err3 [256] = "";
-    fasgd_checkpoint_t *ck3 = fasgd_checkpoint_parse (v3, len, &f.desc, err3, sizeof err3);
-    ck_assert_msg (ck3 != NULL, "%s", err3);
+    size_t len3 = len4 - S_LOSS;
+    fasgd_checkpoint_t *ck3 = s_older (&f, image, len4, len3, "FASGDCK4", "FASGDCK3", "truncated",
+                                       "trailing bytes");
     ck_assert_int_eq (ck3->has_guard, 1);
     ck_assert_int_eq (ck3->has_keys, 0);
     ck_assert_ptr_null (ck3->saved);
@@ -984,26 +995,13 @@ START_TEST (test_format_before_is_read_without_guard_state)
     ck_assert_uint_eq (ck3->guard.nnorms, 300);
     ck_assert_int_eq (memcmp (ck3->theta, f.theta, sizeof f.theta), 0);
     fasgd_checkpoint_destroy (&ck3);
-    s_as_format (v3, image, len4, "FASGDCK3");
-    s_refused (&f, v3, len4, &f.desc, "FASGDCK3 with the keys' records", "trailing bytes");
-    free (v3);
-    /*  image now as FASGDCK3 was.  */
-    s_as_format (image, image, len, "FASGDCK3");
-    size_t old_len = len - 8232;
-    unsigned char *old = malloc (len);
-    ck_assert_ptr_nonnull (old);
-    s_as_format (old, image, old_len, "FASGDCK2");
-    char err [256] = "";
-    fasgd_checkpoint_t *ck = fasgd_checkpoint_parse (old, old_len, &f.desc, err, sizeof err);
-    ck_assert_msg (ck != NULL, "%s", err);
+    fasgd_checkpoint_t *ck = s_older (&f, image, len3, len3 - 8232, "FASGDCK3", "FASGDCK2", "truncated",
+                                      "8232 trailing bytes");
     ck_assert_int_eq (ck->has_guard, 0);
     ck_assert_uint_eq (ck->T, 77);
     ck_assert_int_eq (memcmp (ck->theta, f.theta, sizeof f.theta), 0);
     ck_assert_int_eq (memcmp (ck->state, f.state, f.state_len), 0);
     fasgd_checkpoint_destroy (&ck);
-    s_as_format (old, image, len, "FASGDCK2");
-    s_refused (&f, old, len, &f.desc, "FASGDCK2 with a guard state", "8232 trailing bytes");
-    free (old);
     free (image);
     s_fixture_end (&f);
 }

@@ -38,6 +38,8 @@ typedef struct {
     uint64_t refused, clipped;          /* gradients the guard refused, clipped */
     uint64_t refused_in_row;
     uint64_t ignored, weighted;         /* pushes the guard applied with weight 0, with less than 1 */
+    int applied_once;                   /* a push of it was applied */
+    int over_left_out;                  /* its last push was above the norm bound and left out (guard.c) */
     fasgd_verdict_record_t verdict;     /* its record with the guard (common/verdict.h) */
     /*  Its record with the guard's loss check (guard_loss.c): the rise
         of the held-out loss (log) its applied pushes were followed by,

@@ -206,7 +206,7 @@ END_TEST
     honest push is ever refused.  */
 START_TEST (test_guard_median_resists_one_client)
 {
-    const char *sets [] = { "limits.grad_norm_factor=10", "limits.refusals=0", NULL };
+    const char *sets [] = { "limits.grad_norm_factor=10", "limits.grad_norm_action=refuse", "limits.refusals=0", NULL };
     s_engine_t e;
     s_engine (&e, sets, 0);
     fasgd_srv_client_t *honest [5];

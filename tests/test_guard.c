@@ -3,7 +3,9 @@
     non-finite or stops other clients from joining; a refused push is
     never repeated from the resend-last cache; gradients beyond
     limits.grad_norm or beyond limits.grad_norm_factor times the median
-    of the clients' typical norms are refused (or clipped), the median
+    of the clients' typical norms are refused (or clipped; without a
+    reference one push above it from a client whose last push was
+    applied is left out instead), the median
     follows honest norms that grow and no one client moves it, and a
     client refused limits.refusals times in a row is forgotten; dcasgd's update, which has no bound in
     advance, is refused when it would overflow. And the limits on what a
@@ -185,7 +187,7 @@ END_TEST
 
 START_TEST (test_median_factor)
 {
-    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", NULL };
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.grad_norm_action=refuse", NULL };
     server_t s;
     s_start_sets (&s, sets);
     zsock_t *push = s_connect (s.push);
@@ -207,12 +209,61 @@ START_TEST (test_median_factor)
 }
 END_TEST
 
+/*  Without a reference, under limits.grad_norm_action auto (the
+    default), a push above the median's bound from a client whose last
+    push was applied is left out: acknowledged, θ and T unchanged,
+    counted as ignored, not refused (an honest gradient's spike); a
+    second in a row is refused; after an applied push the next one is
+    left out again; a new client's first push above the bound is refused
+    (none of its pushes was applied).  */
+START_TEST (test_one_spike_left_out)
+{
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0", NULL };
+    server_t s;
+    s_start_sets (&s, sets);
+    zsock_t *push = s_connect (s.push), *fetch = s_connect (s.fetch);
+    uint32_t id = s_join (push), seq = 1;
+    float g [D], before [D], after [D];
+    uint64_t ts = 0, ts2;
+    s_fill (g, 0.1f);                   /* 1.43: the median */
+    for (int k = 0; k < 16; k++, ts++)
+        ck_assert_int_eq (s_push (push, id, seq++, ts, g), FASGD_STATUS_OK);
+    s_fetch (fetch, id, seq++, before, &ts);
+    ck_assert_uint_eq (ts, 16);
+    s_fill (g, 10.0f);                  /* 143: a hundred times */
+    ck_assert_int_eq (s_push (push, id, seq++, ts, g), FASGD_STATUS_OK);
+    s_fetch (fetch, id, seq++, after, &ts2);
+    ck_assert_uint_eq (ts2, ts);
+    ck_assert_mem_eq (before, after, sizeof before);
+    ck_assert_int_eq (s_push (push, id, seq++, ts, g), FASGD_STATUS_NONFINITE);
+    s_fill (g, 0.1f);
+    ck_assert_int_eq (s_push (push, id, seq++, ts++, g), FASGD_STATUS_OK);
+    s_fill (g, 10.0f);
+    ck_assert_int_eq (s_push (push, id, seq++, ts, g), FASGD_STATUS_OK);
+    s_fetch (fetch, id, seq++, after, &ts2);
+    ck_assert_uint_eq (ts2, 17);
+    zsock_t *push2 = s_connect (s.push);
+    uint32_t id2 = s_join (push2);
+    ck_assert_int_eq (s_push (push2, id2, 1, ts, g), FASGD_STATUS_NONFINITE);
+    char *status = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (status);
+    ck_assert_ptr_nonnull (strstr (status, "\nguard_refused=2\n"));
+    ck_assert_ptr_nonnull (strstr (status, "\nguard_ignored=2\n"));
+    free (status);
+    zsock_destroy (&push2);
+    zsock_destroy (&push);
+    zsock_destroy (&fetch);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 /*  Honest norms that grow twentyfold at once (a network's first steps)
     are refused a few times while the clients' votes rise, never until
     the clients are forgotten.  */
 START_TEST (test_median_follows_growing_norms)
 {
-    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=10", NULL };
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.grad_norm_action=refuse",
+                            "limits.refusals=10", NULL };
     server_t s;
     s_start_sets (&s, sets);
     zsock_t *push [2] = { s_connect (s.push), s_connect (s.push) };
@@ -249,8 +300,8 @@ END_TEST
     do not lower the bound the honest clients meet.  */
 START_TEST (test_one_client_cannot_move_the_bound)
 {
-    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0",
-                            "heartbeat.expiry_ms=600000", NULL };
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.grad_norm_action=refuse",
+                            "limits.refusals=0", "heartbeat.expiry_ms=600000", NULL };
     server_t s;
     s_start_sets (&s, sets);
     zsock_t *push [4];
@@ -286,8 +337,8 @@ END_TEST
     what is refused is still refused.  */
 START_TEST (test_many_voters_come_and_go)
 {
-    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0",
-                            "heartbeat.expiry_ms=600000", NULL };
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.grad_norm_action=refuse",
+                            "limits.refusals=0", "heartbeat.expiry_ms=600000", NULL };
     server_t s;
     s_start_sets (&s, sets);
     enum { K = 150 };
@@ -425,8 +476,8 @@ s_connect_from (const char *endpoint, const char *from)
     counts.  */
 START_TEST (test_one_address_one_vote)
 {
-    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0",
-                            "heartbeat.expiry_ms=600000", _i == 2 ? "guard.address_votes=0" : NULL, NULL };
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.grad_norm_action=refuse",
+                            "limits.refusals=0", "heartbeat.expiry_ms=600000", _i == 2 ? "guard.address_votes=0" : NULL, NULL };
     server_t s;
     s_start_sets (&s, sets);
     const int apart = _i != 1;          /* each on an address of its own */
@@ -532,8 +583,8 @@ END_TEST
     honest host runs) the host has four votes and it passes.  */
 START_TEST (test_address_votes)
 {
-    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.refusals=0",
-                            "heartbeat.expiry_ms=600000", _i == 1 ? "guard.address_votes=4" : NULL, NULL };
+    const char *sets [] = { "rule.lr=1e-6", "limits.grad_norm_factor=10", "limits.grad_norm_action=refuse",
+                            "limits.refusals=0", "heartbeat.expiry_ms=600000", _i == 1 ? "guard.address_votes=4" : NULL, NULL };
     server_t s;
     s_start_sets (&s, sets);
     zsock_t *honest [4], *mallory = s_connect_from (s.push, "127.0.0.5");
@@ -726,6 +777,7 @@ guard_suite (void)
     tcase_add_test (tc, test_guard_off);
     tcase_add_test (tc, test_clip);
     tcase_add_test (tc, test_median_factor);
+    tcase_add_test (tc, test_one_spike_left_out);
     tcase_add_test (tc, test_median_follows_growing_norms);
     tcase_add_test (tc, test_one_client_cannot_move_the_bound);
     tcase_add_test (tc, test_many_voters_come_and_go);

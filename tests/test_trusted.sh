@@ -110,8 +110,10 @@ run_three unguarded
 check "without guard.trusted the guard says it checks sizes only" \
     grep -q 'guard: no reference gradient (an external model): pushes are checked for NaN, Inf and size only' \
         "$tmp/server.log"
-check "... and the attacker's pushes land: $M_applied of 300 applied, none ignored (the rest outsized)" \
-    test "$M_applied" -ge 50 -a "$M_ignored" = 0
+# (Its outsized pushes are left out, one after each applied push, or
+# refused: sizes alone.)
+check "... and the attacker's pushes land: $M_applied of 300 applied, none weighted for direction ($M_ignored outsized left out, $M_refused refused)" \
+    test "$M_applied" -ge 50 -a "$M_weighted" = 0
 u1=$(sed -n 's/.*-> \([0-9.e+-]*\)$/\1/p' "$tmp/truth.out")
 check "... and the run does not descend as far ($u1 against $d1 with the trusted key)" \
     "$python" -c "import sys; sys.exit(0 if float('$u1') > 1.2 * float('$d1') else 1)"

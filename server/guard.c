@@ -983,7 +983,7 @@ fasgd_srv_guard_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const fas
                 refused. Nothing left out moves θ, so an attacker gains
                 nothing by it but not being forgotten, which costs the
                 server what a refusal does.  */
-            if (median_bound && cfg->grad_norm_action == FASGD_SRV_NORM_AUTO && c->applied_once && !c->over_left_out) {
+            if (median_bound && cfg->grad_norm_action == FASGD_SRV_NORM_AUTO && c->has_pushed && !c->over_left_out) {
                 c->over_left_out = 1;
                 self->st->ignored++;
                 c->ignored++;
@@ -1035,7 +1035,6 @@ fasgd_srv_guard_accepted (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const 
                           int repeat)
 {
     c->refused_in_row = 0;
-    c->applied_once = 1;
     c->over_left_out = 0;
     if (!self->cfg->guard_enabled)
         return;

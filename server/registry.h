@@ -30,7 +30,7 @@ typedef struct {
     int64_t joined_ms, last_seen_ms;
     uint64_t pushes, repeats, fetches, not_modified;
     uint64_t last_tau;
-    int has_pushed;
+    int has_pushed;                     /* a push of it was applied (dispatch.c; the guard reads it) */
     float *last;                        /* resend-last cache */
     int has_last;                       /* it holds an accepted gradient */
     uint64_t last_ts;
@@ -38,7 +38,6 @@ typedef struct {
     uint64_t refused, clipped;          /* gradients the guard refused, clipped */
     uint64_t refused_in_row;
     uint64_t ignored, weighted;         /* pushes the guard applied with weight 0, with less than 1 */
-    int applied_once;                   /* a push of it was applied */
     int over_left_out;                  /* its last push was above the norm bound and left out (guard.c) */
     fasgd_verdict_record_t verdict;     /* its record with the guard (common/verdict.h) */
     /*  Its record with the guard's loss check (guard_loss.c): the rise

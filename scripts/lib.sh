@@ -43,6 +43,9 @@
 #   keep_csv CSV OUT COLUMN... CSV's COLUMNs (by name; fails on a missing
 #                              one) gzipped into OUT, through OUT.tmp (gzip
 #                              -n: the same CSV makes the same bytes)
+#   client_refused FILE...     the gradients refused (422) that the
+#                              fasgd-client summary lines in FILEs count,
+#                              summed (0 for a file without one)
 #   has_curve DIR FILE LIST    whether DIR keeps the curve FILE: loose in
 #                              DIR, or named in the file LIST (what
 #                              scripts/kept-curves list DIR printed, taken
@@ -159,6 +162,15 @@ blas_kernels() {
     local k
     k=$("$top/scripts/blas-kernels")
     if [ -n "$k" ]; then export OPENBLAS_CORETYPE=$k; fi
+}
+
+client_refused() {
+    local f n sum=0
+    for f in "$@"; do
+        n=$(sed -n 's/.* \([0-9]*\) gradients refused (422).*/\1/p' "$f" | tail -1)
+        sum=$((sum + ${n:-0}))
+    done
+    echo "$sum"
 }
 
 has_curve() {

@@ -182,7 +182,6 @@ class Fig3:
         return ""
 
     def fig3_claims(self, res):
-        g = self.grid
         if not res:
             return
         # 1. c_fetch: 10x fewer fetches with little loss. A statistic holds it

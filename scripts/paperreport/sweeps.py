@@ -4,7 +4,7 @@ import math
 import os
 import re
 
-from .common import (TOP, eps_runs, eps_settings, lr_rules, lr_runs, mean, pick, recorded_pick, setting_label,
+from .common import (TOP, eps_runs, eps_settings, lr_rules, lr_runs, pick, recorded_pick, setting_label,
                      sweep_done, sweep_settings, table)
 
 
@@ -135,22 +135,22 @@ class Sweeps:
             return "The ε sweep is incomplete."
         fin = {e: [dict(eruns[s])[e].final for s in eruns] for e in ok}
         best_s = [min(fin[e][i] for e in ok) for i in range(len(eruns))]
-        mean = {e: sum(fin[e]) / len(fin[e]) for e in ok}
+        means = {e: sum(fin[e]) / len(fin[e]) for e in ok}
         regret = {e: max(fin[e][i] - best_s[i] for i in range(len(eruns))) for e in ok}
-        by_mean = min(ok, key=lambda e: (round(mean[e], 6), float(e)))
+        by_mean = min(ok, key=lambda e: (round(means[e], 6), float(e)))
         by_regret = min(ok, key=lambda e: (round(regret[e], 6), float(e)))
         per = ["%s: ε = %s" % (setting_label(s), min(ok, key=lambda e: dict(eruns[s])[e].final)) for s in eruns]
         lines = ["Best per setting: %s. Lowest mean final error over the settings: ε = %s "
                  "(%.4f); smallest worst-case shortfall from each setting's best: ε = %s "
-                 "(%.4f)." % ("; ".join(per), by_mean, mean[by_mean], by_regret, regret[by_regret])]
-        if base in mean:
+                 "(%.4f)." % ("; ".join(per), by_mean, means[by_mean], by_regret, regret[by_regret])]
+        if base in means:
             why = []
             if base == by_regret:
                 why.append("it has the smallest worst-case shortfall")
             if base == by_mean:
                 why.append("it has the lowest mean")
             lines.append("The figures use ε = %s (`experiments/base.yaml`: mean %.4f, worst-case "
-                         "shortfall %.4f)%s." % (base, mean[base], regret[base],
+                         "shortfall %.4f)%s." % (base, means[base], regret[base],
                                                  ": " + " and ".join(why) if why else ""))
         else:
             lines.append("The figures use ε = %s (`experiments/base.yaml`)." % base)

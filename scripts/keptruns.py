@@ -46,6 +46,18 @@ def complete(path, n):
         return None
 
 
+def complete_or_kept(path, n, kept):
+    """The rows of the run whose results/ CSV is path: from path if it
+    reached iteration n, else from its curve kept in the directory kept if
+    that did; None if neither."""
+    rows = complete(path, n)
+    gz = os.path.basename(path) + ".gz"
+    if rows is None and curves.has(kept, gz):
+        rows = curves.rows(kept, gz)
+        rows = rows if rows and int(rows[-1]["iteration"]) == n else None
+    return rows
+
+
 def command(keys):
     """The command line a run's keys make, as finals.csv records it."""
     return "fasgd-sim -c experiments/base.yaml -t 1 " + " ".join("--set " + k for k in keys)

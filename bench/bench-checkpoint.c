@@ -170,13 +170,9 @@ main (int argc, char *argv [])
         r [k] = b [k] / a [k];
         printf ("%5ld  %13.2f  %10.2f  %5.3f\n", k + 1, a [k], b [k], r [k]);
     }
-    double lo_r = r [0], hi_r = r [0];
-    for (long k = 1; k < rounds; k++) {
-        lo_r = r [k] < lo_r ? r [k] : lo_r;
-        hi_r = r [k] > hi_r ? r [k] : hi_r;
-    }
+    double lo_r, hi_r;
     double ma = fasgd_bench_median (a, (int) rounds), mb = fasgd_bench_median (b, (int) rounds),
-           mr = fasgd_bench_median (r, (int) rounds);
+           mr = fasgd_bench_median_range (r, (int) rounds, &lo_r, &hi_r);
     printf ("median %13.2f  %10.2f  %5.3f (paired ratios %.3f to %.3f)\n", ma, mb, mr, lo_r, hi_r);
     printf ("file: %lld bytes without the clock, %lld with it (+%.1f%%)\n", bytes_a, bytes_b,
             100.0 * (double) (bytes_b - bytes_a) / (double) bytes_a);

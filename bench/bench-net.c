@@ -1100,16 +1100,6 @@ s_row (const s_server_t *srv, size_t n, const float *grad, int one_trip, int cli
     return 0;
 }
 
-/*  Median, minimum and maximum of n values (v is left sorted).  */
-static double
-s_stats (double *v, int n, double *lo, double *hi)
-{
-    double m = fasgd_bench_median (v, n);
-    *lo = v [0];
-    *hi = v [n - 1];
-    return m;
-}
-
 /*  The ps-lite rounds of a paired row, as a row of the table of their
     own (rule "ps-lite"); returns their median rate.  */
 static double
@@ -1125,7 +1115,8 @@ s_print_peer (const s_row_t *row, size_t n, int clients, int rounds)
         if (row->peer [r].cli_cpu >= 0)
             ccpu [nc++] = row->peer [r].cli_cpu;
     }
-    double m = s_stats (rate, rounds, &lo, &hi), t = s_stats (tcp, rounds, &tlo, &thi);
+    double m = fasgd_bench_median_range (rate, rounds, &lo, &hi);
+    double t = fasgd_bench_median_range (tcp, rounds, &tlo, &thi);
     (void) t;
     char sbuf [16] = "-", cbuf [16] = "-", tbuf [32];
     if (ns)
@@ -1147,7 +1138,7 @@ s_paired_ratio (const s_row_t *row, int rounds, double *lo, double *hi)
     double x [S_MAX_ROUNDS];
     for (int r = 0; r < rounds; r++)
         x [r] = row->rate [r] / row->peer [r].rate;
-    return s_stats (x, rounds, lo, hi);
+    return fasgd_bench_median_range (x, rounds, lo, hi);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1495,13 +1486,13 @@ s_print_row (const s_args_t *a, const s_server_t *srv, s_row_t *row, size_t n, i
     double peer = row->paired ? s_print_peer (row, n, a->counts [k], rounds) : 0;
     double lo, hi, tlo, thi, x = 0, xlo = 0, xhi = 0;
     /*  The ratios pair each round with the ps-lite round beside it: taken
-        before s_stats sorts the rounds' rates in place.  */
+        before fasgd_bench_median_range sorts the rounds' rates in place.  */
     if (peer > 0)
         x = s_paired_ratio (row, rounds, &xlo, &xhi);
-    double rate = s_stats (row->rate, rounds, &lo, &hi);
+    double rate = fasgd_bench_median_range (row->rate, rounds, &lo, &hi);
     double srv_ms = 1e3 * fasgd_bench_median (row->scpu, rounds);
     double cli_ms = 1e3 * fasgd_bench_median (row->ccpu, rounds);
-    double tcp_bps = s_stats (row->tcp, rounds, &tlo, &thi);
+    double tcp_bps = fasgd_bench_median_range (row->tcp, rounds, &tlo, &thi);
     if (is_asgd)
         refs->asgd [one][k] = rate;
     if (is_bare)

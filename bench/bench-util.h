@@ -33,6 +33,17 @@ fasgd_bench_median (double *v, int n)
     return n % 2 ? v [n / 2] : 0.5 * (v [n / 2 - 1] + v [n / 2]);
 }
 
+/*  The median of n values, and their least and greatest in *lo and *hi;
+    sorts v in place.  */
+static inline double
+fasgd_bench_median_range (double *v, int n, double *lo, double *hi)
+{
+    double m = fasgd_bench_median (v, n);
+    *lo = v [0];
+    *hi = v [n - 1];
+    return m;
+}
+
 /*  An integer option in [lo, hi], or a message naming prog and the option
     and exit status 2.  */
 static inline long

@@ -55,7 +55,8 @@
 
     4. Direction, with a reference (fasgd_srv_guard_reference: a built-in
        model holding all of θ, with a validation set): every guard.every
-       accepted updates the guard computes the model's gradient r at θ
+       pushes judged (half as many in doubt: s_every) the guard computes
+       the model's gradient r at θ
        on guard.examples drawn at random (from a seed of its own, which
        no peer knows) among the first guard.pool validation examples,
        which no client trains on. Then (2)'s bound is limits.grad_norm_
@@ -174,6 +175,7 @@ struct fasgd_srv_guard_t {
     double resumed_refs [S_REFS];       /* the norms of the references a checkpoint kept, */
     int fresh_refs;                     /* counted in the anchor until S_REFS new ones are */
     uint64_t since_ref;                 /* pushes judged since */
+    int doubt;                          /* one of them was not applied in full from a client in good standing */
     uint64_t ignored_in_row;            /* pushes ignored (weight 0) in a row, of all clients, */
     uint64_t probation_in_row;          /* of them from clients on probation */
     fasgd_rng_t rng;
@@ -367,7 +369,8 @@ fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, 
     s_verdict_params (self);
     self->ref_due = 1;
     fasgd_log_notice ("guard: judging each push's direction against a reference gradient on %d of %u "
-                      "validation examples, every %d updates%s", batch, n, cfg->guard_every, *cfg->guard_trusted
+                      "validation examples, every %d pushes judged (%d while one is in doubt)%s", batch, n,
+                      cfg->guard_every, cfg->guard_every > 1 ? cfg->guard_every / 2 : 1, *cfg->guard_trusted
                       ? " (guard.trusted is not used: the trusted keys' pushes are judged like the others')" : "");
     return 0;
 }
@@ -460,6 +463,7 @@ s_reference (fasgd_srv_guard_t *self)
     double norm = sqrt (fasgd_floats_sumsq (self->ref [k], self->params->n));
     self->ref_due = 0;
     self->since_ref = 0;
+    self->doubt = 0;
     self->st->references++;
     if (self->loss)
         fasgd_srv_guard_loss_measure (self->loss, self->params->theta);
@@ -893,6 +897,23 @@ s_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int r
     return 0;
 }
 
+/*  Pushes judged between two references: guard.every while every push
+    judged since the last one was applied in full (weight 1, not
+    clipped, not cut by the loss check) from a client in good standing
+    (past probation, its record earned); half as many (at least one)
+    once one was not, until the next. Honest clients in good standing
+    pay the reference and the loss check half as often; whenever the
+    guard is deciding something (a newcomer on probation, a push left
+    out, weighted, clipped or refused, a client cut by the loss check),
+    it decides against references and loss measures as fresh as before
+    (docs/ALGORITHMS.md, "The guard").  */
+static uint64_t
+s_every (const fasgd_srv_guard_t *self)
+{
+    int every = self->cfg->guard_every;
+    return (uint64_t) (self->doubt && every > 1 ? every / 2 : every);
+}
+
 void
 fasgd_srv_guard_target (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, int repeat, uint64_t tau,
                         fasgd_srv_guard_target_t *t)
@@ -903,7 +924,7 @@ fasgd_srv_guard_target (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, int repe
     if (!cfg->guard_enabled)
         return;
     int builtin = self->pool != NULL;
-    if (builtin && (self->ref_due || self->since_ref >= (uint64_t) cfg->guard_every))
+    if (builtin && (self->ref_due || self->since_ref >= s_every (self)))
         s_reference (self);
     /*  A trusted client's push is not judged against another's: it is
         one (5.).  */
@@ -929,10 +950,9 @@ fasgd_srv_guard_target (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, int repe
     }
 }
 
-int
-fasgd_srv_guard_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const fasgd_srv_guard_target_t *t,
-                       const double *sums, const float **gp, int repeat, uint64_t tau, double *weight_p,
-                       double *norm_p, char *why, size_t whylen)
+static int
+s_check (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const fasgd_srv_guard_target_t *t, const double *sums,
+         const float **gp, int repeat, uint64_t tau, double *weight_p, double *norm_p, char *why, size_t whylen)
 {
     const fasgd_server_cfg_t *cfg = self->cfg;
     const float *g = *gp;
@@ -1019,6 +1039,21 @@ overflow:;
     }
     c->loss_weight = *weight_p;
     return 0;
+}
+
+int
+fasgd_srv_guard_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const fasgd_srv_guard_target_t *t,
+                       const double *sums, const float **gp, int repeat, uint64_t tau, double *weight_p,
+                       double *norm_p, char *why, size_t whylen)
+{
+    uint64_t marks = c->clipped + c->weighted + c->ignored;
+    int status = s_check (self, c, t, sums, gp, repeat, tau, weight_p, norm_p, why, whylen);
+    /*  Anything but a push applied in full from a client in good
+        standing brings the next reference nearer (s_every).  */
+    if (t->judge && (status != 0 || *weight_p < 1 || c->clipped + c->weighted + c->ignored != marks
+                     || !c->verdict.earned))
+        self->doubt = 1;
+    return status;
 }
 
 int

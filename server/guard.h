@@ -28,7 +28,8 @@ fasgd_srv_guard_t *fasgd_srv_guard_new (const fasgd_server_cfg_t *cfg, const fas
                                         float *scratch, fasgd_srv_stats_t *st);
 /*  Gives the guard a reference: model's gradient at θ, on guard.examples
     drawn at random from the first guard.pool examples of valid (copied;
-    data no client trains on), every guard.every accepted updates; the
+    data no client trains on), every guard.every pushes judged (half as
+    many in doubt: guard.c, s_every); the
     guard then judges direction (common/verdict.h). Without one (an
     external model, a shard, no validation set), the pushes of the
     clients whose key guard.trusted names (c->trusted) are the reference when guard.trusted is set; else it

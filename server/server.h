@@ -54,7 +54,7 @@ typedef struct {
     int max_refusals;               /* refusals in a row that make the server forget a client; 0 never */
     int guard_enabled;              /* 0: pushes reach the rule unjudged (measuring the guard's cost) */
     int guard_examples;             /* the reference gradient's examples; 0: no reference */
-    int guard_every;                /* accepted updates between reference gradients */
+    int guard_every;                /* pushes judged between reference gradients (guard.c, s_every) */
     int guard_pool;                 /* validation examples the reference draws from */
     double guard_cost, guard_trust, guard_refuse, guard_stale, guard_span, guard_probation;   /* common/verdict.h */
     char guard_trusted [FASGD_PATH_LEN];    /* a directory of trusted client certificates; empty: none */

@@ -104,7 +104,7 @@ lone() {
 
 # A lone client pushing its gradient negated (a tenth of it: small enough
 # never to be refused) is ignored throughout, and nothing is applied; the
-# server still draws a reference every guard.every (8) pushes judged, so
+# server still draws a reference every guard.every / 2 (8) pushes judged, so
 # an unlucky reference that makes every push look like ascent does not
 # stay for good (with references drawn only after applied updates, the
 # count stayed 1 and honest clients could be locked out for good).

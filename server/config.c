@@ -88,7 +88,7 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "every push's direction (built-in model with eval.enabled; 0: no reference, sizes only)"),
     FASGD_CFG_KEY_INT ("guard.every", fasgd_server_cfg_t, guard_every, 1, 1000000000, "16",
         "pushes judged (applied or not) between two reference gradients while each was applied in full from a "
-        "client in good standing; half as many once one was not"),
+        "client in good standing, and the next is one's too; half as many otherwise"),
     FASGD_CFG_KEY_INT ("guard.pool", fasgd_server_cfg_t, guard_pool, 1, 100000000, "2048",
         "validation examples the reference batches are drawn from, at random"),
     FASGD_CFG_KEY_DOUBLE ("guard.cost", fasgd_server_cfg_t, guard_cost, 0, 1e6, 0, "0.01",

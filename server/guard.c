@@ -897,21 +897,21 @@ s_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const float **gp, int r
     return 0;
 }
 
-/*  Pushes judged between two references: guard.every while every push
-    judged since the last one was applied in full (weight 1, not
-    clipped, not cut by the loss check) from a client in good standing
-    (past probation, its record earned); half as many (at least one)
-    once one was not, until the next. Honest clients in good standing
-    pay the reference and the loss check half as often; whenever the
-    guard is deciding something (a newcomer on probation, a push left
-    out, weighted, clipped or refused, a client cut by the loss check),
-    it decides against references and loss measures as fresh as before
-    (docs/ALGORITHMS.md, "The guard").  */
+/*  Pushes judged between two references, before c's push is judged:
+    guard.every while every push judged since the last reference was
+    applied in full (weight 1, not clipped, not cut by the loss check)
+    from a client in good standing, and c is in good standing; half as
+    many (at least one) otherwise. A push of a client not in good
+    standing, and every push after one the guard did not apply in full,
+    meets a reference as fresh as at a fixed cadence of guard.every / 2;
+    while all is calm, references and the loss check's measures come
+    half as often (docs/ALGORITHMS.md, "The guard").  */
 static uint64_t
-s_every (const fasgd_srv_guard_t *self)
+s_every (const fasgd_srv_guard_t *self, const fasgd_srv_client_t *c)
 {
     int every = self->cfg->guard_every;
-    return (uint64_t) (self->doubt && every > 1 ? every / 2 : every);
+    int doubt = self->doubt || !fasgd_srv_guard_loss_standing (self->loss, c);
+    return (uint64_t) (doubt && every > 1 ? every / 2 : every);
 }
 
 void
@@ -924,7 +924,7 @@ fasgd_srv_guard_target (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, int repe
     if (!cfg->guard_enabled)
         return;
     int builtin = self->pool != NULL;
-    if (builtin && (self->ref_due || self->since_ref >= s_every (self)))
+    if (builtin && (self->ref_due || self->since_ref >= s_every (self, c)))
         s_reference (self);
     /*  A trusted client's push is not judged against another's: it is
         one (5.).  */
@@ -1051,7 +1051,7 @@ fasgd_srv_guard_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const fas
     /*  Anything but a push applied in full from a client in good
         standing brings the next reference nearer (s_every).  */
     if (t->judge && (status != 0 || *weight_p < 1 || c->clipped + c->weighted + c->ignored != marks
-                     || !c->verdict.earned))
+                     || !fasgd_srv_guard_loss_standing (self->loss, c)))
         self->doubt = 1;
     return status;
 }

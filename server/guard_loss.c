@@ -164,7 +164,7 @@ fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *theta)
     double trusted = 0;
     for (size_t i = 0; i < self->npending;) {
         fasgd_srv_client_t *c = self->pending [i];
-        if (c->verdict.earned && c->loss_rise <= self->cfg->guard_loss_rise)
+        if (fasgd_srv_guard_loss_standing (self, c))
             trusted += c->loss_pending_w;
         double s = c->loss_pending_w / W;
         c->loss_share = c->loss_share > 0 ? c->loss_share + S_SHARE_RATE * (s - c->loss_share) : s;
@@ -221,6 +221,12 @@ fasgd_srv_guard_loss_rollback (fasgd_srv_guard_loss_t *self)
         return NULL;
     self->rollback = 0;
     return self->saved;
+}
+
+int
+fasgd_srv_guard_loss_standing (const fasgd_srv_guard_loss_t *self, const fasgd_srv_client_t *c)
+{
+    return c->verdict.earned && (!self || c->loss_rise <= self->cfg->guard_loss_rise);
 }
 
 double

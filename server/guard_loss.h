@@ -34,6 +34,14 @@ void fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *th
 const float *fasgd_srv_guard_loss_rollback (fasgd_srv_guard_loss_t *self);
 /*  The least share of its pushes the check leaves a client it cuts.  */
 #define FASGD_SRV_GUARD_LOSS_LEAST 0.125
+/*  c is in good standing: its pushes earned the score's marks of trust
+    (common/verdict.h: past probation) and, if self (the check; NULL:
+    none), the held-out loss has not risen after them by more than
+    guard.loss_rise. Its pushes are never refused for their score (left
+    out instead); the check saves θ that such clients carried, and the
+    guard draws its references further apart while all pushes are
+    theirs (guard.c).  */
+int fasgd_srv_guard_loss_standing (const fasgd_srv_guard_loss_t *self, const fasgd_srv_client_t *c);
 /*  A push of c judged (not refused): its record ages by one push; the
     factor in [0, 1] its weight is multiplied by (guard.c keeps it at
     FASGD_SRV_GUARD_LOSS_LEAST at least).  */

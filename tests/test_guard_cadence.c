@@ -32,7 +32,7 @@ s_server (s_server_t *s, const char *every)
 {
     memset (s, 0, sizeof *s);
     ck_assert_int_eq (fasgd_config_defaults (fasgd_server_cfg_keys, &s->cfg, stderr), 0);
-    const char *sets [] = { "guard.examples=32", "guard.loss_examples=32", every, NULL };
+    const char *sets [] = { "guard.examples=64", "guard.loss_examples=32", every, NULL };
     for (int i = 0; sets [i]; i++)
         ck_assert_int_eq (fasgd_config_set (fasgd_server_cfg_keys, &s->cfg, sets [i], stderr), 0);
     char err [256] = "";
@@ -56,12 +56,12 @@ s_server (s_server_t *s, const char *every)
     ck_assert_ptr_nonnull (s->reg);
     ck_assert_int_eq (fasgd_srv_guard_reference (s->guard, s->model, s->valid), 0);
     ck_assert_str_eq (fasgd_srv_guard_direction (s->guard), "reference");
-    /*  The model's own gradient at θ on the first 32 examples: a push
-        that predicts descent (θ stays as it is: the guard's bookkeeping
-        only).  */
-    fasgd_model_ws_t *ws = fasgd_model_ws_new (s->model, 32);
+    /*  The model's own gradient at θ on all 64 examples, of which each
+        reference draws 64 at random: a push that predicts descent (θ
+        stays as it is: the guard's bookkeeping only).  */
+    fasgd_model_ws_t *ws = fasgd_model_ws_new (s->model, 64);
     ck_assert_ptr_nonnull (ws);
-    fasgd_model_gradient (s->model, ws, s->params->theta, s->valid->x, s->valid->y, 32, s->g, NULL);
+    fasgd_model_gradient (s->model, ws, s->params->theta, s->valid->x, s->valid->y, 64, s->g, NULL);
     fasgd_model_ws_destroy (&ws);
 }
 
@@ -86,14 +86,16 @@ s_join (s_server_t *s)
     return c;
 }
 
-/*  A client in good standing: past probation, its record earned.  */
+/*  A client in good standing: past probation, its record earned, its
+    mean score 1 over a full record (256 pushes: the toy references,
+    drawn at random, can score the pushes below 0 for a while).  */
 static fasgd_srv_client_t *
 s_join_standing (s_server_t *s)
 {
     fasgd_srv_client_t *c = s_join (s);
-    c->verdict.pushes = 100;
-    c->verdict.sum = 10;
-    c->verdict.count = 10;
+    c->verdict.pushes = 1000;
+    c->verdict.sum = 256;
+    c->verdict.count = 256;
     c->verdict.earned = 1;
     return c;
 }
@@ -165,6 +167,44 @@ START_TEST (test_calm_every_and_doubt_half)
 }
 END_TEST
 
+/*  A push of a client not in good standing meets a reference at most 7
+    pushes judged old: one is drawn for it when 8 or more were judged
+    since the last, however calm they were.  */
+START_TEST (test_doubtful_client_meets_a_fresh_reference)
+{
+    s_server_t s;
+    s_server (&s, "guard.every=16");
+    fasgd_srv_client_t *c = s_join_standing (&s);
+    fasgd_srv_client_t *fresh = s_join (&s), *cut = s_join_standing (&s);
+    cut->loss_rise = 3 * s.cfg.guard_loss_rise;
+    ck_assert_double_eq (s_push (&s, c, 1), 1);
+    uint64_t refs = s.st.references;
+    /*  Seven calm pushes after the reference: the newcomer's does not
+        bring one; after three more, the next newcomer's push does.  */
+    for (int i = 0; i < 6; i++)
+        ck_assert_double_eq (s_push (&s, c, 1), 1);
+    ck_assert_double_eq (s_push (&s, fresh, 1), 0);
+    ck_assert_uint_eq (s.st.references, refs);
+    ck_assert_int_eq (s_until_reference (&s, c, 40), 1);
+    refs = s.st.references;
+    for (int i = 0; i < 9; i++)
+        ck_assert_double_eq (s_push (&s, c, 1), 1);
+    ck_assert_uint_eq (s.st.references, refs);
+    ck_assert_double_eq (s_push (&s, fresh, 1), 0);
+    ck_assert_uint_eq (s.st.references, refs + 1);
+    /*  A client the loss check cuts is not in good standing either.  */
+    for (int i = 0; i < 15; i++)
+        ck_assert_double_eq (s_push (&s, c, 1), 1);
+    ck_assert_uint_eq (s.st.references, refs + 2);
+    for (int i = 0; i < 7; i++)
+        ck_assert_double_eq (s_push (&s, c, 1), 1);
+    ck_assert_uint_eq (s.st.references, refs + 2);
+    ck_assert_double_lt (s_push (&s, cut, 1), 1);
+    ck_assert_uint_eq (s.st.references, refs + 3);
+    s_server_end (&s);
+}
+END_TEST
+
 /*  guard.every 1 stays 1 in doubt; 8 becomes 4.  */
 START_TEST (test_small_every)
 {
@@ -194,6 +234,7 @@ guard_cadence_suite (void)
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_calm_every_and_doubt_half);
     tcase_add_test (tc, test_small_every);
+    tcase_add_test (tc, test_doubtful_client_meets_a_fresh_reference);
     suite_add_tcase (s, tc);
     return s;
 }

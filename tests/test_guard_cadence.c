@@ -2,88 +2,47 @@
     with a model of its own the guard computes a reference gradient (and
     measures the held-out loss) every guard.every pushes judged while
     each push judged since the last one was applied in full from a
-    client in good standing, and every guard.every / 2 once one was not
-    (a newcomer on probation, a push left out or weighted), until the
-    next reference.  */
+    client in good standing and the push to be judged is one's too;
+    every guard.every / 2 otherwise (a newcomer on probation, a client
+    the loss check cuts, a push left out, weighted or clipped).  */
 #include "testutil.h"
-#include "toymodel.h"
+#include "toyserver.h"
 
-#include "guard.h"
-#include "params.h"
-#include "registry.h"
-
-#include <string.h>
-
-/*  A server's engine with a model of its own: a reference, the loss
-    check.  */
+/*  A server's engine with a model of its own (a reference, the loss
+    check), guard.every as `every` says, and g, the model's own gradient
+    at θ on all 64 examples, of which each reference draws 64 at random:
+    a push that predicts descent (θ stays as it is: the guard's
+    bookkeeping only).  */
 typedef struct {
-    fasgd_server_cfg_t cfg;
-    fasgd_srv_stats_t st;
-    fasgd_model_t *model;
-    fasgd_dataset_t *valid;
-    fasgd_srv_params_t *params;
-    float *scratch, *g;
-    fasgd_srv_guard_t *guard;
-    fasgd_srv_registry_t *reg;
+    toy_server_t e;
+    float *g;
 } s_server_t;
 
 static void
 s_server (s_server_t *s, const char *every)
 {
-    memset (s, 0, sizeof *s);
-    ck_assert_int_eq (fasgd_config_defaults (fasgd_server_cfg_keys, &s->cfg, stderr), 0);
     const char *sets [] = { "guard.examples=64", "guard.loss_examples=32", every, NULL };
-    for (int i = 0; sets [i]; i++)
-        ck_assert_int_eq (fasgd_config_set (fasgd_server_cfg_keys, &s->cfg, sets [i], stderr), 0);
-    char err [256] = "";
-    s->model = toy_model ();
-    size_t n = fasgd_model_nparams (s->model);
-    s->valid = toy_examples ();
-    fasgd_rule_params_t rp;
-    fasgd_rule_cfg_to_params (&s->cfg.rule, s->cfg.clients, &rp);
-    fasgd_rule_t *rule = fasgd_rule_new (&rp, n, err, sizeof err);
-    ck_assert_msg (rule != NULL, "%s", err);
-    fasgd_rule_gradients_checked (rule);
-    s->params = fasgd_srv_params_new (&rule, n, n, 0, FASGD_WIRE_F32, 0);
-    ck_assert_ptr_nonnull (s->params);
-    toy_theta (s->params->theta, n);
-    s->scratch = calloc (n, sizeof (float));
+    toy_server (&s->e, sets, 0, 0);
+    size_t n = s->e.params->n;
     s->g = calloc (n, sizeof (float));
-    ck_assert (s->scratch && s->g);
-    s->guard = fasgd_srv_guard_new (&s->cfg, s->params, s->scratch, &s->st);
-    ck_assert_ptr_nonnull (s->guard);
-    s->reg = fasgd_srv_registry_new (&s->cfg, n, 0, 0, s->guard, &s->st);
-    ck_assert_ptr_nonnull (s->reg);
-    ck_assert_int_eq (fasgd_srv_guard_reference (s->guard, s->model, s->valid), 0);
-    ck_assert_str_eq (fasgd_srv_guard_direction (s->guard), "reference");
-    /*  The model's own gradient at θ on all 64 examples, of which each
-        reference draws 64 at random: a push that predicts descent (θ
-        stays as it is: the guard's bookkeeping only).  */
-    fasgd_model_ws_t *ws = fasgd_model_ws_new (s->model, 64);
+    ck_assert_ptr_nonnull (s->g);
+    fasgd_model_ws_t *ws = fasgd_model_ws_new (s->e.model, 64);
     ck_assert_ptr_nonnull (ws);
-    fasgd_model_gradient (s->model, ws, s->params->theta, s->valid->x, s->valid->y, 64, s->g, NULL);
+    fasgd_model_gradient (s->e.model, ws, s->e.params->theta, s->e.valid->x, s->e.valid->y, 64, s->g, NULL);
     fasgd_model_ws_destroy (&ws);
 }
 
 static void
 s_server_end (s_server_t *s)
 {
-    fasgd_srv_registry_destroy (&s->reg);
-    fasgd_srv_guard_destroy (&s->guard);
-    fasgd_srv_params_destroy (&s->params);
-    fasgd_dataset_destroy (&s->valid);
-    fasgd_model_destroy (&s->model);
-    free (s->scratch);
+    toy_server_end (&s->e);
     free (s->g);
 }
 
 static fasgd_srv_client_t *
 s_join (s_server_t *s)
 {
-    char why [256] = "";
-    fasgd_srv_client_t *c = fasgd_srv_registry_join (s->reg, "c", 1, NULL, NULL, 0, why, sizeof why);
-    ck_assert_msg (c != NULL, "%s", why);
-    return c;
+    return toy_join (&s->e, NULL);
 }
 
 /*  A client in good standing: past probation, its record earned, its
@@ -105,19 +64,18 @@ s_join_standing (s_server_t *s)
 static double
 s_push (s_server_t *s, fasgd_srv_client_t *c, float sign)
 {
-    size_t n = s->params->n;
-    for (size_t i = 0; i < n; i++)
-        s->scratch [i] = sign * s->g [i];
+    size_t n = s->e.params->n;
     float *g = malloc (n * sizeof (float));
     ck_assert_ptr_nonnull (g);
-    memcpy (g, s->scratch, n * sizeof (float));
+    for (size_t i = 0; i < n; i++)
+        g [i] = sign * s->g [i];
     const float *gp = g;
     double weight = 0, norm = 0;
     char why [256] = "";
-    int status = fasgd_srv_guard_check (s->guard, c, &gp, 0, 0, &weight, &norm, why, sizeof why);
+    int status = fasgd_srv_guard_check (s->e.guard, c, &gp, 0, 0, &weight, &norm, why, sizeof why);
     ck_assert_msg (status == 0, "refused: %s", why);
     if (weight > 0)
-        fasgd_srv_guard_accepted (s->guard, c, gp, s->params->T, norm, 0);
+        fasgd_srv_guard_accepted (s->e.guard, c, gp, s->e.params->T, norm, 0);
     free (g);
     return weight;
 }
@@ -126,10 +84,10 @@ s_push (s_server_t *s, fasgd_srv_client_t *c, float sign)
 static int
 s_until_reference (s_server_t *s, fasgd_srv_client_t *c, int limit)
 {
-    uint64_t refs = s->st.references;
+    uint64_t refs = s->e.st.references;
     for (int k = 1; k <= limit; k++) {
         ck_assert_double_eq (s_push (s, c, 1), 1);
-        if (s->st.references > refs)
+        if (s->e.st.references > refs)
             return k;
     }
     return limit + 1;
@@ -143,10 +101,10 @@ START_TEST (test_calm_every_and_doubt_half)
     /*  The first push meets the first reference; then one every 16
         pushes judged, all applied in full.  */
     ck_assert_double_eq (s_push (&s, c, 1), 1);
-    ck_assert_uint_eq (s.st.references, 1);
+    ck_assert_uint_eq (s.e.st.references, 1);
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq (s_until_reference (&s, c, 40), 16);
-    ck_assert_uint_eq (s.st.references, 5);
+    ck_assert_uint_eq (s.e.st.references, 5);
     /*  A newcomer's push, on probation (ignored): the next reference is
         due 8 pushes judged after the last, the newcomer's counted.  */
     fasgd_srv_client_t *fresh = s_join (&s);
@@ -176,31 +134,31 @@ START_TEST (test_doubtful_client_meets_a_fresh_reference)
     s_server (&s, "guard.every=16");
     fasgd_srv_client_t *c = s_join_standing (&s);
     fasgd_srv_client_t *fresh = s_join (&s), *cut = s_join_standing (&s);
-    cut->loss_rise = 3 * s.cfg.guard_loss_rise;
+    cut->loss_rise = 3 * s.e.cfg.guard_loss_rise;
     ck_assert_double_eq (s_push (&s, c, 1), 1);
-    uint64_t refs = s.st.references;
+    uint64_t refs = s.e.st.references;
     /*  Seven calm pushes after the reference: the newcomer's does not
         bring one; after three more, the next newcomer's push does.  */
     for (int i = 0; i < 6; i++)
         ck_assert_double_eq (s_push (&s, c, 1), 1);
     ck_assert_double_eq (s_push (&s, fresh, 1), 0);
-    ck_assert_uint_eq (s.st.references, refs);
+    ck_assert_uint_eq (s.e.st.references, refs);
     ck_assert_int_eq (s_until_reference (&s, c, 40), 1);
-    refs = s.st.references;
+    refs = s.e.st.references;
     for (int i = 0; i < 9; i++)
         ck_assert_double_eq (s_push (&s, c, 1), 1);
-    ck_assert_uint_eq (s.st.references, refs);
+    ck_assert_uint_eq (s.e.st.references, refs);
     ck_assert_double_eq (s_push (&s, fresh, 1), 0);
-    ck_assert_uint_eq (s.st.references, refs + 1);
+    ck_assert_uint_eq (s.e.st.references, refs + 1);
     /*  A client the loss check cuts is not in good standing either.  */
     for (int i = 0; i < 15; i++)
         ck_assert_double_eq (s_push (&s, c, 1), 1);
-    ck_assert_uint_eq (s.st.references, refs + 2);
+    ck_assert_uint_eq (s.e.st.references, refs + 2);
     for (int i = 0; i < 7; i++)
         ck_assert_double_eq (s_push (&s, c, 1), 1);
-    ck_assert_uint_eq (s.st.references, refs + 2);
+    ck_assert_uint_eq (s.e.st.references, refs + 2);
     ck_assert_double_lt (s_push (&s, cut, 1), 1);
-    ck_assert_uint_eq (s.st.references, refs + 3);
+    ck_assert_uint_eq (s.e.st.references, refs + 3);
     s_server_end (&s);
 }
 END_TEST
@@ -213,7 +171,7 @@ START_TEST (test_small_every)
     fasgd_srv_client_t *fresh = s_join (&s);
     for (int i = 0; i < 5; i++)
         ck_assert_double_eq (s_push (&s, fresh, 1), 0);
-    ck_assert_uint_eq (s.st.references, 5);
+    ck_assert_uint_eq (s.e.st.references, 5);
     s_server_end (&s);
     s_server (&s, "guard.every=8");
     fresh = s_join (&s);

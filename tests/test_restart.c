@@ -7,13 +7,9 @@
     the loss check's saved θ and the norm bound come back too; so does
     the staleness clock, which goes on as if there had been no restart.  */
 #include "testutil.h"
-#include "toymodel.h"
+#include "toyserver.h"
 
 #include "../common/checkpoint.h"
-#include "../server/checkpoint.h"
-#include "guard.h"
-#include "params.h"
-#include "registry.h"
 #include "staleness.h"
 
 #include <math.h>
@@ -23,20 +19,6 @@
 /*  Two CURVE keys (Z85).  */
 #define S_KEY_CUT "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
 #define S_KEY_NEW "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID"
-
-/*  A server's engine: cfg, the model and validation set, and the parts
-    fasgd-server builds from them.  */
-typedef struct {
-    fasgd_server_cfg_t cfg;
-    fasgd_srv_stats_t st;
-    fasgd_model_t *model;
-    fasgd_dataset_t *valid;
-    fasgd_srv_params_t *params;
-    float *scratch;
-    fasgd_srv_checkpoint_t *ck;
-    fasgd_srv_guard_t *guard;
-    fasgd_srv_registry_t *reg;
-} s_server_t;
 
 /*  A fresh folder (dir) for a test's checkpoint, at path in it.  */
 static void
@@ -58,60 +40,18 @@ s_folder_end (const char *dir)
 
 /*  Builds a server on checkpoint file path; resumes from it when resume.  */
 static void
-s_server (s_server_t *s, const char *path, int resume)
+s_server (toy_server_t *s, const char *path, int resume)
 {
-    memset (s, 0, sizeof *s);
-    ck_assert_int_eq (fasgd_config_defaults (fasgd_server_cfg_keys, &s->cfg, stderr), 0);
     char file [256];
     snprintf (file, sizeof file, "checkpoint.file=%s", path);
     const char *sets [] = { file, "guard.examples=32", "guard.every=1", "guard.loss_examples=32", NULL };
-    for (int i = 0; sets [i]; i++)
-        ck_assert_int_eq (fasgd_config_set (fasgd_server_cfg_keys, &s->cfg, sets [i], stderr), 0);
-    char err [256] = "";
-    s->model = toy_model ();
-    size_t n = fasgd_model_nparams (s->model);
-    s->valid = toy_examples ();
-    fasgd_rule_params_t rp;
-    fasgd_rule_cfg_to_params (&s->cfg.rule, s->cfg.clients, &rp);
-    fasgd_rule_t *rule = fasgd_rule_new (&rp, n, err, sizeof err);
-    ck_assert_msg (rule != NULL, "%s", err);
-    fasgd_rule_gradients_checked (rule);
-    s->params = fasgd_srv_params_new (&rule, n, n, 0, FASGD_WIRE_F32, 0);
-    ck_assert_ptr_nonnull (s->params);
-    toy_theta (s->params->theta, n);
-    s->scratch = calloc (n, sizeof (float));
-    ck_assert_ptr_nonnull (s->scratch);
-    /*  In fasgd-server's order (server.c): the checkpoint and its resume,
-        the guard and the registry, the guard's state, its reference.  */
-    s->ck = fasgd_srv_checkpoint_new (&s->cfg, s->params, s->model, NULL, 0);
-    ck_assert_ptr_nonnull (s->ck);
-    if (resume)
-        ck_assert_int_eq (fasgd_srv_checkpoint_resume (s->ck), 0);
-    s->guard = fasgd_srv_guard_new (&s->cfg, s->params, s->scratch, &s->st);
-    ck_assert_ptr_nonnull (s->guard);
-    s->reg = fasgd_srv_registry_new (&s->cfg, n, 0, 0, s->guard, &s->st);
-    ck_assert_ptr_nonnull (s->reg);
-    fasgd_srv_checkpoint_guard (s->ck, s->guard);
-    ck_assert_int_eq (fasgd_srv_guard_reference (s->guard, s->model, s->valid), 0);
-    ck_assert_str_eq (fasgd_srv_guard_direction (s->guard), "reference");
-}
-
-static void
-s_server_end (s_server_t *s)
-{
-    fasgd_srv_registry_destroy (&s->reg);
-    fasgd_srv_guard_destroy (&s->guard);
-    fasgd_srv_checkpoint_destroy (&s->ck);
-    fasgd_srv_params_destroy (&s->params);
-    fasgd_dataset_destroy (&s->valid);
-    fasgd_model_destroy (&s->model);
-    free (s->scratch);
+    toy_server (s, sets, 1, resume);
 }
 
 /*  The description the server's checkpoints carry (its model's
     tensors, its rule), as server/checkpoint.c builds it.  */
 static void
-s_desc (const s_server_t *s, fasgd_checkpoint_desc_t *d)
+s_desc (const toy_server_t *s, fasgd_checkpoint_desc_t *d)
 {
     memset (d, 0, sizeof *d);
     d->rule = s->cfg.rule.name;
@@ -127,20 +67,11 @@ s_desc (const s_server_t *s, fasgd_checkpoint_desc_t *d)
     }
 }
 
-static fasgd_srv_client_t *
-s_join (s_server_t *s, const char *key)
-{
-    char why [256] = "";
-    fasgd_srv_client_t *c = fasgd_srv_registry_join (s->reg, "c", 1, key, key ? "k" : NULL, 0, why, sizeof why);
-    ck_assert_msg (c != NULL, "%s", why);
-    return c;
-}
-
 /*  A push of c: the model's own gradient at θ on the validation set's
     first 32 examples (a push that predicts descent), judged and, when
     the guard says so, applied (the guard's bookkeeping only). Its weight.  */
 static double
-s_push (s_server_t *s, fasgd_srv_client_t *c)
+s_push (toy_server_t *s, fasgd_srv_client_t *c)
 {
     size_t n = s->params->n;
     float *g = calloc (n, sizeof (float));
@@ -164,12 +95,12 @@ START_TEST (test_cut_key_stays_cut_after_a_restart)
 {
     char dir [64], path [128];
     s_folder (dir, path);
-    s_server_t s;
+    toy_server_t s;
     s_server (&s, path, 0);
     /*  A client past its probation, with a good mean score, whose record
         with the loss check is as the check leaves a client after whose
         pushes the held-out loss rose by e^(3b): it is cut.  */
-    fasgd_srv_client_t *c = s_join (&s, S_KEY_CUT);
+    fasgd_srv_client_t *c = toy_join (&s, S_KEY_CUT);
     double b = s.cfg.guard_loss_rise;
     c->verdict.pushes = 100;
     c->verdict.sum = 10;
@@ -182,7 +113,7 @@ START_TEST (test_cut_key_stays_cut_after_a_restart)
     ck_assert (rise > 2.9 * b);
     /*  A client without a key, past its probation, whose push is applied
         in full: its norm bounds the next pushes.  */
-    fasgd_srv_client_t *plain = s_join (&s, NULL);
+    fasgd_srv_client_t *plain = toy_join (&s, NULL);
     plain->verdict.pushes = 100;
     plain->verdict.sum = 10;
     plain->verdict.count = 10;
@@ -196,13 +127,13 @@ START_TEST (test_cut_key_stays_cut_after_a_restart)
     for (size_t i = 0; i < s.params->n; i++)
         s.params->theta [i] += 0.01f;
     ck_assert_int_eq (fasgd_srv_checkpoint_write (s.ck, NULL, 0), 0);
-    s_server_end (&s);
+    toy_server_end (&s);
 
     /*  Resumed: the key's client that joins again is cut at its first
         push, out of probation; a client of another key starts anew.  */
     s_server (&s, path, 1);
     ck_assert_double_eq (fasgd_srv_guard_median (s.guard), median);
-    fasgd_srv_client_t *again = s_join (&s, S_KEY_CUT), *fresh = s_join (&s, S_KEY_NEW);
+    fasgd_srv_client_t *again = toy_join (&s, S_KEY_CUT), *fresh = toy_join (&s, S_KEY_NEW);
     ck_assert_double_eq_tol (again->loss_rise, rise, 1e-12);
     ck_assert (again->verdict.pushes >= 101);
     ck_assert (again->typical_kept && again->norm_typical > 0);     /* its key's vote */
@@ -230,11 +161,11 @@ START_TEST (test_cut_key_stays_cut_after_a_restart)
     ck_assert_uint_eq (fresh->loss_cut, 0);
     /*  And it leaves and comes back within the same run: cut still.  */
     fasgd_srv_registry_free (s.reg, again);
-    again = s_join (&s, S_KEY_CUT);
+    again = toy_join (&s, S_KEY_CUT);
     ck_assert (again->loss_rise > 2.9 * b);
     s_push (&s, again);
     ck_assert_uint_eq (again->loss_cut, 1);
-    s_server_end (&s);
+    toy_server_end (&s);
     free (saved);
     s_folder_end (dir);
 }
@@ -250,7 +181,7 @@ START_TEST (test_staleness_clock_continues_after_a_restart)
 {
     char dir [64], path [128];
     s_folder (dir, path);
-    s_server_t s;
+    toy_server_t s;
     s_server (&s, path, 0);
     fasgd_staleness_clock_t *before = fasgd_staleness_new (1, s.params->T);
     ck_assert_ptr_nonnull (before);
@@ -266,7 +197,7 @@ START_TEST (test_staleness_clock_continues_after_a_restart)
     uint64_t tau = fasgd_staleness_tau (before, T, T0);
     ck_assert_uint_eq (tau, 33);                        /* 30 + 270 · 0.01 */
     ck_assert_int_eq (fasgd_srv_checkpoint_write (s.ck, NULL, 0), 0);
-    s_server_end (&s);
+    toy_server_end (&s);
 
     s_server (&s, path, 1);
     ck_assert_uint_eq (s.params->T, T);
@@ -287,7 +218,7 @@ START_TEST (test_staleness_clock_continues_after_a_restart)
         ck_assert_uint_eq (fasgd_staleness_tau (after, T, j), fasgd_staleness_tau (before, T, j));
     /*  The resumed server's checkpoint holds the clock it goes on with.  */
     ck_assert_int_eq (fasgd_srv_checkpoint_write (s.ck, NULL, 0), 0);
-    s_server_end (&s);
+    toy_server_end (&s);
     fasgd_checkpoint_desc_t desc;
     s_server (&s, path, 0);
     s_desc (&s, &desc);
@@ -300,14 +231,14 @@ START_TEST (test_staleness_clock_continues_after_a_restart)
     ck_assert_uint_eq (ck->nclock, n);
     ck_assert_int_eq (memcmp (ck->clock, sums, n * sizeof *sums), 0);
     fasgd_checkpoint_destroy (&ck);
-    s_server_end (&s);
+    toy_server_end (&s);
     /*  With guard.staleness count: τ is the count, the sums unused.  */
     s_server (&s, path, 1);
     fasgd_staleness_clock_t *count = fasgd_staleness_new (0, s.params->T);
     ck_assert_ptr_nonnull (count);
     fasgd_srv_checkpoint_staleness (s.ck, count);
     ck_assert_uint_eq (fasgd_staleness_tau (count, T, T0), T - T0);
-    s_server_end (&s);
+    toy_server_end (&s);
     fasgd_staleness_destroy (&count);
     fasgd_staleness_destroy (&after);
     fasgd_staleness_destroy (&before);

@@ -301,6 +301,14 @@ s_ring (fasgd_srv_guard_t *self)
     return 0;
 }
 
+/*  Pushes judged between two references while one is in doubt
+    (s_every): half of guard.every, at least one.  */
+static int
+s_every_in_doubt (int every)
+{
+    return every > 1 ? every / 2 : every;
+}
+
 int
 fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, const fasgd_dataset_t *valid)
 {
@@ -370,7 +378,7 @@ fasgd_srv_guard_reference (fasgd_srv_guard_t *self, const fasgd_model_t *model, 
     self->ref_due = 1;
     fasgd_log_notice ("guard: judging each push's direction against a reference gradient on %d of %u "
                       "validation examples, every %d pushes judged (%d while one is in doubt)%s", batch, n,
-                      cfg->guard_every, cfg->guard_every > 1 ? cfg->guard_every / 2 : 1, *cfg->guard_trusted
+                      cfg->guard_every, s_every_in_doubt (cfg->guard_every), *cfg->guard_trusted
                       ? " (guard.trusted is not used: the trusted keys' pushes are judged like the others')" : "");
     return 0;
 }
@@ -911,7 +919,7 @@ s_every (const fasgd_srv_guard_t *self, const fasgd_srv_client_t *c)
 {
     int every = self->cfg->guard_every;
     int doubt = self->doubt || !fasgd_srv_guard_loss_standing (self->loss, c);
-    return (uint64_t) (doubt && every > 1 ? every / 2 : every);
+    return (uint64_t) (doubt ? s_every_in_doubt (every) : every);
 }
 
 void
@@ -1049,8 +1057,10 @@ fasgd_srv_guard_judge (fasgd_srv_guard_t *self, fasgd_srv_client_t *c, const fas
     uint64_t marks = c->clipped + c->weighted + c->ignored;
     int status = s_check (self, c, t, sums, gp, repeat, tau, weight_p, norm_p, why, whylen);
     /*  Anything but a push applied in full from a client in good
-        standing brings the next reference nearer (s_every).  */
-    if (t->judge && (status != 0 || *weight_p < 1 || c->clipped + c->weighted + c->ignored != marks
+        standing brings the next reference nearer (s_every). Every
+        weight below 1 that s_check gives comes with one of c's clipped,
+        weighted or ignored counts raised.  */
+    if (t->judge && (status != 0 || c->clipped + c->weighted + c->ignored != marks
                      || !fasgd_srv_guard_loss_standing (self->loss, c)))
         self->doubt = 1;
     return status;

@@ -91,4 +91,20 @@ toy_join (toy_server_t *s, const char *key)
     return c;
 }
 
+/*  c pushes g (the caller's), judged by s's guard, which must not refuse
+    it; applied as the guard says (accepted when its weight is above 0).
+    Its weight.  */
+static inline double
+toy_push (toy_server_t *s, fasgd_srv_client_t *c, const float *g)
+{
+    const float *gp = g;
+    double weight = 0, norm = 0;
+    char why [256] = "";
+    int status = fasgd_srv_guard_check (s->guard, c, &gp, 0, 0, &weight, &norm, why, sizeof why);
+    ck_assert_msg (status == 0, "refused: %s", why);
+    if (weight > 0)
+        fasgd_srv_guard_accepted (s->guard, c, gp, s->params->T, norm, 0);
+    return weight;
+}
+
 #endif

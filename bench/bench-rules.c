@@ -8,7 +8,11 @@
     turns within each of R rounds so that a drift in the machine's load
     falls on all alike. It prints each rule's median (least–greatest)
     over the rounds, the multiple of asgd's median, and which of the
-    kernels' builds (common/multiversion.h) the processor runs.
+    kernels' builds (common/multiversion.h) the processor runs; and, timed
+    in the same rounds, what fasgd std cannot do without: one square
+    root and one division a parameter (y = 1/sqrt(x), compiled as the
+    rules are), the floor of its pass where arithmetic, not memory,
+    bounds it.
 
     Usage: bench-rules [--dim D] [--rounds R] [--rules LIST]
       --dim D       parameters (default 1000000)
@@ -18,8 +22,10 @@
                     its std statistic, fasgd-abs the abs one)  */
 #include "bench-util.h"
 
+#include "multiversion.h"
 #include "rules.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +58,34 @@ s_kernels (void)
         return "avx2";
 #endif
     return "default";
+}
+
+/*  fasgd std's σ and 1/σ alone: y = 1/sqrt(x), correctly rounded, in
+    spans of 16 as the rules' kernels (a plain loop of both is left
+    scalar by gcc).  */
+FASGD_MULTIVERSION static void
+s_root_div (float *restrict y, const float *restrict x, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        float r [16];
+        for (int k = 0; k < 16; k++)
+            r [k] = sqrtf (x [i + k]);
+        for (int k = 0; k < 16; k++)
+            y [i + k] = 1.0f / r [k];
+    }
+    for (; i < n; i++)
+        y [i] = 1.0f / sqrtf (x [i]);
+}
+
+/*  Nanoseconds a parameter of reps passes of s_root_div.  */
+static double
+s_time_floor (float *y, const float *x, size_t n, int reps)
+{
+    double t0 = fasgd_bench_now ();
+    for (int i = 0; i < reps; i++)
+        s_root_div (y, x, n);
+    return (fasgd_bench_now () - t0) * 1e9 / ((double) reps * (double) n);
 }
 
 /*  Nanoseconds a parameter one pass of rule costs, staged or in place,
@@ -143,12 +177,16 @@ main (int argc, char **argv)
     float *theta = calloc (n, sizeof (float)), *theta_new = calloc (n, sizeof (float));
     float *g = malloc (n * sizeof (float)), *used = calloc (n, sizeof (float));
     double (*ns) [2][S_ROUNDS_MAX] = calloc ((size_t) nrules, sizeof *ns);
-    if (!theta || !theta_new || !g || !used || !ns) {
+    double floor_ns [S_ROUNDS_MAX];
+    float *x = malloc (n * sizeof (float));
+    if (!theta || !theta_new || !g || !used || !ns || !x) {
         fprintf (stderr, "bench-rules: out of memory\n");
         return 1;
     }
     for (size_t i = 0; i < n; i++)
         g [i] = (i & 1 ? -1.0f : 1.0f) * (1e-3f + 1e-3f * (float) (i % 997) / 997.0f);
+    for (size_t i = 0; i < n; i++)
+        x [i] = g [i] * g [i] + 1e-4f;
     int reps = (int) (S_WORK / (double) n);
     reps = reps < 3 ? 3 : reps;
     char cpu [256];
@@ -161,10 +199,13 @@ main (int argc, char **argv)
         s_time (rules [k], 0, theta, theta_new, g, used, n, 1);
         s_time (rules [k], 1, theta, theta_new, g, used, n, 1);
     }
-    for (int r = 0; r < rounds; r++)
+    s_time_floor (theta_new, x, n, 1);
+    for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < nrules; k++)
             for (int way = 0; way < 2; way++)
                 ns [k][way][r] = s_time (rules [k], way, theta, theta_new, g, used, n, reps);
+        floor_ns [r] = s_time_floor (theta_new, x, n, reps);
+    }
     printf ("%-10s %26s %26s %9s %9s\n", "rule", "in place ns/param (range)", "staged ns/param (range)",
             "x asgd", "x asgd");
     double base [2] = { 0, 0 };
@@ -185,6 +226,9 @@ main (int argc, char **argv)
         }
         printf ("%-10s %26s %26s %9s %9s\n", names [k], a, b, xa, xb);
     }
+    double lo, hi, med = fasgd_bench_median_range (floor_ns, rounds, &lo, &hi);
+    printf ("# one square root and one division a parameter (fasgd std's floor): %.3f (%.3f-%.3f) ns/param\n", med,
+            lo, hi);
     for (int k = 0; k < nrules; k++)
         fasgd_rule_destroy (&rules [k]);
     free (ns);
@@ -192,5 +236,6 @@ main (int argc, char **argv)
     free (theta_new);
     free (g);
     free (used);
+    free (x);
     return 0;
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The tables of bench/README.md's "fasgd's update on AVX2" from the logs
+here: bench-net's rounds with the server before (old) and after (new)
+in turns, bench-rules' runs, and the servers' profiles split into the
+kernel's copies, the update's pass, the guard's separate norm and the rest.
+
+Usage: python3 bench/runs/2026-12-06-vector/table.py   (from anywhere)
+"""
+import os
+import re
+import statistics
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROFILE_SECONDS = 6      # perf record -- sleep 6
+
+
+def span(v):
+    return f"{statistics.median(v):.{2 if max(v) < 10 else 0}f} ({min(v):.{2 if max(v) < 10 else 0}f}–" \
+           f"{max(v):.{2 if max(v) < 10 else 0}f})"
+
+
+def bench_net():
+    rows, version = {}, None
+    for line in open(os.path.join(HERE, "bench-net-1m-cpu0.txt")):
+        m = re.match(r"## round \d+ (old|new)", line)
+        if m:
+            version = m.group(1)
+            continue
+        f = line.split()
+        if f and f[0] == "1000900":
+            key = (f[1], int(f[3]), version)
+            rows.setdefault(key, []).append((float(f[4]), float(f[7])))
+    print("| rule | clients | steps/s before | steps/s after | srv-ms before | srv-ms after | "
+          "fasgd × asgd before | after |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|")
+    for rule in ("asgd", "fasgd"):
+        for n in (1, 4):
+            old, new = rows[(rule, n, "old")], rows[(rule, n, "new")]
+            cells = [span([r[0] for r in old]), span([r[0] for r in new]),
+                     span([r[1] for r in old]), span([r[1] for r in new])]
+            ratio = ["–", "–"]
+            if rule == "fasgd":
+                for k, v in enumerate(("old", "new")):
+                    a = rows[("asgd", n, v)]
+                    ratio[k] = span([f[0] / s[0] for f, s in zip(rows[("fasgd", n, v)], a)])
+            print(f"| {rule} | {n} | " + " | ".join(cells) + f" | {ratio[0]} | {ratio[1]} |")
+
+
+def bench_rules():
+    runs = {}
+    which = None
+    for line in open(os.path.join(HERE, "bench-rules-1m.txt")):
+        m = re.match(r"## (\S+) \((before|after)\)", line)
+        if m:
+            which = m.group(2)
+            continue
+        f = line.split()
+        if len(f) == 7 and re.match(r"[\d.]+$", f[1]):
+            runs.setdefault((f[0], which), []).append((float(f[1]), float(f[3])))
+        m = re.match(r"# one square root .*: ([\d.]+)", line)
+        if m:
+            runs.setdefault(("sqrt+div", which), []).append((float(m.group(1)), None))
+    print("| rule | in place before | in place after | staged before | staged after |")
+    print("|---|--:|--:|--:|--:|")
+    for rule in ("asgd", "sasgd", "fasgd", "fasgd-abs", "dcasgd", "gap-aware", "sqrt+div"):
+        b, a = runs[(rule, "before")], runs[(rule, "after")]
+        st = ["–", "–"] if rule == "sqrt+div" else [" / ".join(f"{r[1]:.3f}" for r in x) for x in (b, a)]
+        print(f"| {rule} | " + " / ".join(f"{r[0]:.3f}" for r in b) + " | "
+              + " / ".join(f"{r[0]:.3f}" for r in a) + f" | {st[0]} | {st[1]} |")
+
+
+def profiles():
+    print("| server (rule) | steps/s | CPU ms a step | kernel copies | update pass | guard's norm pass | rest |")
+    print("|---|--:|--:|--:|--:|--:|--:|")
+    for name, label in (("pslite", "ps-lite"), ("asgd", "fasgd-server (asgd)"),
+                        ("fasgd-old", "fasgd-server (fasgd), before"), ("fasgd-new", "fasgd-server (fasgd), after")):
+        text = open(os.path.join(HERE, f"perf-{name}.txt")).read()
+        ns = int(re.search(r"Event count \(approx\.\): (\d+)", text).group(1))
+        share = {"copy": 0.0, "update": 0.0, "norm": 0.0}
+        for m in re.finditer(r"([\d.]+)%\s+\[[k.]\]\s+(.+)", text):
+            pct, sym = float(m.group(1)), m.group(2)
+            if "rep_movs" in sym:
+                share["copy"] += pct
+            elif "s_pass_" in sym or "ThetaServer" in sym:
+                share["update"] += pct
+            elif "fasgd_floats_sumsq" in sym:
+                share["norm"] += pct
+        bench = open(os.path.join(HERE, f"perf-{name}.bench.txt")).read()
+        m = re.search(r"steps_per_s=([\d.]+)", bench) or re.search(r"^1000900\s+\S+\s+\d+\s+\d+\s+([\d.]+)", bench, re.M)
+        sps = float(m.group(1))
+        ms = ns / 1e6 / (sps * PROFILE_SECONDS)
+        rest = 100 - sum(share.values())
+        cells = [f"{ms * share[k] / 100:.2f}" if share[k] else "–" for k in ("copy", "update", "norm")]
+        print(f"| {label} | {sps:.0f} | {ms:.2f} | " + " | ".join(cells) + f" | {ms * rest / 100:.2f} |")
+
+
+if __name__ == "__main__":
+    bench_net()
+    print()
+    bench_rules()
+    print()
+    profiles()

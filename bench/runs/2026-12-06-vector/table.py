@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""The tables of bench/README.md's "fasgd's update on AVX2" from the logs
-here: bench-net's rounds with the server before (old) and after (new)
-in turns, bench-rules' runs, and the servers' profiles split into the
-kernel's copies, the update's pass, the guard's separate norm and the rest.
+"""The tables of bench/README.md's "The rules' update pass" and "fasgd's
+update vectorised" from the logs here: bench-net's rounds with the
+server before (old, d5d307d) and after (new) in turns, bench-rules' runs,
+and the servers' profiles split into the kernel's copies, the update's
+pass, the guard's separate norm and the rest. "After" is 99efebe (the
+flush on the bits and four spans at once); the -flush logs are of the
+flush alone (e888109 for bench-net, fab9bbd for bench-rules), printed
+with --flush.
 
-Usage: python3 bench/runs/2026-12-06-vector/table.py   (from anywhere)
+Usage: python3 bench/runs/2026-12-06-vector/table.py [--flush]   (from anywhere)
 """
 import os
 import re
 import statistics
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROFILE_SECONDS = 6      # perf record -- sleep 6
@@ -19,9 +24,9 @@ def span(v):
            f"{max(v):.{2 if max(v) < 10 else 0}f})"
 
 
-def bench_net():
+def bench_net(suffix):
     rows, version = {}, None
-    for line in open(os.path.join(HERE, "bench-net-1m-cpu0.txt")):
+    for line in open(os.path.join(HERE, f"bench-net-1m-cpu0{suffix}.txt")):
         m = re.match(r"## round \d+ (old|new)", line)
         if m:
             version = m.group(1)
@@ -46,10 +51,10 @@ def bench_net():
             print(f"| {rule} | {n} | " + " | ".join(cells) + f" | {ratio[0]} | {ratio[1]} |")
 
 
-def bench_rules():
+def bench_rules(suffix):
     runs = {}
     which = None
-    for line in open(os.path.join(HERE, "bench-rules-1m.txt")):
+    for line in open(os.path.join(HERE, f"bench-rules-1m{suffix}.txt")):
         m = re.match(r"## (\S+) \((before|after)\)", line)
         if m:
             which = m.group(2)
@@ -73,7 +78,9 @@ def profiles():
     print("| server (rule) | steps/s | CPU ms a step | kernel copies | update pass | guard's norm pass | rest |")
     print("|---|--:|--:|--:|--:|--:|--:|")
     for name, label in (("pslite", "ps-lite"), ("asgd", "fasgd-server (asgd)"),
-                        ("fasgd-old", "fasgd-server (fasgd), before"), ("fasgd-new", "fasgd-server (fasgd), after")):
+                        ("fasgd-old", "fasgd-server (fasgd), before"),
+                        ("fasgd-flush", "fasgd-server (fasgd), the flush alone"),
+                        ("fasgd-new", "fasgd-server (fasgd), after")):
         text = open(os.path.join(HERE, f"perf-{name}.txt")).read()
         ns = int(re.search(r"Event count \(approx\.\): (\d+)", text).group(1))
         share = {"copy": 0.0, "update": 0.0, "norm": 0.0}
@@ -95,8 +102,10 @@ def profiles():
 
 
 if __name__ == "__main__":
-    bench_net()
+    suffix = "-flush" if sys.argv[1:] == ["--flush"] else ""
+    bench_net(suffix)
     print()
-    bench_rules()
-    print()
-    profiles()
+    bench_rules(suffix)
+    if not suffix:
+        print()
+        profiles()

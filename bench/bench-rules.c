@@ -11,8 +11,9 @@
     kernels' builds (common/multiversion.h) the processor runs; and, timed
     in the same rounds, what fasgd std cannot do without: one square
     root and one division a parameter (y = 1/sqrt(x), compiled as the
-    rules are), the floor of its pass where arithmetic, not memory,
-    bounds it.
+    rules are), the floor of its pass where arithmetic bounds it, and its
+    bytes without the arithmetic (three statistics and θ read and
+    written, g read), the floor where memory does.
 
     Usage: bench-rules [--dim D] [--rounds R] [--rules LIST]
       --dim D       parameters (default 1000000)
@@ -76,6 +77,37 @@ s_root_div (float *restrict y, const float *restrict x, size_t n)
     }
     for (; i < n; i++)
         y [i] = 1.0f / sqrtf (x [i]);
+}
+
+/*  fasgd std's bytes without its arithmetic: the three statistics and θ
+    read and written, g read, with a multiply-add each, in spans of 16.  */
+FASGD_MULTIVERSION static void
+s_five_streams (float *restrict th, const float *restrict g, float *restrict a, float *restrict b,
+                float *restrict c, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; k++) {
+            float t = g [i + k];
+            float x = 0.9f * a [i + k] + 0.1f * t * t, y = 0.9f * b [i + k] + 0.1f * t;
+            float z = 0.9f * c [i + k] + 0.1f * (x - y);
+            a [i + k] = x;
+            b [i + k] = y;
+            c [i + k] = z;
+            th [i + k] -= 1e-3f * z * t;
+        }
+    for (; i < n; i++)
+        th [i] -= 1e-3f * g [i];
+}
+
+/*  Nanoseconds a parameter of reps passes of s_five_streams.  */
+static double
+s_time_streams (float *th, const float *g, float *a, float *b, float *c, size_t n, int reps)
+{
+    double t0 = fasgd_bench_now ();
+    for (int i = 0; i < reps; i++)
+        s_five_streams (th, g, a, b, c, n);
+    return (fasgd_bench_now () - t0) * 1e9 / ((double) reps * (double) n);
 }
 
 /*  Nanoseconds a parameter of reps passes of s_root_div.  */
@@ -177,9 +209,10 @@ main (int argc, char **argv)
     float *theta = calloc (n, sizeof (float)), *theta_new = calloc (n, sizeof (float));
     float *g = malloc (n * sizeof (float)), *used = calloc (n, sizeof (float));
     double (*ns) [2][S_ROUNDS_MAX] = calloc ((size_t) nrules, sizeof *ns);
-    double floor_ns [S_ROUNDS_MAX];
+    double floor_ns [S_ROUNDS_MAX], stream_ns [S_ROUNDS_MAX];
     float *x = malloc (n * sizeof (float));
-    if (!theta || !theta_new || !g || !used || !ns || !x) {
+    float *sa = calloc (n, sizeof (float)), *sb = calloc (n, sizeof (float)), *sc = calloc (n, sizeof (float));
+    if (!theta || !theta_new || !g || !used || !ns || !x || !sa || !sb || !sc) {
         fprintf (stderr, "bench-rules: out of memory\n");
         return 1;
     }
@@ -200,11 +233,13 @@ main (int argc, char **argv)
         s_time (rules [k], 1, theta, theta_new, g, used, n, 1);
     }
     s_time_floor (theta_new, x, n, 1);
+    s_time_streams (theta_new, g, sa, sb, sc, n, 1);
     for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < nrules; k++)
             for (int way = 0; way < 2; way++)
                 ns [k][way][r] = s_time (rules [k], way, theta, theta_new, g, used, n, reps);
         floor_ns [r] = s_time_floor (theta_new, x, n, reps);
+        stream_ns [r] = s_time_streams (theta_new, g, sa, sb, sc, n, reps);
     }
     printf ("%-10s %26s %26s %9s %9s\n", "rule", "in place ns/param (range)", "staged ns/param (range)",
             "x asgd", "x asgd");
@@ -229,6 +264,9 @@ main (int argc, char **argv)
     double lo, hi, med = fasgd_bench_median_range (floor_ns, rounds, &lo, &hi);
     printf ("# one square root and one division a parameter (fasgd std's floor): %.3f (%.3f-%.3f) ns/param\n", med,
             lo, hi);
+    med = fasgd_bench_median_range (stream_ns, rounds, &lo, &hi);
+    printf ("# five vectors streamed, fasgd std's bytes without its arithmetic (its other floor): "
+            "%.3f (%.3f-%.3f) ns/param\n", med, lo, hi);
     for (int k = 0; k < nrules; k++)
         fasgd_rule_destroy (&rules [k]);
     free (ns);
@@ -237,5 +275,8 @@ main (int argc, char **argv)
     free (g);
     free (used);
     free (x);
+    free (sa);
+    free (sb);
+    free (sc);
     return 0;
 }

@@ -65,11 +65,17 @@ def bench_rules(suffix):
         m = re.match(r"# one square root .*: ([\d.]+)", line)
         if m:
             runs.setdefault(("sqrt+div", which), []).append((float(m.group(1)), None))
+        m = re.match(r"# five vectors streamed.*: ([\d.]+)", line)
+        if m:
+            runs.setdefault(("five streams", which), []).append((float(m.group(1)), None))
     print("| rule | in place before | in place after | staged before | staged after |")
     print("|---|--:|--:|--:|--:|")
-    for rule in ("asgd", "sasgd", "fasgd", "fasgd-abs", "dcasgd", "gap-aware", "sqrt+div"):
+    floors = ("sqrt+div", "five streams")
+    for rule in ("asgd", "sasgd", "fasgd", "fasgd-abs", "dcasgd", "gap-aware") + floors:
+        if (rule, "before") not in runs:
+            continue
         b, a = runs[(rule, "before")], runs[(rule, "after")]
-        st = ["–", "–"] if rule == "sqrt+div" else [" / ".join(f"{r[1]:.3f}" for r in x) for x in (b, a)]
+        st = ["–", "–"] if rule in floors else [" / ".join(f"{r[1]:.3f}" for r in x) for x in (b, a)]
         print(f"| {rule} | " + " / ".join(f"{r[0]:.3f}" for r in b) + " | "
               + " / ".join(f"{r[0]:.3f}" for r in a) + f" | {st[0]} | {st[1]} |")
 

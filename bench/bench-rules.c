@@ -4,7 +4,8 @@
     to θ, two ways: in place (fasgd_rule_apply, as the simulator and a
     server without the push guard do) and staged (fasgd_rule_stage into
     a second θ with the gradient's sum of squares, then
-    fasgd_rule_commit, as the guarded server does), the rules taking
+    fasgd_rule_commit, as the guarded server does for the rules without
+    a state: server/params.c), the rules taking
     turns within each of R rounds so that a drift in the machine's load
     falls on all alike. It prints each rule's median (least–greatest)
     over the rounds, the multiple of asgd's median, and which of the

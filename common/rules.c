@@ -31,9 +31,9 @@
 #define S_LANES 16
 /*  fasgd std's pass takes S_STD_SPANS spans at once (s_std_span): each
     span's square roots wait on its statistics and its divisions on the
-    roots, and four chains side by side keep the divider busy (1.46 →
-    1.09 ns a parameter at D = 1M on AVX2; bench-rules). Its sums of σ
-    still go span by span into the S_LANES lanes, in the same order.  */
+    roots, and four chains side by side keep the divider busy (1.32 →
+    0.99–1.04 ns a parameter at D = 1M on AVX2, bench-rules). Its sums of
+    σ still go span by span into the S_LANES lanes, in the same order.  */
 #define S_STD_SPANS 4
 
 /*  The kernels are inlined into each clone of the apply functions below:
@@ -543,9 +543,6 @@ typedef struct {
     float step;                 /* α */
 } s_gap_coef_t;
 
-/*  gap-aware (Barkai et al.): G = 1 + |θ − θ_used|/C, or 1 while C is 0
-    (the parameter has not moved yet: there is no step size to measure the
-    gap in), Δ = α·g/G, θ ← θ − Δ, then C ← γ_C·C + (1−γ_C)·|Δ|.  */
 /*  take_a ? a : b, on the bits: no branch for gcc to thread back.  */
 S_KERNEL float
 s_select (int take_a, float a, float b)
@@ -558,6 +555,9 @@ s_select (int take_a, float a, float b)
     return a;
 }
 
+/*  gap-aware (Barkai et al.): G = 1 + |θ − θ_used|/C, or 1 while C is 0
+    (the parameter has not moved yet: there is no step size to measure the
+    gap in), Δ = α·g/G, θ ← θ − Δ, then C ← γ_C·C + (1−γ_C)·|Δ|.  */
 S_KERNEL void
 s_gap_span (const s_gap_coef_t *c, const float *restrict theta, const float *restrict g,
             const float *restrict used, float *restrict cc, float *restrict d, size_t len)
@@ -568,9 +568,10 @@ s_gap_span (const s_gap_coef_t *c, const float *restrict theta, const float *res
         /*  The quotient exists only for C > 0. Written as the ternary,
             gcc's default -ftrapping-math keeps the loop scalar (rewrites
             of floats that hide the condition get threaded back into a
-            branch), at 3 times fasgd std's time a parameter; selected on
-            the bits (s_select), the quotient by 1 where C is not above 0
-            is made and dropped, and the loop is vectorised: the same G.  */
+            branch), at 4.5 ns a parameter; selected on the bits
+            (s_select), the quotient by 1 where C is not above 0 is made
+            and dropped, and the loop is vectorised, at 0.65 (D = 1M,
+            AVX2, bench-rules): the same G.  */
         int moved = ck > 0.0f;
         float big = s_select (moved, 1.0f + gap / s_select (moved, ck, 1.0f), 1.0f);
         float delta = c->step * g [k] / big;

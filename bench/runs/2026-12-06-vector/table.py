@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The tables of bench/README.md's "The rules' update pass" and "fasgd's
 update vectorised" from the logs here: bench-net's rounds with the
-server before (old, d5d307d) and after (new) in turns, bench-rules' runs,
+server before (old, d5d307d) and after (new) in turns (on CPU 0, and
+with both CPUs free), bench-rules' runs,
 and the servers' profiles split into the kernel's copies, the update's
 pass, the guard's separate norm and the rest. "After" is 99efebe (the
 flush on the bits and four spans at once); the -flush logs are of the
@@ -24,31 +25,34 @@ def span(v):
            f"{max(v):.{2 if max(v) < 10 else 0}f})"
 
 
-def bench_net(suffix):
-    rows, version = {}, None
-    for line in open(os.path.join(HERE, f"bench-net-1m-cpu0{suffix}.txt")):
+def bench_net(name):
+    rows, version, sizes = {}, None, []
+    for line in open(os.path.join(HERE, name)):
         m = re.match(r"## round \d+ (old|new)", line)
         if m:
             version = m.group(1)
             continue
         f = line.split()
-        if f and f[0] == "1000900":
-            key = (f[1], int(f[3]), version)
+        if f and f[0] in ("79510", "1000900"):
+            if f[0] not in sizes:
+                sizes.append(f[0])
+            key = (f[0], f[1], int(f[3]), version)
             rows.setdefault(key, []).append((float(f[4]), float(f[7])))
-    print("| rule | clients | steps/s before | steps/s after | srv-ms before | srv-ms after | "
+    print("| D | rule | clients | steps/s before | steps/s after | srv-ms before | srv-ms after | "
           "fasgd × asgd before | after |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|")
-    for rule in ("asgd", "fasgd"):
-        for n in (1, 4):
-            old, new = rows[(rule, n, "old")], rows[(rule, n, "new")]
-            cells = [span([r[0] for r in old]), span([r[0] for r in new]),
-                     span([r[1] for r in old]), span([r[1] for r in new])]
-            ratio = ["–", "–"]
-            if rule == "fasgd":
-                for k, v in enumerate(("old", "new")):
-                    a = rows[("asgd", n, v)]
-                    ratio[k] = span([f[0] / s[0] for f, s in zip(rows[("fasgd", n, v)], a)])
-            print(f"| {rule} | {n} | " + " | ".join(cells) + f" | {ratio[0]} | {ratio[1]} |")
+    print("|--:|---|--:|--:|--:|--:|--:|--:|--:|")
+    for d in sizes:
+        for rule in ("asgd", "fasgd"):
+            for n in (1, 4):
+                old, new = rows[(d, rule, n, "old")], rows[(d, rule, n, "new")]
+                cells = [span([r[0] for r in old]), span([r[0] for r in new]),
+                         span([r[1] for r in old]), span([r[1] for r in new])]
+                ratio = ["–", "–"]
+                if rule == "fasgd":
+                    for k, v in enumerate(("old", "new")):
+                        a = rows[(d, "asgd", n, v)]
+                        ratio[k] = span([f[0] / s[0] for f, s in zip(rows[(d, "fasgd", n, v)], a)])
+                print(f"| {int(d):,} | {rule} | {n} | " + " | ".join(cells) + f" | {ratio[0]} | {ratio[1]} |")
 
 
 def bench_rules(suffix):
@@ -109,8 +113,11 @@ def profiles():
 
 if __name__ == "__main__":
     suffix = "-flush" if sys.argv[1:] == ["--flush"] else ""
-    bench_net(suffix)
+    bench_net(f"bench-net-1m-cpu0{suffix}.txt")
     print()
+    if not suffix:
+        bench_net("bench-net-both-cpus.txt")
+        print()
     bench_rules(suffix)
     if not suffix:
         print()

@@ -101,24 +101,23 @@ s_five_streams (float *restrict th, const float *restrict g, float *restrict a, 
         th [i] -= 1e-3f * g [i];
 }
 
-/*  Nanoseconds a parameter of reps passes of s_five_streams.  */
-static double
-s_time_streams (float *th, const float *g, float *a, float *b, float *c, size_t n, int reps)
+/*  Nanoseconds a parameter of reps passes of each of fasgd std's floors,
+    in turn: ns [0] the square roots and divisions (into y, from x), ns [1]
+    the five streams (θ in y, g, the statistics a, b, c).  */
+static void
+s_time_floors (float *y, const float *x, const float *g, float *a, float *b, float *c, size_t n, int reps,
+               double ns [2])
 {
-    double t0 = fasgd_bench_now ();
-    for (int i = 0; i < reps; i++)
-        s_five_streams (th, g, a, b, c, n);
-    return (fasgd_bench_now () - t0) * 1e9 / ((double) reps * (double) n);
-}
-
-/*  Nanoseconds a parameter of reps passes of s_root_div.  */
-static double
-s_time_floor (float *y, const float *x, size_t n, int reps)
-{
-    double t0 = fasgd_bench_now ();
-    for (int i = 0; i < reps; i++)
-        s_root_div (y, x, n);
-    return (fasgd_bench_now () - t0) * 1e9 / ((double) reps * (double) n);
+    for (int which = 0; which < 2; which++) {
+        double t0 = fasgd_bench_now ();
+        for (int i = 0; i < reps; i++) {
+            if (which == 0)
+                s_root_div (y, x, n);
+            else
+                s_five_streams (y, g, a, b, c, n);
+        }
+        ns [which] = (fasgd_bench_now () - t0) * 1e9 / ((double) reps * (double) n);
+    }
 }
 
 /*  Nanoseconds a parameter one pass of rule costs, staged or in place,
@@ -210,7 +209,7 @@ main (int argc, char **argv)
     float *theta = calloc (n, sizeof (float)), *theta_new = calloc (n, sizeof (float));
     float *g = malloc (n * sizeof (float)), *used = calloc (n, sizeof (float));
     double (*ns) [2][S_ROUNDS_MAX] = calloc ((size_t) nrules, sizeof *ns);
-    double floor_ns [S_ROUNDS_MAX], stream_ns [S_ROUNDS_MAX];
+    double floor_ns [2][S_ROUNDS_MAX], one [2];
     float *x = malloc (n * sizeof (float));
     float *sa = calloc (n, sizeof (float)), *sb = calloc (n, sizeof (float)), *sc = calloc (n, sizeof (float));
     if (!theta || !theta_new || !g || !used || !ns || !x || !sa || !sb || !sc) {
@@ -233,44 +232,52 @@ main (int argc, char **argv)
         s_time (rules [k], 0, theta, theta_new, g, used, n, 1);
         s_time (rules [k], 1, theta, theta_new, g, used, n, 1);
     }
-    s_time_floor (theta_new, x, n, 1);
-    s_time_streams (theta_new, g, sa, sb, sc, n, 1);
+    s_time_floors (theta_new, x, g, sa, sb, sc, n, 1, one);
     for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < nrules; k++)
             for (int way = 0; way < 2; way++)
                 ns [k][way][r] = s_time (rules [k], way, theta, theta_new, g, used, n, reps);
-        floor_ns [r] = s_time_floor (theta_new, x, n, reps);
-        stream_ns [r] = s_time_streams (theta_new, g, sa, sb, sc, n, reps);
+        s_time_floors (theta_new, x, g, sa, sb, sc, n, reps, one);
+        floor_ns [0][r] = one [0];
+        floor_ns [1][r] = one [1];
     }
     printf ("%-10s %26s %26s %9s %9s\n", "rule", "in place ns/param (range)", "staged ns/param (range)",
             "x asgd", "x asgd");
-    double base [2] = { 0, 0 };
-    for (int k = 0; k < nrules; k++) {
-        double med [2], lo [2], hi [2];
-        for (int way = 0; way < 2; way++)
-            med [way] = fasgd_bench_median_range (ns [k][way], rounds, &lo [way], &hi [way]);
-        if (strcmp (names [k], "asgd") == 0) {
-            base [0] = med [0];
-            base [1] = med [1];
+    double (*med) [2] = calloc ((size_t) nrules, sizeof *med), (*lo) [2] = calloc ((size_t) nrules, sizeof *lo),
+           (*hi) [2] = calloc ((size_t) nrules, sizeof *hi), base [2] = { 0, 0 };
+    if (!med || !lo || !hi) {
+        fprintf (stderr, "bench-rules: out of memory\n");
+        return 1;
+    }
+    /*  asgd's medians first, wherever it is in the list.  */
+    for (int k = 0; k < nrules; k++)
+        for (int way = 0; way < 2; way++) {
+            med [k][way] = fasgd_bench_median_range (ns [k][way], rounds, &lo [k][way], &hi [k][way]);
+            if (strcmp (names [k], "asgd") == 0)
+                base [way] = med [k][way];
         }
+    for (int k = 0; k < nrules; k++) {
         char a [64], b [64], xa [16] = "-", xb [16] = "-";
-        snprintf (a, sizeof a, "%.3f (%.3f-%.3f)", med [0], lo [0], hi [0]);
-        snprintf (b, sizeof b, "%.3f (%.3f-%.3f)", med [1], lo [1], hi [1]);
+        snprintf (a, sizeof a, "%.3f (%.3f-%.3f)", med [k][0], lo [k][0], hi [k][0]);
+        snprintf (b, sizeof b, "%.3f (%.3f-%.3f)", med [k][1], lo [k][1], hi [k][1]);
         if (base [0] > 0) {
-            snprintf (xa, sizeof xa, "%.2f", med [0] / base [0]);
-            snprintf (xb, sizeof xb, "%.2f", med [1] / base [1]);
+            snprintf (xa, sizeof xa, "%.2f", med [k][0] / base [0]);
+            snprintf (xb, sizeof xb, "%.2f", med [k][1] / base [1]);
         }
         printf ("%-10s %26s %26s %9s %9s\n", names [k], a, b, xa, xb);
     }
-    double lo, hi, med = fasgd_bench_median_range (floor_ns, rounds, &lo, &hi);
-    printf ("# one square root and one division a parameter (fasgd std's floor): %.3f (%.3f-%.3f) ns/param\n", med,
-            lo, hi);
-    med = fasgd_bench_median_range (stream_ns, rounds, &lo, &hi);
+    double flo, fhi, fmed = fasgd_bench_median_range (floor_ns [0], rounds, &flo, &fhi);
+    printf ("# one square root and one division a parameter (fasgd std's floor): %.3f (%.3f-%.3f) ns/param\n", fmed,
+            flo, fhi);
+    fmed = fasgd_bench_median_range (floor_ns [1], rounds, &flo, &fhi);
     printf ("# five vectors streamed, fasgd std's bytes without its arithmetic (its other floor): "
-            "%.3f (%.3f-%.3f) ns/param\n", med, lo, hi);
+            "%.3f (%.3f-%.3f) ns/param\n", fmed, flo, fhi);
     for (int k = 0; k < nrules; k++)
         fasgd_rule_destroy (&rules [k]);
     free (ns);
+    free (med);
+    free (lo);
+    free (hi);
     free (theta);
     free (theta_new);
     free (g);

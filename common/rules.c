@@ -35,6 +35,7 @@
     0.99–1.04 ns a parameter at D = 1M on AVX2, bench-rules). Its sums of
     σ still go span by span into the S_LANES lanes, in the same order.  */
 #define S_STD_SPANS 4
+_Static_assert (S_STD_SPANS == 4, "s_std_span sums four spans' σ in one expression");
 
 /*  The kernels are inlined into each clone of the apply functions below:
     one left out of line (gcc does that to a large function called twice)
@@ -460,7 +461,13 @@ s_std_span (const s_std_coef_t *c, const float *restrict g, float *restrict nn,
         vv [k] = vk;
         d [k] = c->step * vk * g [k];                        /* θ ← θ − (α/max(τ,1))·v·g */
     }
-    if (len % S_LANES == 0)
+    /*  Four spans' σ into each lane in one expression: the same adds in
+        the same order as span by span, with acc loaded and stored once
+        rather than stored and loaded again between spans.  */
+    if (len == S_STD_SPANS * S_LANES)
+        for (size_t k = 0; k < S_LANES; k++)
+            acc [k] = (((acc [k] + sig [k]) + sig [S_LANES + k]) + sig [2 * S_LANES + k]) + sig [3 * S_LANES + k];
+    else if (len % S_LANES == 0)
         for (size_t q = 0; q < len; q += S_LANES)
             for (size_t k = 0; k < S_LANES; k++)
                 acc [k] += sig [q + k];

@@ -219,6 +219,18 @@ s_turn_away (fasgd_srv_conns_t *self, int fd, int tag)
     self->st->conn_shed++;
 }
 
+/*  Turns away the connection just accepted on fd, on data socket k,
+    before it is waited for. Its handshake and first request can be
+    through before its accept is read (the events are read a few at a
+    time, fasgd_srv_conn_events): such a request is dropped
+    (fasgd_srv_conn_heard), not served from a connection turned away.  */
+static void
+s_refuse (fasgd_srv_conns_t *self, int fd, int k)
+{
+    s_turn_away (self, fd, k);
+    fasgd_srv_greeting_refused (self->greeting, fd, k);
+}
+
 /*  A connection accepted on data socket k: within the limits it is
     waited for; past them it, or the oldest greeting, is turned away.  */
 static void
@@ -229,7 +241,7 @@ s_accepted (fasgd_srv_conns_t *self, int fd, int k)
     fasgd_srv_greeting_source (fd, addr);
     self->conns++;
     if (fasgd_srv_greeting_from (self->greeting, addr) >= (size_t) self->cfg->greeting_per_address) {
-        s_turn_away (self, fd, k);
+        s_refuse (self, fd, k);
         fasgd_srv_security_refusal_log (self->security, "turned away a connection from %s on the %s socket: "
                                         "limits.greeting_per_address (%d) from there have not sent a "
                                         "request yet", addr, what, self->cfg->greeting_per_address);
@@ -243,14 +255,14 @@ s_accepted (fasgd_srv_conns_t *self, int fd, int k)
                                         (unsigned long long) self->greeting_max);
     }
     else if (self->conns > self->conn_max) {
-        s_turn_away (self, fd, k);
+        s_refuse (self, fd, k);
         fasgd_srv_security_refusal_log (self->security, "turned away a connection on the %s socket: "
                                         "limits.connections (%llu) are open", what,
                                         (unsigned long long) self->conn_max);
         return;
     }
     if (fasgd_srv_greeting_begin (self->greeting, fd, k, addr, fasgd_srv_now_ms ()) < 0)
-        s_turn_away (self, fd, k);      /* out of memory: not followed, not kept */
+        s_refuse (self, fd, k);      /* out of memory: not followed, not kept */
 }
 
 /*  Handles one event of monitor k: counts connections, and turns away
@@ -297,7 +309,7 @@ s_event (fasgd_srv_conns_t *self, int k)
     return 0;
 }
 
-void
+int
 fasgd_srv_conn_heard (fasgd_srv_conns_t *self, int fd, const void *routing_id, size_t len)
 {
     /*  FNV-1a: the routing id tells a late request of a closed
@@ -305,16 +317,21 @@ fasgd_srv_conn_heard (fasgd_srv_conns_t *self, int fd, const void *routing_id, s
     uint64_t peer = UINT64_C (14695981039346656037);
     for (size_t i = 0; i < len; i++)
         peer = (peer ^ ((const uint8_t *) routing_id) [i]) * UINT64_C (1099511628211);
-    if (fd < 0 || fasgd_srv_greeting_heard (self->greeting, fd, peer) != -1)
-        return;
+    if (fd < 0)
+        return 0;
+    int heard = fasgd_srv_greeting_heard (self->greeting, fd, peer);
     /*  The request was read before its connection's accept: libzmq
         reports the accept before any request can arrive, so the accept
         is among the events waiting. Read them until it is (older
         connections only are closed meanwhile: this one is the newest),
         then take the request as heard. A request read after its
-        connection's close counts for nothing.  */
-    for (int n = 0, any = 1; any && n < S_EVENTS_CATCH_UP
-                             && fasgd_srv_greeting_heard (self->greeting, fd, peer) == -1;) {
+        connection's close counts for nothing here. Where the last
+        connection on fd was turned away at its accept (s_refuse), the
+        request is that one's unless a newer connection's accept on fd
+        is among the events: read them all first, so that an honest
+        client's request on a reused descriptor is never dropped.  */
+    for (int n = 0, any = 1; (heard == -1 || heard == -3) && any && n < S_EVENTS_CATCH_UP;
+         heard = fasgd_srv_greeting_heard (self->greeting, fd, peer)) {
         any = 0;
         for (int k = 0; k < self->nmonitors; k++)
             if (s_event (self, k) == 0) {
@@ -322,6 +339,7 @@ fasgd_srv_conn_heard (fasgd_srv_conns_t *self, int fd, const void *routing_id, s
                 n++;
             }
     }
+    return heard == -3 ? -1 : 0;
 }
 
 void

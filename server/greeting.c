@@ -23,6 +23,7 @@ enum { S_NONE, S_GREETING, S_HEARD };
 typedef struct {
     int state;                          /* S_NONE, S_GREETING, S_HEARD */
     int closed;                         /* S_NONE since its connection closed, no accept since */
+    int refused;                        /* ... and that one was turned away at its accept */
     uint64_t peer;                      /* a hash of the routing id its requests came with */
     int tag;                            /* its socket's */
     int64_t since_ms;                   /* accepted then, or its wait renewed */
@@ -162,6 +163,23 @@ fasgd_srv_greeting_end (fasgd_srv_greeting_t *self, int fd, int tag)
 }
 
 int
+fasgd_srv_greeting_refused (fasgd_srv_greeting_t *self, int fd, int tag)
+{
+    if (fd < 0)
+        return 0;
+    s_entry_t *e = s_entry (self, fd);
+    if (!e)
+        return -1;
+    if (e->state == S_GREETING)
+        s_unlink (self, fd);
+    e->tag = tag;
+    e->state = S_NONE;
+    e->closed = 1;
+    e->refused = 1;
+    return 0;
+}
+
+int
 fasgd_srv_greeting_heard (fasgd_srv_greeting_t *self, int fd, uint64_t peer)
 {
     if (fd < 0 || fd >= self->nentries)
@@ -170,7 +188,7 @@ fasgd_srv_greeting_heard (fasgd_srv_greeting_t *self, int fd, uint64_t peer)
     /*  After a close, a request with the closed connection's routing id
         was read late; any other is a newer connection's.  */
     if (e->state == S_NONE)
-        return e->closed && e->peer == peer ? -2 : -1;
+        return e->refused ? -3 : e->closed && e->peer == peer ? -2 : -1;
     e->peer = peer;
     if (e->state != S_GREETING)
         return 0;
@@ -192,6 +210,7 @@ fasgd_srv_greeting_begin (fasgd_srv_greeting_t *self, int fd, int tag, const cha
     e->tag = tag;
     e->state = S_GREETING;
     e->closed = 0;
+    e->refused = 0;
     e->since_ms = now_ms;
     e->received = 0;
     snprintf (e->addr, sizeof e->addr, "%s", addr);

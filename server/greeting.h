@@ -29,8 +29,15 @@ int fasgd_srv_greeting_begin (fasgd_srv_greeting_t *self, int fd, int tag, const
     it was heard from before; -1 when fd has no connection yet (its
     accept is not read yet); -2 when it came from the connection that
     closed last on fd, no other accepted since (read after the close: a
-    newer connection's accept must not take it as its own).  */
+    newer connection's accept must not take it as its own); -3 when the
+    last connection accepted on fd was turned away at its accept
+    (fasgd_srv_greeting_refused): the request is that one's.  */
 int fasgd_srv_greeting_heard (fasgd_srv_greeting_t *self, int fd, uint64_t peer);
+/*  The connection just accepted on fd, on the socket tagged tag, was
+    turned away at once, never waited for: until fd's next accept, a
+    request read from fd is that connection's (it reached the server
+    before the accept was read). -1 out of memory.  */
+int fasgd_srv_greeting_refused (fasgd_srv_greeting_t *self, int fd, int tag);
 /*  The connection on fd (on the socket tagged tag; -1 any) closed, or
     was closed: 1 when it was greeting. The tag keeps an event of one
     socket's monitor, read late, from ending another socket's newer

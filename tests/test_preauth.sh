@@ -101,6 +101,11 @@ serve "$tmp/ports" "$tmp/server.log" "$server" -c "$tmp/full.yaml" || echo "# th
 stall_pid=$!
 pids="$pids $stall_pid"
 wait_for "grep -q holding '$tmp/stall.out'" 10 || echo "# the holder did not start"
+# The room is held once the server has accepted the holder's connection
+# (the holder says "holding" as it starts to connect): the client comes
+# after it. Once, in a loaded run, that client joined.
+wait_for "'$python' '$top_src/tests/accepted.py' ${push##*:} 127.0.0.2" 20 ||
+    echo "# the server did not accept the holder's connection within 20 s"
 sleep 1
 from="tcp://127.0.0.2:0;127.0.0.1:${push##*:}"
 t0=$(date +%s)
@@ -110,6 +115,7 @@ timeout 60 "$client" -s "$from" -f "$fetch" --data "$data" --quiet --steps 10 --
 rc=$? took=$(($(date +%s) - t0))
 check "a client turned away by a full server gives up in bounded time (exit $rc after $took s)" \
     test $rc -ne 0 -a $took -le 10
+echo "# the holder: $(tr '\n' ' ' < "$tmp/stall.out")"
 check "... and is not told to check the server key" sh -c "! grep -qi 'server key' '$tmp/err'"
 check "... but that the server turned its connection away" grep -q 'turned the connection away' "$tmp/err"
 # The holder leaves 2 s into a client's 9 s of trying to join (3 times

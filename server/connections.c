@@ -222,8 +222,9 @@ s_turn_away (fasgd_srv_conns_t *self, int fd, int tag)
 /*  Turns away the connection just accepted on fd, on data socket k,
     before it is waited for. Its handshake and first request can be
     through before its accept is read (the events are read a few at a
-    time, fasgd_srv_conn_events): such a request is dropped
-    (fasgd_srv_conn_heard), not served from a connection turned away.  */
+    time, fasgd_srv_conn_events, and not at all while the loop is
+    busy): such a request is dropped (fasgd_srv_conn_heard), not served
+    from a connection turned away.  */
 static void
 s_refuse (fasgd_srv_conns_t *self, int fd, int k)
 {
@@ -238,8 +239,14 @@ s_accepted (fasgd_srv_conns_t *self, int fd, int k)
 {
     const char *what = self->monitor_names [k];
     char addr [FASGD_SRV_ADDR_LEN];
-    fasgd_srv_greeting_source (fd, addr);
     self->conns++;
+    if (fasgd_srv_greeting_source (fd, addr) != 0) {
+        /*  Gone before its accept was read (its close is among the
+            events to come): nothing to wait for, and a request of its
+            read later is not served.  */
+        fasgd_srv_greeting_refused (self->greeting, fd, k);
+        return;
+    }
     if (fasgd_srv_greeting_from (self->greeting, addr) >= (size_t) self->cfg->greeting_per_address) {
         s_refuse (self, fd, k);
         fasgd_srv_security_refusal_log (self->security, "turned away a connection from %s on the %s socket: "

@@ -37,9 +37,9 @@ zsock_t *fasgd_srv_conn_monitor (fasgd_srv_conns_t *self, int k);
 int fasgd_srv_conn_events (fasgd_srv_conns_t *self);
 /*  A valid request came from the connection on descriptor fd (as
     fasgd_srv_recv_fd says), with routing_id (len bytes): it is no longer
-    greeting. -1 when that connection was turned away at its accept (the
-    request got in before the accept was read): the request is not to be
-    served.  */
+    greeting. -1 when that connection was turned away at its accept, or
+    was gone before its accept was read (the request got in before the
+    accept was read): the request is not to be served.  */
 int fasgd_srv_conn_heard (fasgd_srv_conns_t *self, int fd, const void *routing_id, size_t len);
 /*  Closes the connections greeting for longer than limits.greeting_ms.  */
 void fasgd_srv_conn_tick (fasgd_srv_conns_t *self, int64_t now_ms);

@@ -67,14 +67,14 @@ fasgd_srv_greeting_destroy (fasgd_srv_greeting_t **self_p)
     *self_p = NULL;
 }
 
-void
+int
 fasgd_srv_greeting_source (int fd, char addr [FASGD_SRV_ADDR_LEN])
 {
     struct sockaddr_storage ss;
     socklen_t len = sizeof ss;
     snprintf (addr, FASGD_SRV_ADDR_LEN, "?");
     if (getpeername (fd, (struct sockaddr *) &ss, &len) != 0)
-        return;
+        return -1;
     if (ss.ss_family == AF_INET)
         inet_ntop (AF_INET, &((struct sockaddr_in *) &ss)->sin_addr, addr, FASGD_SRV_ADDR_LEN);
     else if (ss.ss_family == AF_INET6) {
@@ -90,6 +90,7 @@ fasgd_srv_greeting_source (int fd, char addr [FASGD_SRV_ADDR_LEN])
                 snprintf (addr, FASGD_SRV_ADDR_LEN, "%s/64", text);
         }
     }
+    return 0;
 }
 
 static void

@@ -17,9 +17,9 @@ typedef struct fasgd_srv_greeting_t fasgd_srv_greeting_t;
 fasgd_srv_greeting_t *fasgd_srv_greeting_new (void);
 void fasgd_srv_greeting_destroy (fasgd_srv_greeting_t **self_p);
 /*  The source of the connection on descriptor fd, as the text that
-    groups it: an IPv4 address, an IPv6 address's /64, "?" when it cannot
-    be read (the connection is gone).  */
-void fasgd_srv_greeting_source (int fd, char addr [FASGD_SRV_ADDR_LEN]);
+    groups it: an IPv4 address, an IPv6 address's /64, "?" for another
+    kind. -1 (and "?") when the connection is gone: it has no peer.  */
+int fasgd_srv_greeting_source (int fd, char addr [FASGD_SRV_ADDR_LEN]);
 /*  The connection on fd, from addr on the socket tagged tag, accepted
     at now_ms, has yet to be heard from (one that fd had is forgotten
     first). -1 out of memory.  */

@@ -5,6 +5,12 @@
 #include "testutil.h"
 #include "greeting.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #define S_PEER_A 0x1111u
 #define S_PEER_B 0x2222u
 
@@ -75,6 +81,38 @@ START_TEST (test_refused_at_accept)
 }
 END_TEST
 
+/*  Where a connection comes from; -1 once it is gone (its accept read
+    after its close: s_accepted then turns it away).  */
+START_TEST (test_source)
+{
+    char addr [FASGD_SRV_ADDR_LEN];
+    int l = socket (AF_INET, SOCK_STREAM, 0), c = socket (AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge (l, 0);
+    ck_assert_int_ge (c, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    socklen_t len = sizeof sa;
+    ck_assert_int_eq (bind (l, (struct sockaddr *) &sa, sizeof sa), 0);
+    ck_assert_int_eq (listen (l, 1), 0);
+    ck_assert_int_eq (getsockname (l, (struct sockaddr *) &sa, &len), 0);
+    ck_assert_int_eq (connect (c, (struct sockaddr *) &sa, sizeof sa), 0);
+    int a = accept (l, NULL, NULL);
+    ck_assert_int_ge (a, 0);
+    ck_assert_int_eq (fasgd_srv_greeting_source (a, addr), 0);
+    ck_assert_str_eq (addr, "127.0.0.1");
+    close (a);
+    ck_assert_int_eq (fasgd_srv_greeting_source (a, addr), -1);      /* closed */
+    ck_assert_str_eq (addr, "?");
+    int pair [2];
+    ck_assert_int_eq (socketpair (AF_UNIX, SOCK_STREAM, 0, pair), 0);
+    ck_assert_int_eq (fasgd_srv_greeting_source (pair [0], addr), 0);  /* no address to group by */
+    ck_assert_str_eq (addr, "?");
+    close (pair [0]);
+    close (pair [1]);
+    close (c);
+    close (l);
+}
+END_TEST
+
 static Suite *
 greeting_suite (void)
 {
@@ -83,6 +121,7 @@ greeting_suite (void)
     tcase_add_test (tc, test_waited_for_then_heard);
     tcase_add_test (tc, test_closed_then_late_request);
     tcase_add_test (tc, test_refused_at_accept);
+    tcase_add_test (tc, test_source);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -269,7 +269,7 @@ s_accepted (fasgd_srv_conns_t *self, int fd, int k)
         return;
     }
     if (fasgd_srv_greeting_begin (self->greeting, fd, k, addr, fasgd_srv_now_ms ()) < 0)
-        s_refuse (self, fd, k);      /* out of memory: not followed, not kept */
+        s_refuse (self, fd, k);         /* out of memory: not followed, not kept */
 }
 
 /*  Handles one event of monitor k: counts connections, and turns away

@@ -478,8 +478,8 @@ fasgd_srv_dispatch (fasgd_server_t *self, void *sock, int is_fetch)
     memset (&req, 0, sizeof req);
     fasgd_srv_request_t r = { sock, &parts [0], NULL, self->params, &self->st };
     /*  A well-formed request: its connection is no longer greeting. One
-        from a connection turned away at its accept is dropped unanswered
-        (the connection is closing).  */
+        from a connection turned away at its accept, or gone before the
+        accept was read, is dropped unanswered (connections.h).  */
     if (s_check_request (self, &r, parts, nparts, extra, &req, is_fetch) == 0
         && (nparts < 2 || fasgd_srv_conn_heard (self->conns, fasgd_srv_recv_fd (&parts [1]), zmq_msg_data (&parts [0]),
                                                 zmq_msg_size (&parts [0])) == 0)) {

@@ -163,17 +163,28 @@ fasgd_srv_greeting_end (fasgd_srv_greeting_t *self, int fd, int tag)
     return was;
 }
 
+/*  fd's entry for the connection just accepted on the socket tagged
+    tag, the one fd had forgotten; NULL out of memory.  */
+static s_entry_t *
+s_accept (fasgd_srv_greeting_t *self, int fd, int tag)
+{
+    s_entry_t *e = s_entry (self, fd);
+    if (!e)
+        return NULL;
+    if (e->state == S_GREETING)
+        s_unlink (self, fd);
+    e->tag = tag;
+    return e;
+}
+
 int
 fasgd_srv_greeting_refused (fasgd_srv_greeting_t *self, int fd, int tag)
 {
     if (fd < 0)
         return 0;
-    s_entry_t *e = s_entry (self, fd);
+    s_entry_t *e = s_accept (self, fd, tag);
     if (!e)
         return -1;
-    if (e->state == S_GREETING)
-        s_unlink (self, fd);
-    e->tag = tag;
     e->state = S_NONE;
     e->closed = 1;
     e->refused = 1;
@@ -203,12 +214,9 @@ fasgd_srv_greeting_begin (fasgd_srv_greeting_t *self, int fd, int tag, const cha
 {
     if (fd < 0)
         return 0;
-    s_entry_t *e = s_entry (self, fd);
+    s_entry_t *e = s_accept (self, fd, tag);
     if (!e)
         return -1;
-    if (e->state == S_GREETING)
-        s_unlink (self, fd);
-    e->tag = tag;
     e->state = S_GREETING;
     e->closed = 0;
     e->refused = 0;

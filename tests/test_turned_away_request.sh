@@ -28,10 +28,6 @@ EOF
 serve "$tmp/ports" "$tmp/held.out" "$python" "$top_src/tests/held_stderr.py" "$tmp/held" \
     "$server" -c "$tmp/server.yaml" || echo "# the server did not start"
 pids="$pids $(cat "$tmp/held/pid")"
-joins() {
-    "$ctl" -p "$tmp/ports" -t 5000 --json status |
-        "$python" -c 'import json, sys; print(json.load(sys.stdin)["joins"])'
-}
 
 # Hold the loop: it blocks at its next line to standard error (a status
 # line comes every second).
@@ -59,13 +55,13 @@ touch "$tmp/held/release"
 wait "$client_pid"
 rc=$?
 check "the client, unanswered, gives up (exit $rc)" test $rc -ne 0
-joined=$(joins)
+joined=$(ctl_number "$tmp/ports" joins)
 check "its JOIN, read before its connection's accept, was not served ($joined joins)" test "$joined" = 0
 
 { kill "$stall_pid"; wait "$stall_pid"; } 2> /dev/null
 timeout 60 "$client" -s "$from" -f "$fetch" --data "$data" --quiet --steps 3 --timeout-ms 3000 \
     > "$tmp/out" 2> "$tmp/err"
 rc=$?
-check "with the place free a client from 127.0.0.2 joins and trains (exit $rc, $(joins) joins)" test $rc -eq 0
+check "with the place free a client from 127.0.0.2 joins and trains (exit $rc, $(ctl_number "$tmp/ports" joins) joins)" test $rc -eq 0
 cat "$tmp/held/log" >> "$tmp/server.log" 2> /dev/null
 [ $failed -eq 0 ]

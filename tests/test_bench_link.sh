@@ -6,9 +6,10 @@
 # its benchmark is built): every system made steps, its link use is a share
 # of the link (above 0, at most the rate, with 10% for the tbf's burst and
 # the timing of the counters' reads), the training rows took CPU, a step on
-# the compact wire moved about half the bytes of a float32 one, and no
-# namespace of the run's prefix
-# (fbl, or $FASGD_NETNS_PREFIX) or process of the run is left.
+# the compact wire moved about half the bytes of a float32 one; then one
+# trip with --in-turn, where each of the two clients' connections gets a
+# priority of its own both ways; and no namespace of the run's prefix
+# (fbl, or $FASGD_NETNS_PREFIX) or process of the runs is left.
 # Skipped where network namespaces or tc cannot be used. TAP.
 tap_name=bench-link
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
@@ -20,7 +21,7 @@ if ldd "$top_build/client/.libs/libfasgdclient.so.0" 2> /dev/null | grep -q liba
     echo "1..0 # SKIP libfasgdclient is built with sanitizers"
     exit 0
 fi
-plan_mnist 10
+plan_mnist 13
 "$bl" --systems fasgd3 > "$tmp/out" 2> "$tmp/err"
 rc=$?
 check "a system of 3 trips is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--systems' '$tmp/err'"
@@ -33,6 +34,9 @@ check "a prefix with a dash is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q
 "$bl" --systems train3 > "$tmp/out" 2> "$tmp/err"
 rc=$?
 check "a training system of 3 trips is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--systems' '$tmp/err'"
+"$bl" --in-turn sideways > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "--in-turn of an unknown direction is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--in-turn' '$tmp/err'"
 
 prefix=${FASGD_NETNS_PREFIX:-fbl}
 systems=fasgd1,fasgd2,fasgd1+bf16,train1,train2
@@ -43,7 +47,7 @@ FASGD_NETNS_LOCK_WAIT=${FASGD_NETNS_LOCK_WAIT:-300} "$bl" --build "$top_build" -
 rc=$?
 if [ $rc -eq 77 ]; then
     reason=$(sed -n 's/.*SKIP: //p' "$tmp/err" | head -1)
-    while [ "$n" -lt 10 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be used here}"; done
+    while [ "$n" -lt 13 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be used here}"; done
     exit 0
 fi
 check "a run of $systems ends (exit $rc)" test $rc -eq 0
@@ -63,6 +67,14 @@ check "a step on the compact wire moved 0.4 to 0.6 of a float32 step's bytes" aw
     $1 == "fasgd1" && NF == 7 && $2 > 0 { f = ($4 + 0) / $2 }
     $1 == "fasgd1+bf16" && NF == 7 && $2 > 0 { h = ($4 + 0) / $2 }
     END { exit !(f > 0 && h / f >= 0.4 && h / f <= 0.6) }' "$tmp/bl/results.txt"
+FASGD_NETNS_LOCK_WAIT=${FASGD_NETNS_LOCK_WAIT:-300} "$bl" --build "$top_build" --systems fasgd1 --in-turn both \
+    --params 100000 --rate 1e8 --clients 2 --seconds 1 --warmup 0.5 --rounds 1 --out "$tmp/bt" \
+    --prefix "$prefix" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "a run of fasgd1 --in-turn ends (exit $rc)" test $rc -eq 0
+check "--in-turn gave each client's connection a priority both ways and the link was used" sh -c "
+    grep -q '^round 1 fasgd1: .*in turn down/up 2/2)' '$tmp/bt/results.txt' &&
+    awk '\$1 == \"fasgd1\" && NF == 7 && \$2 > 0 && \$4 + 0 > 0 && \$4 + 0 <= 110 { ok = 1 } END { exit !ok }' '$tmp/bt/results.txt'"
 check "its namespaces ($prefix-*) are gone" sh -c "! ip netns list 2>/dev/null | grep -q '^$prefix-'"
-check "no server or client of the run is left" sh -c "! ps -eo args | grep -v grep | grep -q '$tmp/bl/'"
+check "no server or client of the runs is left" sh -c "! ps -eo args | grep -v grep | grep -Eq '$tmp/b[lt]/'"
 [ "$failed" -eq 0 ]

@@ -149,6 +149,18 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_DOUBLE ("limits.bandwidth", fasgd_server_cfg_t, bandwidth, 0, 1e15, 0, "0",
         "bytes/s the server's link may carry, in and out together: STATUS estimates how many more "
         "clients fit (0: no budget)"),
+    FASGD_CFG_KEY_BOOL ("turns.enabled", fasgd_server_cfg_t, turns, "false",
+        "send the parameters' replies one connection at a time, the next once TCP has sent the one "
+        "before: on a shared link clients then get theta one after another, not all together, and fall "
+        "out of step (no use on loopback)"),
+    FASGD_CFG_KEY_INT ("turns.hold_ms", fasgd_server_cfg_t, turns_hold_ms, 1, 3600000, "500",
+        "the longest one reply holds the next; a client whose reply held it that long (it reads slowly, "
+        "or not at all) takes no more turns: set it above the time theta takes on the link"),
+    FASGD_CFG_KEY_U64 ("turns.lead_bytes", fasgd_server_cfg_t, turns_lead_bytes, 0, 1e12, "0",
+        "the next reply goes once TCP has this many bytes or fewer of the one before left to send (0: once "
+        "it has sent all of it, which the qdisc's queue then carries on while the next starts)"),
+    FASGD_CFG_KEY_INT ("turns.queue", fasgd_server_cfg_t, turns_queue, 1, 1000000, "256",
+        "replies waiting for their turn at most; one more is sent at once"),
     FASGD_CFG_KEY_STRING ("security.curve.server_cert", fasgd_server_cfg_t, curve_cert, 0, "",
         "the server's secret CURVE certificate (fasgd-ctl keygen's NAME.key_secret): encrypts and "
         "authenticates the push, fetch and control sockets (empty: no CURVE)"),

@@ -240,6 +240,10 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
     s_text_add (t, "bytes_in_rate=%.0f\nbytes_out_rate=%.0f\nbytes_in=%llu\nbytes_out=%llu\nreplies_dropped=%llu\n",
                 in_rate, out_rate, (unsigned long long) a->bytes_in, (unsigned long long) a->bytes_out,
                 (unsigned long long) self->st.replies_dropped);
+    if (self->turns)
+        s_text_add (t, "turns_waiting=%d\nturns_waited=%llu\nturns_cut=%llu\nturns_skipped=%llu\n",
+                    fasgd_srv_turns_waiting (self->turns), (unsigned long long) self->st.turns_waited,
+                    (unsigned long long) self->st.turns_cut, (unsigned long long) self->st.turns_skipped);
     /*  Images of θ held: the current one, those replies and clients hold
         (θ_used), and the free ones kept for reuse.  */
     s_text_add (t, "snapshots=%zu\nsnapshots_held=%zu\nsnapshot_bytes=%llu\n",

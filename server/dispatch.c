@@ -28,7 +28,7 @@ s_tau_bucket (uint64_t tau)
     THEN_FETCH (the push's status: 200, or 202 when softsync buffered it).
     Counted as a fetch.  */
 static void
-s_reply_params (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, int status)
+s_send_params (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, int status)
 {
     fasgd_header_t h = fasgd_srv_reply_header (r, FASGD_MSG_PARAMS, status);
     /*  With a shared θ (little-endian hosts) this cannot fail; elsewhere
@@ -58,6 +58,49 @@ s_reply_params (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_cl
         snap = img;
     }
     fasgd_srv_reply (r, &h, NULL, self->params->n * fasgd_proto_wire_size (self->cfg.wire_params), snap);
+}
+
+/*  The PARAMS reply of s_send_params, with turns.enabled in its turn
+    (turns.h): now when the turn is free (taking it), else queued, to go
+    with the θ of then; now without a turn when turns.c says so. A
+    client whose turn was cut, or a connection whose descriptor is not
+    known, takes no turn.  */
+static void
+s_reply_params (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, int status)
+{
+    fasgd_srv_request_t asked = *r;
+    if (self->turns && !c->turn_cut && r->fd >= 0
+        && fasgd_srv_turns_ask (self->turns, &asked, c->id, status) == FASGD_SRV_TURN_QUEUED)
+        return;
+    s_send_params (self, &asked, c, status);
+}
+
+void
+fasgd_srv_dispatch_turns (fasgd_server_t *self, int all)
+{
+    fasgd_srv_turn_t t;
+    fasgd_srv_client_t *c;
+    uint32_t cut;
+    while (fasgd_srv_turns_next (self->turns, all, &t) == 0) {
+        fasgd_srv_request_t r = { t.sock, &t.id, &t.req, self->params, &self->st, t.fd, NULL };
+        c = fasgd_srv_registry_lookup (self->registry, t.req.client_id);
+        /*  Its client gone (it left, expired or was forgotten) while the
+            reply waited: nobody to send it to.  */
+        if (!c || c->session != t.req.session)
+            self->st.replies_dropped++;
+        else {
+            if (!all && !c->turn_cut)
+                r.sent = fasgd_srv_turns_take (self->turns, &t);
+            s_send_params (self, &r, c, t.status);
+        }
+        zmq_msg_close (&t.id);
+    }
+    if ((cut = fasgd_srv_turns_cut (self->turns)) && (c = fasgd_srv_registry_lookup (self->registry, cut))
+        && !c->turn_cut) {
+        c->turn_cut = 1;
+        fasgd_log_info ("client %u (%s): a reply to it held the next one %d ms; it takes no turns from now",
+                        c->id, c->name, self->cfg.turns_hold_ms);
+    }
 }
 
 /*  Counts a refusal of c's gradient with the guard, and forgets c when
@@ -476,19 +519,19 @@ fasgd_srv_dispatch (fasgd_server_t *self, void *sock, int is_fetch)
     self->st.bytes_in += total;
     fasgd_header_t req;
     memset (&req, 0, sizeof req);
-    fasgd_srv_request_t r = { sock, &parts [0], NULL, self->params, &self->st };
+    fasgd_srv_request_t r = { sock, &parts [0], NULL, self->params, &self->st,
+                              nparts >= 2 ? fasgd_srv_recv_fd (&parts [1]) : -1, NULL };
     /*  A well-formed request: its connection is no longer greeting. One
         from a connection turned away at its accept, or gone before the
         accept was read, is dropped unanswered (connections.h).  */
     if (s_check_request (self, &r, parts, nparts, extra, &req, is_fetch) == 0
-        && (nparts < 2 || fasgd_srv_conn_heard (self->conns, fasgd_srv_recv_fd (&parts [1]), zmq_msg_data (&parts [0]),
-                                                zmq_msg_size (&parts [0])) == 0)) {
+        && (nparts < 2
+            || fasgd_srv_conn_heard (self->conns, r.fd, zmq_msg_data (&parts [0]), zmq_msg_size (&parts [0])) == 0)) {
         size_t body_len = nparts == 3 ? zmq_msg_size (&parts [2]) : 0;
         const char *key = fasgd_srv_security_key (self->security, &parts [1]);
         fasgd_srv_client_t *c;
         if (req.type == FASGD_MSG_JOIN)
-            s_on_join (self, &r, body_len ? zmq_msg_data (&parts [2]) : "", body_len, key,
-                       fasgd_srv_recv_fd (&parts [1]));
+            s_on_join (self, &r, body_len ? zmq_msg_data (&parts [2]) : "", body_len, key, r.fd);
         else if ((c = s_client (self, &r, key)))
             s_route (self, &r, c, &parts [2], body_len);
     }

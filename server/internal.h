@@ -12,13 +12,15 @@
         config.c       the configuration's key table (fasgd-ctl links it too)
         server.c       life cycle: build, bind, the poll loop, tear down
                        → dispatch, control, registry, eval, checkpoint,
-                       connections, guard, security, params, metrics
+                       connections, guard, security, params, metrics,
+                       turns
         dispatch.c     the data sockets' router: each request to its
                        handler  → registry, guard, params, reply, eval,
-                       checkpoint, security, connections, greeting
+                       checkpoint, security, connections, greeting,
+                       turns
         control.c      the control socket: STATUS, CHECKPOINT, RELOAD
                        → registry, security, checkpoint, guard, eval,
-                       connections, reply
+                       connections, reply, turns
         metrics.c      the counters as Prometheus text, published to
                        metrics/'s HTTP thread  → registry, eval,
                        checkpoint, connections, guard
@@ -31,7 +33,10 @@
                        → security, greeting, tcp_info
         greeting.c     the connections not yet heard from, by age and
                        source address
-        tcp_info.c     the bytes the kernel has received on a connection
+        turns.c        θ replies one connection at a time: which may go
+                       → reply, tcp_info
+        tcp_info.c     the bytes the kernel has received on a
+                       connection, and those it has not sent
         guard.c        what a gradient must pass; its verdicts
                        → guard_loss
         guard_loss.c   the held-out loss after clients' pushes: weight
@@ -67,6 +72,7 @@
 #include "reply.h"
 #include "security.h"
 #include "stats.h"
+#include "turns.h"
 
 #include <czmq.h>
 #include <signal.h>
@@ -111,6 +117,7 @@ struct fasgd_server_t {
     fasgd_srv_checkpoint_t *checkpoint;
     fasgd_srv_eval_t *eval;
     fasgd_srv_metrics_t *metrics;       /* NULL when metrics.endpoint is empty */
+    fasgd_srv_turns_t *turns;           /* NULL unless turns.enabled */
     fasgd_cpus_t eval_cpus;             /* where the evaluator runs when cpu pins the rest */
 
     int64_t started_ms, last_status_ms, last_expiry_ms;
@@ -141,6 +148,9 @@ struct fasgd_server_t {
     socket) and answers it. Returns 0, or -1 when there was nothing to
     read.  */
 int fasgd_srv_dispatch (fasgd_server_t *self, void *sock, int is_fetch);
+/*  Sends the θ replies whose turn has come (all: every one waiting, at
+    once), and stops giving turns to a client whose turn was cut.  */
+void fasgd_srv_dispatch_turns (fasgd_server_t *self, int all);
 /*  θ set back to back (the guard's loss check found a jump), at a new
     timestamp, and counted.  */
 void fasgd_srv_set_back (fasgd_server_t *self, const float *back);

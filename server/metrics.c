@@ -137,6 +137,14 @@ s_requests (fasgd_srv_metrics_t *self)
                                 st->bytes_in);
     fasgd_metrics_text_counter (t, "fasgd_server_sent_bytes_total", "bytes sent on the data sockets",
                                 st->bytes_out);
+    fasgd_metrics_text_counter (t, "fasgd_server_turns_waited_total",
+                                "parameter replies that waited for their turn (turns.enabled)", st->turns_waited);
+    fasgd_metrics_text_counter (t, "fasgd_server_turns_cut_total",
+                                "turns cut after turns.hold_ms: a client that reads slowly or not at all",
+                                st->turns_cut);
+    fasgd_metrics_text_counter (t, "fasgd_server_turns_skipped_total",
+                                "parameter replies sent without a turn: turns.queue were waiting, or the client's "
+                                "previous reply was", st->turns_skipped);
 }
 
 /*  Clients and connections.  */

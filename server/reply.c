@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int
@@ -40,6 +41,43 @@ fasgd_srv_recv_fd (zmq_msg_t *part)
     return zmq_msg_get (part, ZMQ_SRCFD);
 }
 
+struct fasgd_srv_sent_t {
+    int holds;                          /* the caller's, and the body's while libzmq has it */
+    int done;
+    fasgd_snapshot_t *snap;             /* the body, released with it */
+};
+
+fasgd_srv_sent_t *
+fasgd_srv_sent_new (void)
+{
+    fasgd_srv_sent_t *self = calloc (1, sizeof *self);
+    if (self)
+        self->holds = 1;
+    return self;
+}
+
+int
+fasgd_srv_sent_done (fasgd_srv_sent_t *self)
+{
+    return __atomic_load_n (&self->done, __ATOMIC_ACQUIRE);
+}
+
+void
+fasgd_srv_sent_release (fasgd_srv_sent_t **self_p)
+{
+    fasgd_srv_sent_t *self = *self_p;
+    *self_p = NULL;
+    if (self && __atomic_sub_fetch (&self->holds, 1, __ATOMIC_ACQ_REL) == 0)
+        free (self);
+}
+
+/*  Marks self done, its body's hold let go.  */
+static void
+s_sent_mark (fasgd_srv_sent_t *self)
+{
+    __atomic_store_n (&self->done, 1, __ATOMIC_RELEASE);
+}
+
 static void
 s_snap_zmq_free (void *data, void *hint)
 {
@@ -47,11 +85,25 @@ s_snap_zmq_free (void *data, void *hint)
     fasgd_snapshot_release (hint);
 }
 
+/*  A marked body, let go by libzmq's I/O thread once the kernel has it.  */
+static void
+s_sent_zmq_free (void *data, void *hint)
+{
+    (void) data;
+    fasgd_srv_sent_t *sent = hint;
+    fasgd_snapshot_release (sent->snap);
+    s_sent_mark (sent);
+    fasgd_srv_sent_release (&sent);
+}
+
 void
 fasgd_srv_reply (const fasgd_srv_request_t *r, const fasgd_header_t *h, const void *body, size_t body_len,
                  fasgd_snapshot_t *body_snap)
 {
     void *sock = r->sock;
+    /*  Without a snapshot no one waits for the kernel: marked at once.  */
+    if (r->sent && !body_snap)
+        s_sent_mark (r->sent);
     uint8_t head [FASGD_PROTO_HEADER_SIZE];
     fasgd_proto_header_encode (h, head);
     zmq_msg_t id, hm;
@@ -65,6 +117,8 @@ fasgd_srv_reply (const fasgd_srv_request_t *r, const fasgd_header_t *h, const vo
         zmq_msg_close (&id);
         zmq_msg_close (&hm);
         fasgd_snapshot_release (body_snap);
+        if (r->sent)
+            s_sent_mark (r->sent);
         r->st->replies_dropped++;       /* the peer is gone, or has a full queue unread: drop */
         return;
     }
@@ -72,14 +126,19 @@ fasgd_srv_reply (const fasgd_srv_request_t *r, const fasgd_header_t *h, const vo
     if (!more)
         return;
     zmq_msg_t bm;
-    if (body_snap)
+    if (body_snap && r->sent) {
+        __atomic_add_fetch (&r->sent->holds, 1, __ATOMIC_ACQ_REL);
+        r->sent->snap = body_snap;
+        zmq_msg_init_data (&bm, body_snap->theta, body_len, s_sent_zmq_free, r->sent);
+    }
+    else if (body_snap)
         zmq_msg_init_data (&bm, body_snap->theta, body_len, s_snap_zmq_free, body_snap);
     else {
         zmq_msg_init_size (&bm, body_len);
         memcpy (zmq_msg_data (&bm), body, body_len);
     }
     if (zmq_msg_send (&bm, sock, ZMQ_DONTWAIT) < 0)
-        zmq_msg_close (&bm);            /* releases the snapshot */
+        zmq_msg_close (&bm);            /* releases the snapshot, marks r->sent */
     else
         r->st->bytes_out += body_len;
 }

@@ -11,6 +11,18 @@
 
 #include <zmq.h>
 
+/*  A mark that libzmq has handed a reply's body to the kernel (turns.c
+    waits for it): set from libzmq's I/O thread, shared by the reply and
+    whoever waits, freed by the last of them to release it.  */
+typedef struct fasgd_srv_sent_t fasgd_srv_sent_t;
+
+/*  A new mark, not set, held once by the caller; NULL out of memory.  */
+fasgd_srv_sent_t *fasgd_srv_sent_new (void);
+/*  Whether the body it marks is the kernel's (or was dropped).  */
+int fasgd_srv_sent_done (fasgd_srv_sent_t *self);
+/*  Lets go of the caller's hold; *self_p NULL after.  */
+void fasgd_srv_sent_release (fasgd_srv_sent_t **self_p);
+
 /*  A request being answered: where the reply goes, and what its header
     carries (the request's client id and seq, the server's T and v̄).  */
 typedef struct {
@@ -19,6 +31,8 @@ typedef struct {
     const fasgd_header_t *req;          /* NULL when no header could be read */
     const fasgd_srv_params_t *params;   /* T and v̄ for every header */
     fasgd_srv_stats_t *st;              /* bytes_out counted */
+    int fd;                             /* the descriptor of its connection, -1 unknown */
+    fasgd_srv_sent_t *sent;             /* when set: marked once the reply's body is the kernel's */
 } fasgd_srv_request_t;
 
 /*  Receives one message of any number of frames without waiting for its
@@ -30,7 +44,8 @@ int fasgd_srv_recv_parts (void *sock, zmq_msg_t parts [3], int *nparts, int *ext
     routing id's, the frames after it), -1 when libzmq does not say.  */
 int fasgd_srv_recv_fd (zmq_msg_t *part);
 /*  Sends [identity][header][body]; body_snap, when given, is sent without
-    a copy and released once ZeroMQ is done with it.  */
+    a copy and released once ZeroMQ is done with it. r->sent, when set, is
+    marked then (at once when the reply is dropped or has no snapshot).  */
 void fasgd_srv_reply (const fasgd_srv_request_t *r, const fasgd_header_t *h, const void *body, size_t body_len,
                       fasgd_snapshot_t *body_snap);
 /*  A reply's header: its type and status, the request's client id and

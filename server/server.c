@@ -389,6 +389,11 @@ s_state (fasgd_server_t *self, int resume)
         fasgd_log_error ("out of memory");
         return -1;
     }
+    if (cfg->turns && !(self->turns = fasgd_srv_turns_new (cfg->turns_queue, cfg->turns_hold_ms,
+                                                           (size_t) cfg->turns_lead_bytes, &self->st))) {
+        fasgd_log_error ("out of memory");
+        return -1;
+    }
     /*  It takes back what a resumed checkpoint kept of it.  */
     fasgd_srv_checkpoint_guard (self->checkpoint, self->guard);
     /*  The staleness clock starts at θ's timestamp; after a resume, it
@@ -534,6 +539,7 @@ fasgd_server_destroy (fasgd_server_t **self_p)
     fasgd_srv_registry_destroy (&self->registry);
     fasgd_srv_conn_destroy (&self->conns);
     fasgd_srv_security_destroy (&self->security);
+    fasgd_srv_turns_destroy (&self->turns);
     /*  Closing the sockets lets ZeroMQ release the snapshots of unsent replies.  */
     zsock_destroy (&self->push);
     zsock_destroy (&self->fetch);
@@ -613,6 +619,8 @@ s_serve (fasgd_server_t *self, void *push, void *fetch)
         ;
     for (int k = 0; k < S_BATCH_PER_WAKE && fasgd_srv_dispatch (self, push, 0) == 0; k++)
         ;
+    if (self->turns)
+        fasgd_srv_dispatch_turns (self, 0);
     int64_t now = fasgd_srv_now_ms ();
     if (now - self->last_sample_ms >= 1000)
         fasgd_srv_control_sample (self, now);
@@ -649,7 +657,8 @@ fasgd_server_run (fasgd_server_t *self)
     if (validates)
         fasgd_srv_eval_maybe (self->eval);      /* the starting point */
     while (!self->stopping) {
-        int rc = zmq_poll (items, nitems, 100);
+        /*  Replies waiting for their turn: looked at every millisecond.  */
+        int rc = zmq_poll (items, nitems, self->turns && fasgd_srv_turns_waiting (self->turns) ? 1 : 100);
         if (rc < 0 && zmq_errno () != EINTR) {
             fasgd_log_error ("poll: %s", zmq_strerror (zmq_errno ()));
             break;
@@ -657,6 +666,8 @@ fasgd_server_run (fasgd_server_t *self)
         s_serve (self, items [0].socket, items [1].socket);
     }
     fasgd_log_notice ("stopping at T=%llu", (unsigned long long) p->T);
+    if (self->turns)
+        fasgd_srv_dispatch_turns (self, 1);     /* the replies still waiting, at once */
     /*  The pushes applied since the held-out loss was last measured meet
         the check before the final row and checkpoint keep them.  */
     const float *back = fasgd_srv_guard_settle (self->guard);

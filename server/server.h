@@ -71,6 +71,9 @@ typedef struct {
     int max_greeting;               /* connections without one yet, at once; 0: half of the above */
     int greeting_per_address;       /* ... from one source address (IPv6: one /64) */
     double bandwidth;               /* bytes/s the server's link may carry; 0: no budget */
+    int turns;                      /* θ replies one connection at a time (turns.h) */
+    int turns_hold_ms, turns_queue;
+    uint64_t turns_lead_bytes;
     char curve_cert [FASGD_PATH_LEN];       /* the server's secret certificate; empty: no CURVE */
     char curve_clients [FASGD_PATH_LEN];    /* a directory of allowed client certificates */
     int curve_allow_any;                    /* CURVE without an allowlist */

@@ -1,10 +1,12 @@
 /*  tcp_info: what the kernel has counted of a TCP connection (tcp_info.h).  */
 #include "tcp_info.h"
 
+#include <linux/sockios.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 int
@@ -19,5 +21,15 @@ fasgd_srv_tcp_info_received (int fd, uint64_t *bytes)
     if (len < offsetof (struct tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received)
         return -1;
     *bytes = info.tcpi_bytes_received;
+    return 0;
+}
+
+int
+fasgd_srv_tcp_info_unsent (int fd, size_t *bytes)
+{
+    int unsent = 0;
+    if (fd < 0 || ioctl (fd, SIOCOUTQNSD, &unsent) != 0 || unsent < 0)
+        return -1;
+    *bytes = (size_t) unsent;
     return 0;
 }

@@ -5,6 +5,7 @@
 #ifndef FASGD_SERVER_TCP_INFO_H_INCLUDED
 #define FASGD_SERVER_TCP_INFO_H_INCLUDED
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*  The bytes the connection on fd has received (its payload, the ZMTP
@@ -12,5 +13,9 @@
     *bytes set, or -1 when fd is not a TCP connection or the kernel does
     not count them (Linux before 4.1).  */
 int fasgd_srv_tcp_info_received (int fd, uint64_t *bytes);
+/*  The bytes queued on fd that TCP has not sent yet (the kernel's send
+    queue less what is in flight): 0 and *bytes set, or -1 when fd is
+    not a socket that counts them.  */
+int fasgd_srv_tcp_info_unsent (int fd, size_t *bytes);
 
 #endif

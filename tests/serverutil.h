@@ -1,8 +1,8 @@
 /*  serverutil: the shell of a fasgd-server test, shared by the Check
     suites that speak to a live server with raw ZeroMQ sockets
-    (test_server.c, test_guard.c): start one on ephemeral ports with a
-    20-8-4 MLP, connect, send and receive requests, ask its control
-    socket.  */
+    (test_server.c, test_guard.c, test_turns.c): start one on ephemeral
+    ports with a 20-8-4 MLP, connect, send and receive requests, ask its
+    control socket.  */
 #ifndef FASGD_SERVERUTIL_H_INCLUDED
 #define FASGD_SERVERUTIL_H_INCLUDED
 
@@ -274,6 +274,16 @@ s_control_cmd (const char *endpoint, const char *cmd)
 {
     size_t len = strlen (cmd);
     return s_control (endpoint, 0, &cmd, &len, 1);
+}
+
+/*  STATUS's value of key as a number (0 when absent).  */
+static inline unsigned long long
+s_status_num (const char *text, const char *key)
+{
+    char want [64];
+    snprintf (want, sizeof want, "\n%s=", key);
+    const char *at = strstr (text, want);
+    return at ? strtoull (at + strlen (want), NULL, 10) : 0;
 }
 
 #endif

@@ -501,16 +501,6 @@ START_TEST (test_replies_dropped_counted)
 }
 END_TEST
 
-/*  STATUS's value of key as a number (0 when absent).  */
-static unsigned long long
-s_status_num (const char *text, const char *key)
-{
-    char want [64];
-    snprintf (want, sizeof want, "\n%s=", key);
-    const char *at = strstr (text, want);
-    return at ? strtoull (at + strlen (want), NULL, 10) : 0;
-}
-
 /*  The server's resident memory, kB (VmRSS).  */
 static long
 s_rss_kb (pid_t pid)

@@ -1,0 +1,162 @@
+/*  turns: the parameters' replies sent one connection at a time
+    (turns.h).  */
+#include "turns.h"
+
+#include "clock.h"
+#include "tcp_info.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct fasgd_srv_turns_t {
+    fasgd_srv_turn_t *queue;            /* a ring of cap, the first at head */
+    int cap, head, len;
+    int64_t hold_ms;
+    size_t lead;
+    fasgd_srv_stats_t *st;
+    /*  The turn under way: its mark (NULL: none), connection, client
+        and start.  */
+    fasgd_srv_sent_t *sent;
+    int fd;
+    uint32_t client_id;
+    int64_t started_ms;
+    uint32_t cut;                       /* the client whose turn was cut, not yet told */
+};
+
+fasgd_srv_turns_t *
+fasgd_srv_turns_new (int queue, int hold_ms, size_t lead_bytes, fasgd_srv_stats_t *st)
+{
+    fasgd_srv_turns_t *self = calloc (1, sizeof *self);
+    if (!self || queue < 1 || !(self->queue = calloc ((size_t) queue, sizeof *self->queue))) {
+        free (self);
+        return NULL;
+    }
+    self->cap = queue;
+    self->hold_ms = hold_ms;
+    self->lead = lead_bytes;
+    self->st = st;
+    self->fd = -1;
+    return self;
+}
+
+void
+fasgd_srv_turns_destroy (fasgd_srv_turns_t **self_p)
+{
+    fasgd_srv_turns_t *self = *self_p;
+    if (!self)
+        return;
+    for (int i = 0; i < self->len; i++)
+        zmq_msg_close (&self->queue [(self->head + i) % self->cap].id);
+    fasgd_srv_sent_release (&self->sent);
+    free (self->queue);
+    free (self);
+    *self_p = NULL;
+}
+
+/*  Ends the turn under way when it is over: its body the kernel's with
+    at most lead bytes unsent (or its descriptor no longer counting
+    them), or held hold_ms, which cuts it. Returns whether one is still
+    under way.  */
+static int
+s_under_way (fasgd_srv_turns_t *self)
+{
+    if (!self->sent)
+        return 0;
+    size_t unsent;
+    if (fasgd_srv_sent_done (self->sent)
+        && (fasgd_srv_tcp_info_unsent (self->fd, &unsent) != 0 || unsent <= self->lead)) {
+        fasgd_srv_sent_release (&self->sent);
+        return 0;
+    }
+    if (fasgd_srv_now_ms () - self->started_ms < self->hold_ms)
+        return 1;
+    self->cut = self->client_id;
+    self->st->turns_cut++;
+    fasgd_srv_sent_release (&self->sent);
+    return 0;
+}
+
+/*  Whether client_id has a reply waiting or under way.  */
+static int
+s_holds (fasgd_srv_turns_t *self, uint32_t client_id)
+{
+    if (s_under_way (self) && self->client_id == client_id)
+        return 1;
+    for (int i = 0; i < self->len; i++)
+        if (self->queue [(self->head + i) % self->cap].req.client_id == client_id)
+            return 1;
+    return 0;
+}
+
+/*  Starts the turn of a reply on fd to client_id: its mark, NULL out of
+    memory (no turn is then under way).  */
+static fasgd_srv_sent_t *
+s_take (fasgd_srv_turns_t *self, int fd, uint32_t client_id)
+{
+    fasgd_srv_sent_release (&self->sent);
+    self->sent = fasgd_srv_sent_new ();
+    self->fd = fd;
+    self->client_id = client_id;
+    self->started_ms = fasgd_srv_now_ms ();
+    return self->sent;
+}
+
+fasgd_srv_turn_verdict_t
+fasgd_srv_turns_ask (fasgd_srv_turns_t *self, fasgd_srv_request_t *r, uint32_t client_id, int status)
+{
+    if (!r->req || s_holds (self, client_id) || self->len == self->cap) {
+        self->st->turns_skipped++;
+        return FASGD_SRV_TURN_NONE;
+    }
+    if (!s_under_way (self) && self->len == 0)
+        return (r->sent = s_take (self, r->fd, client_id)) ? FASGD_SRV_TURN_TAKEN : FASGD_SRV_TURN_NONE;
+    fasgd_srv_turn_t *t = &self->queue [(self->head + self->len) % self->cap];
+    zmq_msg_init (&t->id);
+    if (zmq_msg_copy (&t->id, r->identity) != 0) {
+        zmq_msg_close (&t->id);
+        self->st->turns_skipped++;
+        return FASGD_SRV_TURN_NONE;
+    }
+    t->sock = r->sock;
+    t->fd = r->fd;
+    t->req = *r->req;
+    t->status = status;
+    self->len++;
+    self->st->turns_waited++;
+    return FASGD_SRV_TURN_QUEUED;
+}
+
+int
+fasgd_srv_turns_next (fasgd_srv_turns_t *self, int all, fasgd_srv_turn_t *t)
+{
+    if (self->len == 0 || (s_under_way (self) && !all))
+        return -1;
+    fasgd_srv_turn_t *first = &self->queue [self->head];
+    *t = *first;
+    zmq_msg_init (&t->id);
+    zmq_msg_move (&t->id, &first->id);  /* the id moves to the caller */
+    zmq_msg_close (&first->id);
+    self->head = (self->head + 1) % self->cap;
+    self->len--;
+    return 0;
+}
+
+fasgd_srv_sent_t *
+fasgd_srv_turns_take (fasgd_srv_turns_t *self, const fasgd_srv_turn_t *t)
+{
+    return s_take (self, t->fd, t->req.client_id);
+}
+
+uint32_t
+fasgd_srv_turns_cut (fasgd_srv_turns_t *self)
+{
+    uint32_t id = self->cut;
+    self->cut = 0;
+    return id;
+}
+
+int
+fasgd_srv_turns_waiting (const fasgd_srv_turns_t *self)
+{
+    return self->len;
+}

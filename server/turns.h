@@ -1,0 +1,67 @@
+/*  turns: the parameters' replies sent one connection at a time
+    (turns.enabled). A link that shares itself among connections serves
+    equal messages side by side, so the clients that asked together get
+    θ together, compute together and push together, and the link idles
+    between (bench/README.md, "The clients' phases"). Here a θ reply
+    waits while the one before it is still being handed to its
+    connection: until libzmq has given all its body to the kernel and
+    the kernel's unsent bytes are down to turns.lead_bytes, or for
+    turns.hold_ms at most, after which the turn is cut and that client
+    takes no more turns (a client that does not read holds the others
+    once). Replies wait in the order they were asked for, one a client:
+    a client's second reply while its first waits or is under way, and
+    any reply while turns.queue wait, goes at once without a turn.  */
+#ifndef FASGD_SERVER_TURNS_H_INCLUDED
+#define FASGD_SERVER_TURNS_H_INCLUDED
+
+#include "codec.h"
+#include "reply.h"
+#include "stats.h"
+
+#include <stdint.h>
+#include <zmq.h>
+
+typedef struct fasgd_srv_turns_t fasgd_srv_turns_t;
+
+/*  A reply waiting for its turn: the request it answers, and the status
+    the reply will carry (the parameters are those of its sending).  */
+typedef struct {
+    void *sock;
+    zmq_msg_t id;                       /* the peer's routing id: the caller of _next closes it */
+    int fd;
+    fasgd_header_t req;
+    int status;
+} fasgd_srv_turn_t;
+
+/*  What becomes of a reply that asks for a turn.  */
+typedef enum {
+    FASGD_SRV_TURN_TAKEN,               /* it has the turn: send it now, with the mark in r->sent */
+    FASGD_SRV_TURN_QUEUED,              /* it waits: _next gives it back when its turn comes */
+    FASGD_SRV_TURN_NONE                 /* it goes now without a turn */
+} fasgd_srv_turn_verdict_t;
+
+/*  Turns of replies: at most queue waiting, each turn until the kernel
+    holds at most lead_bytes unsent of it or for hold_ms; st counts
+    turns_waited, turns_cut and turns_skipped. NULL out of memory.  */
+fasgd_srv_turns_t *fasgd_srv_turns_new (int queue, int hold_ms, size_t lead_bytes, fasgd_srv_stats_t *st);
+/*  Closes the waiting replies' ids (they are not sent), then frees.  */
+void fasgd_srv_turns_destroy (fasgd_srv_turns_t **self_p);
+/*  The reply to r (its connection r->fd, its client client_id) with
+    status asks for a turn: taken when none is under way and none waits
+    (r->sent is then the mark to send it with), queued when it must wait,
+    none when the queue is full, when client_id has a reply waiting or
+    under way already, or when the mark cannot be made.  */
+fasgd_srv_turn_verdict_t fasgd_srv_turns_ask (fasgd_srv_turns_t *self, fasgd_srv_request_t *r, uint32_t client_id,
+                                              int status);
+/*  The first waiting reply, when the turn is free (all: whether it is or
+    not): 0 and *t filled, -1 when none may go.  */
+int fasgd_srv_turns_next (fasgd_srv_turns_t *self, int all, fasgd_srv_turn_t *t);
+/*  The reply just given by _next takes the turn: the mark to send it
+    with (r->sent); NULL out of memory (it is then sent untracked).  */
+fasgd_srv_sent_t *fasgd_srv_turns_take (fasgd_srv_turns_t *self, const fasgd_srv_turn_t *t);
+/*  The client whose turn was cut since the last call, 0 when none.  */
+uint32_t fasgd_srv_turns_cut (fasgd_srv_turns_t *self);
+/*  The replies waiting.  */
+int fasgd_srv_turns_waiting (const fasgd_srv_turns_t *self);
+
+#endif

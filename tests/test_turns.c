@@ -1,0 +1,324 @@
+/*  fasgd-server with turns.enabled (server/turns.h) on loopback, spoken
+    to with raw ZeroMQ sockets as in test_server.c. Honest clients, one
+    request at a time each, get every reply, some after waiting their
+    turn, none without one, and no turn of theirs is cut. A client that
+    does not read holds the others once, for turns.hold_ms, and takes no
+    turns after; eight such ids hold them at most once each, and replies
+    beyond turns.queue go at once. A client that reads slowly, a reply
+    at a time, holds another client's reply at most one turn: its own
+    second request does not wait. A reply whose client left while it
+    waited is dropped and counted. Each test starts its own server.  */
+#include "serverutil.h"
+
+#include <pthread.h>
+
+#define S_N 79510                       /* model.sizes [784, 100, 10]: a reply of 318 KB */
+
+/*  STATUS's value of key.  */
+static unsigned long long
+s_stat (const server_t *s, const char *key)
+{
+    char *text = s_control_cmd (s->control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    unsigned long long v = s_status_num (text, key);
+    free (text);
+    return v;
+}
+
+/*  Waits up to 10 s for STATUS's key to reach at least min; its value.  */
+static unsigned long long
+s_wait_stat (const server_t *s, const char *key, unsigned long long min)
+{
+    unsigned long long v = 0;
+    for (int i = 0; i < 500 && (v = s_stat (s, key)) < min; i++)
+        usleep (20000);
+    return v;
+}
+
+/*  Joins on a push socket of its own (*push); the client's id.  */
+static uint32_t
+s_join_big (const server_t *s, zsock_t **push)
+{
+    fasgd_proto_desc_t d;
+    *push = s_connect (s->push);
+    uint32_t id = s_join_desc (*push, &d);
+    ck_assert_uint_eq (d.params, S_N);
+    return id;
+}
+
+/*  A fetch socket that does not read: a high-water mark of one message
+    and a small kernel buffer, so that what it leaves unread stays at
+    the server.  */
+static zsock_t *
+s_non_reader (const server_t *s)
+{
+    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    ck_assert_ptr_nonnull (sock);
+    zsock_set_linger (sock, 0);
+    zsock_set_rcvhwm (sock, 1);
+    zsock_set_rcvbuf (sock, 4096);
+    zsock_set_rcvtimeo (sock, 3000);
+    ck_assert_int_eq (zsock_connect (sock, "%s", s->fetch), 0);
+    return sock;
+}
+
+/*  n FETCHes of client id on sock, seqs from seq.  */
+static void
+s_fetches (zsock_t *sock, uint32_t id, uint32_t seq, int n)
+{
+    for (int i = 0; i < n; i++) {
+        fasgd_header_t h = s_req (FASGD_MSG_FETCH, id, seq + (uint32_t) i, 0);
+        s_send (sock, &h, NULL, 0);
+    }
+}
+
+/*  The PARAMS reply to seq, status 200, with the whole of θ.  */
+static void
+s_expect_params (zsock_t *sock, uint32_t seq)
+{
+    static float theta [S_N];
+    fasgd_header_t r;
+    ck_assert_uint_eq (s_recv (sock, &r, theta, sizeof theta), sizeof theta);
+    ck_assert_int_eq (r.type, FASGD_MSG_PARAMS);
+    ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    ck_assert_uint_eq (r.seq, seq);
+}
+
+/*  A client stuck in its turn. The kernel counts a connection's unsent
+    bytes, not a reply's: a first client's forty FETCHes fill what the
+    socket and the kernel take (its turn and 39 replies without one);
+    past turns.hold_ms (hold_ms) a second client on the same connection
+    asks, which cuts that turn and takes the next, behind them. The
+    fetch socket; *push, *id the second client's.  */
+static zsock_t *
+s_stuck (const server_t *s, int hold_ms, zsock_t **push, uint32_t *id)
+{
+    fasgd_proto_desc_t d;
+    uint32_t filler = s_join_big (s, push);
+    *id = s_join_desc (*push, &d);
+    zsock_t *sock = s_non_reader (s);
+    unsigned long long fetches = s_stat (s, "fetches"), cut = s_stat (s, "turns_cut");
+    s_fetches (sock, filler, 1, 40);
+    ck_assert_uint_ge (s_wait_stat (s, "fetches", fetches + 40), fetches + 40);
+    usleep ((useconds_t) (hold_ms + 200) * 1000);
+    s_fetches (sock, *id, 1, 1);
+    ck_assert_uint_ge (s_wait_stat (s, "fetches", fetches + 41), fetches + 41);
+    ck_assert_uint_gt (s_stat (s, "turns_cut"), cut);
+    return sock;
+}
+
+START_TEST (test_turns_honest_clients)
+{
+    server_t s;
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "heartbeat.expiry_ms=60000", NULL };
+    s_start_sets (&s, sets);
+    enum { S_CLIENTS = 4, S_ROUNDS = 20 };
+    zsock_t *push [S_CLIENTS], *fetch [S_CLIENTS];
+    uint32_t id [S_CLIENTS];
+    for (int k = 0; k < S_CLIENTS; k++) {
+        id [k] = s_join_big (&s, &push [k]);
+        fetch [k] = s_connect (s.fetch);
+    }
+    /*  Each asks, all at once, and reads its reply before asking again.  */
+    for (uint32_t seq = 1; seq <= S_ROUNDS; seq++) {
+        for (int k = 0; k < S_CLIENTS; k++)
+            s_fetches (fetch [k], id [k], seq, 1);
+        for (int k = 0; k < S_CLIENTS; k++)
+            s_expect_params (fetch [k], seq);
+    }
+    char *text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (s_status_num (text, "fetches") == S_CLIENTS * S_ROUNDS && s_status_num (text, "turns_waited") > 0
+                   && s_status_num (text, "turns_skipped") == 0 && s_status_num (text, "turns_cut") == 0
+                   && s_status_num (text, "turns_waiting") == 0 && s_status_num (text, "replies_dropped") == 0,
+                   "%s", text);
+    free (text);
+    for (int k = 0; k < S_CLIENTS; k++) {
+        zsock_destroy (&fetch [k]);
+        zsock_destroy (&push [k]);
+    }
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+START_TEST (test_turns_non_reader_holds_once)
+{
+    server_t s;
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=300",
+                            "heartbeat.expiry_ms=60000", NULL };
+    s_start_sets (&s, sets);
+    zsock_t *a_push, *b_push;
+    uint32_t a, b;
+    zsock_t *a_fetch = s_stuck (&s, 300, &a_push, &a);
+    b = s_join_big (&s, &b_push);
+    zsock_t *b_fetch = s_connect (s.fetch);
+    /*  b waits for a's turn, which is cut (the second, after the
+        filler's); then never again.  */
+    for (uint32_t seq = 1; seq <= 20; seq++) {
+        s_fetches (b_fetch, b, seq, 1);
+        s_expect_params (b_fetch, seq);
+    }
+    ck_assert_uint_eq (s_stat (&s, "turns_cut"), 2);
+    s_fetches (a_fetch, a, 100, 10);
+    for (uint32_t seq = 21; seq <= 40; seq++) {
+        s_fetches (b_fetch, b, seq, 1);
+        s_expect_params (b_fetch, seq);
+    }
+    ck_assert_uint_eq (s_stat (&s, "turns_cut"), 2);
+    char log [160], cmd [256];
+    snprintf (log, sizeof log, "%s/log", s.dir);
+    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one 300 ms; it takes no turns' %s",
+              a, log);
+    ck_assert_msg (system (cmd) == 0, "no line of the cut in the log");
+    zsock_destroy (&a_fetch);
+    zsock_destroy (&b_fetch);
+    zsock_destroy (&a_push);
+    zsock_destroy (&b_push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+START_TEST (test_turns_many_non_readers)
+{
+    server_t s;
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=200",
+                            "turns.queue=4", "heartbeat.expiry_ms=60000", NULL };
+    s_start_sets (&s, sets);
+    enum { S_IDS = 8 };
+    zsock_t *push [S_IDS], *fetch [S_IDS], *b_push;
+    uint32_t id [S_IDS];
+    for (int k = 0; k < S_IDS; k++)
+        fetch [k] = s_stuck (&s, 200, &push [k], &id [k]);
+    uint32_t b = s_join_big (&s, &b_push);
+    zsock_t *b_fetch = s_connect (s.fetch);
+    /*  Each stuck id holds b at most once, 200 ms: 1.6 s in all.  */
+    zsock_set_rcvtimeo (b_fetch, 5000);
+    for (uint32_t seq = 1; seq <= 20; seq++) {
+        s_fetches (b_fetch, b, seq, 1);
+        s_expect_params (b_fetch, seq);
+        /*  They ask again, each time.  */
+        for (int k = 0; k < S_IDS; k++)
+            s_fetches (fetch [k], id [k], 100 + seq, 1);
+    }
+    char *text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (s_status_num (text, "turns_cut") >= S_IDS && s_status_num (text, "turns_cut") <= 2 * S_IDS
+                   && s_status_num (text, "turns_skipped") > 0, "%s", text);
+    free (text);
+    for (int k = 0; k < S_IDS; k++) {
+        zsock_destroy (&fetch [k]);
+        zsock_destroy (&push [k]);
+    }
+    zsock_destroy (&b_fetch);
+    zsock_destroy (&b_push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+/*  A client that reads one reply every 150 ms.  */
+typedef struct {
+    zsock_t *sock;
+    int want, got;
+} s_slow_t;
+
+static void *
+s_slow_reader (void *arg)
+{
+    s_slow_t *r = arg;
+    for (int i = 0; i < r->want; i++) {
+        zmsg_t *m = zmsg_recv (r->sock);
+        if (!m)
+            break;
+        zmsg_destroy (&m);
+        r->got++;
+        usleep (150000);
+    }
+    return NULL;
+}
+
+START_TEST (test_turns_slow_reader)
+{
+    server_t s;
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=400",
+                            "heartbeat.expiry_ms=60000", NULL };
+    s_start_sets (&s, sets);
+    zsock_t *a_push, *b_push;
+    uint32_t a = s_join_big (&s, &a_push), b = s_join_big (&s, &b_push);
+    s_slow_t slow = { s_non_reader (&s), 20, 0 };
+    zsock_t *b_fetch = s_connect (s.fetch);
+    /*  Were a's twenty replies to wait in line before b's, b's would
+        wait for all of them, 3 s: they do not, and a holds b's reply at
+        most one turn, cut at 400 ms.  */
+    zsock_set_rcvtimeo (b_fetch, 2000);
+    s_fetches (slow.sock, a, 1, 20);
+    ck_assert_uint_ge (s_wait_stat (&s, "fetches", 20), 20);
+    pthread_t reader;
+    ck_assert_int_eq (pthread_create (&reader, NULL, s_slow_reader, &slow), 0);
+    for (uint32_t seq = 1; seq <= 10; seq++) {
+        s_fetches (b_fetch, b, seq, 1);
+        s_expect_params (b_fetch, seq);
+    }
+    pthread_join (reader, NULL);
+    ck_assert_int_eq (slow.got, 20);
+    char *text = s_control_cmd (s.control, "STATUS");
+    ck_assert_ptr_nonnull (text);
+    ck_assert_msg (s_status_num (text, "turns_skipped") >= 19 && s_status_num (text, "replies_dropped") == 0,
+                   "%s", text);
+    free (text);
+    zsock_destroy (&slow.sock);
+    zsock_destroy (&b_fetch);
+    zsock_destroy (&a_push);
+    zsock_destroy (&b_push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+START_TEST (test_turns_client_left_while_waiting)
+{
+    server_t s;
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=1000",
+                            "heartbeat.expiry_ms=60000", NULL };
+    s_start_sets (&s, sets);
+    zsock_t *a_push, *b_push;
+    uint32_t a, b;
+    zsock_t *a_fetch = s_stuck (&s, 1000, &a_push, &a);
+    (void) a;
+    b = s_join_big (&s, &b_push);
+    zsock_t *b_fetch = s_connect (s.fetch);
+    s_fetches (b_fetch, b, 1, 1);
+    ck_assert_uint_eq (s_wait_stat (&s, "turns_waiting", 1), 1);
+    fasgd_header_t h = s_req (FASGD_MSG_LEAVE, b, 2, 0), r;
+    s_send (b_push, &h, NULL, 0);
+    s_recv (b_push, &r, NULL, 0);
+    ck_assert_int_eq (r.status, FASGD_STATUS_OK);
+    /*  a's turn cut (after the filler's), b's reply has nobody to go to.  */
+    ck_assert_uint_eq (s_wait_stat (&s, "turns_cut", 2), 2);
+    ck_assert_uint_eq (s_wait_stat (&s, "replies_dropped", 1), 1);
+    ck_assert_uint_eq (s_stat (&s, "turns_waiting"), 0);
+    zsock_set_rcvtimeo (b_fetch, 300);
+    zmsg_t *m = zmsg_recv (b_fetch);
+    ck_assert_msg (m == NULL, "a reply came to a client that had left");
+    zsock_destroy (&a_fetch);
+    zsock_destroy (&b_fetch);
+    zsock_destroy (&a_push);
+    zsock_destroy (&b_push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
+static Suite *
+turns_suite (void)
+{
+    Suite *s = suite_create ("turns");
+    TCase *tc = tcase_create ("turns");
+    tcase_set_timeout (tc, 60);
+    tcase_add_test (tc, test_turns_honest_clients);
+    tcase_add_test (tc, test_turns_non_reader_holds_once);
+    tcase_add_test (tc, test_turns_many_non_readers);
+    tcase_add_test (tc, test_turns_slow_reader);
+    tcase_add_test (tc, test_turns_client_left_while_waiting);
+    suite_add_tcase (s, tc);
+    return s;
+}
+
+FASGD_TEST_MAIN (turns_suite)

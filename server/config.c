@@ -151,8 +151,8 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "clients fit (0: no budget)"),
     FASGD_CFG_KEY_BOOL ("turns.enabled", fasgd_server_cfg_t, turns, "false",
         "send the parameters' replies one connection at a time, the next once TCP has sent the one "
-        "before: on a shared link clients then get theta one after another, not all together, and fall "
-        "out of step (no use on loopback)"),
+        "before: on a link the clients share they then get theta one after another, not all together, "
+        "and fall out of step"),
     FASGD_CFG_KEY_INT ("turns.hold_ms", fasgd_server_cfg_t, turns_hold_ms, 1, 3600000, "500",
         "the longest one reply holds the next; a client whose reply held it that long (it reads slowly, "
         "or not at all) takes no more turns: set it above the time theta takes on the link"),

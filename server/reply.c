@@ -71,7 +71,7 @@ fasgd_srv_sent_release (fasgd_srv_sent_t **self_p)
         free (self);
 }
 
-/*  Marks self done, its body's hold let go.  */
+/*  Marks self done: the kernel has its body, or it will never be sent.  */
 static void
 s_sent_mark (fasgd_srv_sent_t *self)
 {

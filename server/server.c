@@ -648,11 +648,12 @@ fasgd_server_run (fasgd_server_t *self)
     if (p->n != p->total)
         fasgd_log_notice ("shard %d of %d: parameters %zu to %zu of %zu", self->cfg.shard_index,
                           self->cfg.shard_count, p->offset, p->offset + p->n - 1, p->total);
-    fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s, control %s, metrics %s%s", p->n,
+    fasgd_log_notice ("serving %zu parameters with %s: push %s, fetch %s, control %s, metrics %s%s%s", p->n,
                       fasgd_rule_kind_name (self->cfg.rule.name), self->push_ep, self->fetch_ep,
                       self->control ? self->control_ep : "off",
                       self->metrics ? fasgd_srv_metrics_endpoint (self->metrics) : "off",
-                      fasgd_srv_security_curve (self->security) ? ", CURVE on" : "");
+                      fasgd_srv_security_curve (self->security) ? ", CURVE on" : "",
+                      self->turns ? ", replies in turn" : "");
     int validates = fasgd_srv_eval_validates (self->eval);
     if (validates)
         fasgd_srv_eval_maybe (self->eval);      /* the starting point */

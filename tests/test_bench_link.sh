@@ -2,8 +2,9 @@
 # scripts/bench-link: bad arguments refused before anything is created;
 # then a tiny run (100 Mbit/s links, a 100,000-value model, 2 clients,
 # fasgd-server with 1 and 2 trips, compute-free and with fasgd-clients
-# training on MNIST, one trip on the compact wire (bf16), and ps-lite when
-# its benchmark is built): every system made steps, its link use is a share
+# training on MNIST, one trip on the compact wire (bf16), one with the
+# replies in turn (its server says so), and ps-lite when its benchmark is
+# built): every system made steps, its link use is a share
 # of the link (above 0, at most the rate, with 10% for the tbf's burst and
 # the timing of the counters' reads), the training rows took CPU, a step on
 # the compact wire moved about half the bytes of a float32 one; then one
@@ -21,7 +22,7 @@ if ldd "$top_build/client/.libs/libfasgdclient.so.0" 2> /dev/null | grep -q liba
     echo "1..0 # SKIP libfasgdclient is built with sanitizers"
     exit 0
 fi
-plan_mnist 13
+plan_mnist 14
 "$bl" --systems fasgd3 > "$tmp/out" 2> "$tmp/err"
 rc=$?
 check "a system of 3 trips is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--systems' '$tmp/err'"
@@ -39,7 +40,7 @@ rc=$?
 check "--in-turn of an unknown direction is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--in-turn' '$tmp/err'"
 
 prefix=${FASGD_NETNS_PREFIX:-fbl}
-systems=fasgd1,fasgd2,fasgd1+bf16,train1,train2
+systems=fasgd1,fasgd2,fasgd1+bf16,fasgd1+turns,train1,train2
 [ -x "${PSLITE_BIN:-/tmp/pslite/build/bench_pushpull}" ] && systems=$systems,pslite
 FASGD_NETNS_LOCK_WAIT=${FASGD_NETNS_LOCK_WAIT:-300} "$bl" --build "$top_build" --systems "$systems" \
     --params 100000 --rate 1e8 --clients 2 --seconds 1 --warmup 0.5 --rounds 1 --out "$tmp/bl" \
@@ -47,13 +48,13 @@ FASGD_NETNS_LOCK_WAIT=${FASGD_NETNS_LOCK_WAIT:-300} "$bl" --build "$top_build" -
 rc=$?
 if [ $rc -eq 77 ]; then
     reason=$(sed -n 's/.*SKIP: //p' "$tmp/err" | head -1)
-    while [ "$n" -lt 13 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be used here}"; done
+    while [ "$n" -lt 14 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be used here}"; done
     exit 0
 fi
 check "a run of $systems ends (exit $rc)" test $rc -eq 0
 # The table's rows: system, steps/s, (min-max), down%, up%, x-pslite, cpu.
 check "every system made steps and used between 0 and 110% of the link both ways" awk -v want="$systems" '
-    $1 ~ /^(fasgd[12]|fasgd1\+bf16|train[12]|pslite)$/ && NF == 7 {
+    $1 ~ /^(fasgd[12]|fasgd1\+(bf16|turns)|train[12]|pslite)$/ && NF == 7 {
         down = $4 + 0; up = $5 + 0      # "85.4%" reads as 85.4
         if ($2 > 0 && down > 0 && down <= 110 && up > 0 && up <= 110) ok[$1] = 1 }
     END { n = split(want, w, ","); for (i = 1; i <= n; i++) if (!ok[w[i]]) exit 1 }' "$tmp/bl/results.txt"
@@ -67,6 +68,8 @@ check "a step on the compact wire moved 0.4 to 0.6 of a float32 step's bytes" aw
     $1 == "fasgd1" && NF == 7 && $2 > 0 { f = ($4 + 0) / $2 }
     $1 == "fasgd1+bf16" && NF == 7 && $2 > 0 { h = ($4 + 0) / $2 }
     END { exit !(f > 0 && h / f >= 0.4 && h / f <= 0.6) }' "$tmp/bl/results.txt"
+# fasgd1+turns is the last fasgd system of round 1: s0.log is its server's.
+check "the server of fasgd1+turns sent its replies in turn" grep -q 'replies in turn' "$tmp/bl/s0.log"
 FASGD_NETNS_LOCK_WAIT=${FASGD_NETNS_LOCK_WAIT:-300} "$bl" --build "$top_build" --systems fasgd1 --in-turn both \
     --params 100000 --rate 1e8 --clients 2 --seconds 1 --warmup 0.5 --rounds 1 --out "$tmp/bt" \
     --prefix "$prefix" > "$tmp/out" 2> "$tmp/err"

@@ -6,7 +6,6 @@
 #include "tcp_info.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 struct fasgd_srv_turns_t {
     fasgd_srv_turn_t *queue;            /* a ring of cap, the first at head */

@@ -17,6 +17,7 @@ struct fasgd_snapshot_pool_t {
     pthread_mutex_t lock;
     fasgd_snapshot_t *free_list;
     size_t live, peak, nfree;           /* under lock */
+    int closed;                         /* destroyed with snapshots out: the last release frees it */
 };
 
 /*  Buffers are mapped, not allocated from the heap, so that one given
@@ -52,14 +53,26 @@ fasgd_snapshot_pool_destroy (fasgd_snapshot_pool_t **self_p)
     if (!self_p || !*self_p)
         return;
     fasgd_snapshot_pool_t *self = *self_p;
-    while (self->free_list) {
-        fasgd_snapshot_t *next = self->free_list->next_free;
-        s_snapshot_free (self->free_list, self->n);
-        self->free_list = next;
-    }
-    pthread_mutex_destroy (&self->lock);
-    free (self);
     *self_p = NULL;
+    pthread_mutex_lock (&self->lock);
+    fasgd_snapshot_t *list = self->free_list;
+    size_t n = self->n;
+    int last = self->live == 0;
+    self->free_list = NULL;
+    self->nfree = 0;
+    self->closed = 1;
+    pthread_mutex_unlock (&self->lock);
+    /*  Past the unlock, a pool with snapshots out is theirs: the last
+        release may free it while its free list is freed here.  */
+    while (list) {
+        fasgd_snapshot_t *next = list->next_free;
+        s_snapshot_free (list, n);
+        list = next;
+    }
+    if (last) {
+        pthread_mutex_destroy (&self->lock);
+        free (self);
+    }
 }
 
 size_t
@@ -134,6 +147,17 @@ fasgd_snapshot_release (fasgd_snapshot_t *snap)
     fasgd_snapshot_pool_t *pool = snap->pool;
     pthread_mutex_lock (&pool->lock);
     pool->live--;
+    if (pool->closed) {
+        int last = pool->live == 0;
+        size_t n = pool->n;
+        pthread_mutex_unlock (&pool->lock);
+        s_snapshot_free (snap, n);
+        if (last) {
+            pthread_mutex_destroy (&pool->lock);
+            free (pool);
+        }
+        return;
+    }
     snap->next_free = pool->free_list;
     pool->free_list = snap;
     pool->nfree++;

@@ -31,8 +31,9 @@ typedef struct fasgd_snapshot_t {
 
 /*  A pool of snapshots of n floats; NULL out of memory.  */
 fasgd_snapshot_pool_t *fasgd_snapshot_pool_new (size_t n);
-/*  Frees the pool and the snapshots in it; every snapshot must have been
-    released.  */
+/*  Frees the pool and the snapshots in it. Snapshots still held (a
+    ZeroMQ reply its I/O thread has not let go of when the server stops)
+    keep the rest of the pool until the last of them is released.  */
 void fasgd_snapshot_pool_destroy (fasgd_snapshot_pool_t **self_p);
 /*  Snapshots out of the pool now (held by someone), and the most ever.  */
 size_t fasgd_snapshot_pool_live (const fasgd_snapshot_pool_t *self);

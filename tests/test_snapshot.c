@@ -1,5 +1,7 @@
 /*  common/snapshot.c: the pool recycles buffers and counts what is out;
-    references are counted atomically, released from any thread; an
+    references are counted atomically, released from any thread, also
+    after the pool was destroyed (a reply ZeroMQ lets go of after the
+    server stopped), the last of them freeing what is left of it; an
     update goes in place for a sole holder and copies on write when
     another holds θ, leaving the holder's image as it was; a buffered
     update (softsync) and a refused checked update (dcasgd's overflow)
@@ -191,6 +193,36 @@ START_TEST (test_release_from_threads)
 }
 END_TEST
 
+static void *
+s_releaser_once (void *snap)
+{
+    fasgd_snapshot_release (snap);
+    return NULL;
+}
+
+/*  A pool destroyed while snapshots are out (one free, two held, one
+    twice): they stay whole until released, from another thread too,
+    and the last release frees the rest of the pool (under AddressSanitizer
+    a use after free or a leak fails the test).  */
+START_TEST (test_release_after_pool_destroyed)
+{
+    fasgd_snapshot_pool_t *pool = fasgd_snapshot_pool_new (N);
+    fasgd_snapshot_t *a = s_theta (pool, 1), *b = s_theta (pool, 2), *c = s_theta (pool, 3);
+    fasgd_snapshot_release (c);
+    fasgd_snapshot_ref (b);
+    fasgd_snapshot_pool_destroy (&pool);
+    ck_assert_ptr_null (pool);
+    for (int i = 0; i < N; i++)
+        ck_assert_float_eq (a->theta [i] + b->theta [i], 2.0f * (float) (i + 1));
+    fasgd_snapshot_release (a);
+    fasgd_snapshot_release (b);
+    ck_assert_float_eq (b->theta [N - 1], (float) N);
+    pthread_t t;
+    ck_assert_int_eq (pthread_create (&t, NULL, s_releaser_once, b), 0);
+    pthread_join (t, NULL);
+}
+END_TEST
+
 static Suite *
 snapshot_suite (void)
 {
@@ -202,6 +234,7 @@ snapshot_suite (void)
     tcase_add_test (tc, test_buffered_update_changes_nothing);
     tcase_add_test (tc, test_checked_update);
     tcase_add_test (tc, test_release_from_threads);
+    tcase_add_test (tc, test_release_after_pool_destroyed);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -75,11 +75,12 @@ s_under_way (fasgd_srv_turns_t *self)
     return 0;
 }
 
-/*  Whether client_id has a reply waiting or under way.  */
+/*  Whether client_id has a reply waiting or under way (under_way: what
+    s_under_way said of the turn).  */
 static int
-s_holds (fasgd_srv_turns_t *self, uint32_t client_id)
+s_holds (const fasgd_srv_turns_t *self, int under_way, uint32_t client_id)
 {
-    if (s_under_way (self) && self->client_id == client_id)
+    if (under_way && self->client_id == client_id)
         return 1;
     for (int i = 0; i < self->len; i++)
         if (self->queue [(self->head + i) % self->cap].req.client_id == client_id)
@@ -103,11 +104,12 @@ s_take (fasgd_srv_turns_t *self, int fd, uint32_t client_id)
 fasgd_srv_turn_verdict_t
 fasgd_srv_turns_ask (fasgd_srv_turns_t *self, fasgd_srv_request_t *r, uint32_t client_id, int status)
 {
-    if (!r->req || s_holds (self, client_id) || self->len == self->cap) {
+    int under_way = s_under_way (self);
+    if (!r->req || s_holds (self, under_way, client_id) || self->len == self->cap) {
         self->st->turns_skipped++;
         return FASGD_SRV_TURN_NONE;
     }
-    if (!s_under_way (self) && self->len == 0)
+    if (!under_way && self->len == 0)
         return (r->sent = s_take (self, r->fd, client_id)) ? FASGD_SRV_TURN_TAKEN : FASGD_SRV_TURN_NONE;
     fasgd_srv_turn_t *t = &self->queue [(self->head + self->len) % self->cap];
     zmq_msg_init (&t->id);

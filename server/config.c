@@ -153,9 +153,16 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "send the parameters' replies one connection at a time, the next once TCP has sent the one "
         "before: on a link the clients share they then get theta one after another, not all together, "
         "and fall out of step"),
-    FASGD_CFG_KEY_INT ("turns.hold_ms", fasgd_server_cfg_t, turns_hold_ms, 1, 3600000, "500",
-        "the longest one reply holds the next; a client whose reply held it that long (it reads slowly, "
-        "or not at all) takes no more turns: set it above the time theta takes on the link"),
+    FASGD_CFG_KEY_INT ("turns.hold_ms", fasgd_server_cfg_t, turns_hold_ms, 1, 3600000, "2000",
+        "the longest one reply holds the next, and the bound of every turn until one has ended by itself; "
+        "a client whose reply held the next for its turn's bound (it reads slowly, or not at all, or its "
+        "path is slower than the others') is cut: its next 16 replies go without a turn, twice as many after "
+        "each further cut"),
+    FASGD_CFG_KEY_DOUBLE ("turns.hold_factor", fasgd_server_cfg_t, turns_hold_factor, 0, 1000, 0, "4",
+        "a turn's bound: this many times the shortest turn lately that ended by itself, within "
+        "turns.hold_min_ms and turns.hold_ms (0: turns.hold_ms alone)"),
+    FASGD_CFG_KEY_INT ("turns.hold_min_ms", fasgd_server_cfg_t, turns_hold_min_ms, 1, 3600000, "100",
+        "the least bound of a turn (turns.hold_ms when above it)"),
     FASGD_CFG_KEY_U64 ("turns.lead_bytes", fasgd_server_cfg_t, turns_lead_bytes, 0, 1e12, "0",
         "the next reply goes once TCP has this many bytes or fewer of the one before left to send (0: once "
         "it has sent all of it, which the qdisc's queue then carries on while the next starts)"),

@@ -63,14 +63,16 @@ s_send_params (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_cli
 /*  The PARAMS reply of s_send_params, with turns.enabled in its turn
     (turns.h): now when the turn is free (taking it), else queued, to go
     with the θ of then; now without a turn when turns.c says so. A
-    client whose turn was cut, or a connection whose descriptor is not
-    known, takes no turn.  */
+    client with replies still to go without a turn since its last cut,
+    or a connection whose descriptor is not known, takes no turn.  */
 static void
 s_reply_params (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, int status)
 {
     fasgd_srv_request_t asked = *r;
-    if (self->turns && !c->turn_cut && r->fd >= 0
-        && fasgd_srv_turns_ask (self->turns, &asked, c->id, status) == FASGD_SRV_TURN_QUEUED)
+    if (self->turns && c->turn_skips > 0)
+        c->turn_skips--;
+    else if (self->turns && r->fd >= 0
+             && fasgd_srv_turns_ask (self->turns, &asked, c->id, status) == FASGD_SRV_TURN_QUEUED)
         return;
     s_send_params (self, &asked, c, status);
 }
@@ -81,6 +83,7 @@ fasgd_srv_dispatch_turns (fasgd_server_t *self, int all)
     fasgd_srv_turn_t t;
     fasgd_srv_client_t *c;
     uint32_t cut;
+    int held_ms;
     while (fasgd_srv_turns_next (self->turns, all, &t) == 0) {
         fasgd_srv_request_t r = { t.sock, &t.id, &t.req, self->params, &self->st, t.fd, NULL };
         c = fasgd_srv_registry_lookup (self->registry, t.req.client_id);
@@ -89,17 +92,16 @@ fasgd_srv_dispatch_turns (fasgd_server_t *self, int all)
         if (!c || c->session != t.req.session)
             self->st.replies_dropped++;
         else {
-            if (!all && !c->turn_cut)
+            if (!all)
                 r.sent = fasgd_srv_turns_take (self->turns, &t);
             s_send_params (self, &r, c, t.status);
         }
         zmq_msg_close (&t.id);
     }
-    if ((cut = fasgd_srv_turns_cut (self->turns)) && (c = fasgd_srv_registry_lookup (self->registry, cut))
-        && !c->turn_cut) {
-        c->turn_cut = 1;
-        fasgd_log_info ("client %u (%s): a reply to it held the next one %d ms; it takes no turns from now",
-                        c->id, c->name, self->cfg.turns_hold_ms);
+    if ((cut = fasgd_srv_turns_cut (self->turns, &held_ms)) && (c = fasgd_srv_registry_lookup (self->registry, cut))) {
+        c->turn_skips = fasgd_srv_turns_skips (++c->turn_cuts);
+        fasgd_log_notice ("client %u (%s): a reply to it held the next one %d ms; its next %lld replies go "
+                          "without a turn", c->id, c->name, held_ms, (long long) c->turn_skips);
     }
 }
 

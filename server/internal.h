@@ -34,7 +34,9 @@
         greeting.c     the connections not yet heard from, by age and
                        source address
         turns.c        θ replies one connection at a time: which may go
-                       → reply, tcp_info
+                       → reply, tcp_info, turn_hold
+        turn_hold.c    how long a turn may hold the next: a multiple of
+                       the fastest turns lately
         tcp_info.c     the bytes the kernel has received on a
                        connection, and those it has not sent
         guard.c        what a gradient must pass; its verdicts

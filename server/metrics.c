@@ -140,7 +140,8 @@ s_requests (fasgd_srv_metrics_t *self)
     fasgd_metrics_text_counter (t, "fasgd_server_turns_waited_total",
                                 "parameter replies that waited for their turn (turns.enabled)", st->turns_waited);
     fasgd_metrics_text_counter (t, "fasgd_server_turns_cut_total",
-                                "turns cut after turns.hold_ms: a client that reads slowly or not at all",
+                                "turns cut after their bound: a client that reads slowly or not at all, or whose "
+                                "path is slower than the others'",
                                 st->turns_cut);
     fasgd_metrics_text_counter (t, "fasgd_server_turns_skipped_total",
                                 "parameter replies sent without a turn: turns.queue were waiting, or the client's "

@@ -58,7 +58,8 @@ typedef struct {
     int has_typical;                    /* it votes: the guard's voters [vote_slot] is it */
     size_t vote_slot;
     fasgd_snapshot_t *snap;             /* θ_used, for the rules that need it */
-    int turn_cut;                       /* a reply to it held the next turns.hold_ms: it takes no turns */
+    int turn_cuts;                      /* its turns cut: a reply to it held the next for the turn's bound */
+    int64_t turn_skips;                 /* its replies still to go without a turn, after the last cut */
     char key [41];                      /* CURVE: the public key (Z85) it joined with; "" off */
     char addr [FASGD_SRV_ADDR_LEN];     /* the address it joined from (greeting.c's text); "?" unknown */
     char key_name [64];                 /* that key's name in the allowlist */

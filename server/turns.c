@@ -4,13 +4,14 @@
 
 #include "clock.h"
 #include "tcp_info.h"
+#include "turn_hold.h"
 
 #include <stdlib.h>
 
 struct fasgd_srv_turns_t {
     fasgd_srv_turn_t *queue;            /* a ring of cap, the first at head */
     int cap, head, len;
-    int64_t hold_ms;
+    fasgd_srv_turn_hold_t hold;
     size_t lead;
     fasgd_srv_stats_t *st;
     /*  The turn under way: its mark (NULL: none), connection, client
@@ -18,12 +19,14 @@ struct fasgd_srv_turns_t {
     fasgd_srv_sent_t *sent;
     int fd;
     uint32_t client_id;
-    int64_t started_ms;
+    int64_t started_us, hold_us;        /* its start, and its bound */
     uint32_t cut;                       /* the client whose turn was cut, not yet told */
+    int cut_ms;                         /* how long that turn held */
 };
 
 fasgd_srv_turns_t *
-fasgd_srv_turns_new (int queue, int hold_ms, size_t lead_bytes, fasgd_srv_stats_t *st)
+fasgd_srv_turns_new (int queue, int hold_ms, int hold_min_ms, double hold_factor, size_t lead_bytes,
+                     fasgd_srv_stats_t *st)
 {
     fasgd_srv_turns_t *self = calloc (1, sizeof *self);
     if (!self || queue < 1 || !(self->queue = calloc ((size_t) queue, sizeof *self->queue))) {
@@ -31,7 +34,7 @@ fasgd_srv_turns_new (int queue, int hold_ms, size_t lead_bytes, fasgd_srv_stats_
         return NULL;
     }
     self->cap = queue;
-    self->hold_ms = hold_ms;
+    fasgd_srv_turn_hold_init (&self->hold, hold_ms, hold_min_ms, hold_factor);
     self->lead = lead_bytes;
     self->st = st;
     self->fd = -1;
@@ -54,22 +57,31 @@ fasgd_srv_turns_destroy (fasgd_srv_turns_t **self_p)
 
 /*  Ends the turn under way when it is over: its body the kernel's with
     at most lead bytes unsent (or its descriptor no longer counting
-    them), or held hold_ms, which cuts it. Returns whether one is still
-    under way.  */
+    them), or held its bound, which cuts it. A turn that ends by itself
+    while replies wait (and the loop looks every millisecond) tells
+    turn_hold how long it took, unless its connection closed (a client
+    that hangs up at once must not make turns look short). Returns
+    whether one is still under way.  */
 static int
 s_under_way (fasgd_srv_turns_t *self)
 {
     if (!self->sent)
         return 0;
     size_t unsent;
-    if (fasgd_srv_sent_done (self->sent)
-        && (fasgd_srv_tcp_info_unsent (self->fd, &unsent) != 0 || unsent <= self->lead)) {
-        fasgd_srv_sent_release (&self->sent);
-        return 0;
+    int64_t took = fasgd_srv_now_us () - self->started_us;
+    if (fasgd_srv_sent_done (self->sent)) {
+        int counted = fasgd_srv_tcp_info_unsent (self->fd, &unsent) == 0;
+        if (!counted || unsent <= self->lead) {
+            if (counted && self->len > 0)
+                fasgd_srv_turn_hold_ended (&self->hold, took);
+            fasgd_srv_sent_release (&self->sent);
+            return 0;
+        }
     }
-    if (fasgd_srv_now_ms () - self->started_ms < self->hold_ms)
+    if (took < self->hold_us)
         return 1;
     self->cut = self->client_id;
+    self->cut_ms = (int) ((self->hold_us + 999) / 1000);
     self->st->turns_cut++;
     fasgd_srv_sent_release (&self->sent);
     return 0;
@@ -97,7 +109,8 @@ s_take (fasgd_srv_turns_t *self, int fd, uint32_t client_id)
     self->sent = fasgd_srv_sent_new ();
     self->fd = fd;
     self->client_id = client_id;
-    self->started_ms = fasgd_srv_now_ms ();
+    self->started_us = fasgd_srv_now_us ();
+    self->hold_us = fasgd_srv_turn_hold_us (&self->hold);
     return self->sent;
 }
 
@@ -148,10 +161,17 @@ fasgd_srv_turns_take (fasgd_srv_turns_t *self, const fasgd_srv_turn_t *t)
     return s_take (self, t->fd, t->req.client_id);
 }
 
+int64_t
+fasgd_srv_turns_skips (int cuts)
+{
+    return (int64_t) 16 << (cuts < 1 ? 0 : cuts > 30 ? 29 : cuts - 1);
+}
+
 uint32_t
-fasgd_srv_turns_cut (fasgd_srv_turns_t *self)
+fasgd_srv_turns_cut (fasgd_srv_turns_t *self, int *held_ms)
 {
     uint32_t id = self->cut;
+    *held_ms = self->cut_ms;
     self->cut = 0;
     return id;
 }
@@ -160,4 +180,10 @@ int
 fasgd_srv_turns_waiting (const fasgd_srv_turns_t *self)
 {
     return self->len;
+}
+
+int
+fasgd_srv_turns_hold_ms (const fasgd_srv_turns_t *self)
+{
+    return (int) ((fasgd_srv_turn_hold_us (&self->hold) + 999) / 1000);
 }

@@ -5,12 +5,17 @@
     between (bench/README.md, "The clients' phases"). Here a θ reply
     waits while the one before it is still being handed to its
     connection: until libzmq has given all its body to the kernel and
-    the kernel's unsent bytes are down to turns.lead_bytes, or for
-    turns.hold_ms at most, after which the turn is cut and that client
-    takes no more turns (a client that does not read holds the others
-    once). Replies wait in the order they were asked for, one a client:
-    a client's second reply while its first waits or is under way, and
-    any reply while turns.queue wait, goes at once without a turn.  */
+    the kernel's unsent bytes are down to turns.lead_bytes, or for the
+    turn's bound at most (turn_hold.h: a multiple of the fastest turns
+    lately, within turns.hold_min_ms and turns.hold_ms), after which the
+    turn is cut and that client's next replies go without a turn: 16
+    after its first cut, twice as many after each one more (a client
+    that does not read holds the others once, then once in its next 17
+    replies, once in the 33 after, ...; one the scheduler stalled once
+    takes turns again soon). Replies wait in the order they were asked
+    for, one a client: a client's second reply while its first waits or
+    is under way, and any reply while turns.queue wait, goes at once
+    without a turn.  */
 #ifndef FASGD_SERVER_TURNS_H_INCLUDED
 #define FASGD_SERVER_TURNS_H_INCLUDED
 
@@ -41,9 +46,12 @@ typedef enum {
 } fasgd_srv_turn_verdict_t;
 
 /*  Turns of replies: at most queue waiting, each turn until the kernel
-    holds at most lead_bytes unsent of it or for hold_ms; st counts
-    turns_waited, turns_cut and turns_skipped. NULL out of memory.  */
-fasgd_srv_turns_t *fasgd_srv_turns_new (int queue, int hold_ms, size_t lead_bytes, fasgd_srv_stats_t *st);
+    holds at most lead_bytes unsent of it or for its bound (hold_ms,
+    hold_min_ms and hold_factor as turn_hold.h's max_ms, min_ms and
+    factor); st counts turns_waited, turns_cut and turns_skipped. NULL
+    out of memory.  */
+fasgd_srv_turns_t *fasgd_srv_turns_new (int queue, int hold_ms, int hold_min_ms, double hold_factor,
+                                        size_t lead_bytes, fasgd_srv_stats_t *st);
 /*  Closes the waiting replies' ids (they are not sent), then frees.  */
 void fasgd_srv_turns_destroy (fasgd_srv_turns_t **self_p);
 /*  The reply to r (its connection r->fd, its client client_id) with
@@ -59,9 +67,14 @@ int fasgd_srv_turns_next (fasgd_srv_turns_t *self, int all, fasgd_srv_turn_t *t)
 /*  The reply just given by _next takes the turn: the mark to send it
     with (r->sent); NULL out of memory (it is then sent untracked).  */
 fasgd_srv_sent_t *fasgd_srv_turns_take (fasgd_srv_turns_t *self, const fasgd_srv_turn_t *t);
-/*  The client whose turn was cut since the last call, 0 when none.  */
-uint32_t fasgd_srv_turns_cut (fasgd_srv_turns_t *self);
+/*  The replies that go without a turn after a client's cuts-th cut.  */
+int64_t fasgd_srv_turns_skips (int cuts);
+/*  The client whose turn was cut since the last call, 0 when none;
+    *held_ms how long that turn held the next.  */
+uint32_t fasgd_srv_turns_cut (fasgd_srv_turns_t *self, int *held_ms);
 /*  The replies waiting.  */
 int fasgd_srv_turns_waiting (const fasgd_srv_turns_t *self);
+/*  The bound of a turn that starts now, in ms (rounded up).  */
+int fasgd_srv_turns_hold_ms (const fasgd_srv_turns_t *self);
 
 #endif

@@ -1,13 +1,18 @@
 /*  fasgd-server with turns.enabled (server/turns.h) on loopback, spoken
     to with raw ZeroMQ sockets as in test_server.c. Honest clients, one
     request at a time each, get every reply, some after waiting their
-    turn, none without one, and no turn of theirs is cut. A client that
-    does not read holds the others once, for turns.hold_ms, and takes no
-    turns after; eight such ids hold them at most once each, and replies
-    beyond turns.queue go at once. A client that reads slowly, a reply
-    at a time, holds another client's reply at most one turn: its own
-    second request does not wait. A reply whose client left while it
-    waited is dropped and counted. Each test starts its own server.  */
+    turn, none without one, and no turn of theirs is cut; their turns
+    set the bound of a turn (turn_hold.h) to turns.hold_min_ms. With a
+    fixed bound (turns.hold_factor 0), a client that does not read holds
+    the others once, for turns.hold_ms, and its next 16 replies go
+    without a turn; the 17th holds them once more, and then 32 go
+    without; eight such ids hold them at most once each in 20 rounds,
+    and replies beyond turns.queue go at once. A client that reads slowly, a reply at a time, holds
+    another client's reply at most one turn: its own second request does
+    not wait. A reply whose client left while it waited is dropped and
+    counted. With the bound that follows the link, ids that do not read
+    hold an honest client's replies for turns.hold_min_ms each, not
+    turns.hold_ms. Each test starts its own server.  */
 #include "serverutil.h"
 
 #include <pthread.h>
@@ -130,8 +135,8 @@ START_TEST (test_turns_honest_clients)
     ck_assert_ptr_nonnull (text);
     ck_assert_msg (s_status_num (text, "fetches") == S_CLIENTS * S_ROUNDS && s_status_num (text, "turns_waited") > 0
                    && s_status_num (text, "turns_skipped") == 0 && s_status_num (text, "turns_cut") == 0
-                   && s_status_num (text, "turns_waiting") == 0 && s_status_num (text, "replies_dropped") == 0,
-                   "%s", text);
+                   && s_status_num (text, "turns_waiting") == 0 && s_status_num (text, "replies_dropped") == 0
+                   && s_status_num (text, "turns_hold_ms") == 100, "%s", text);
     free (text);
     for (int k = 0; k < S_CLIENTS; k++) {
         zsock_destroy (&fetch [k]);
@@ -141,10 +146,10 @@ START_TEST (test_turns_honest_clients)
 }
 END_TEST
 
-START_TEST (test_turns_non_reader_holds_once)
+START_TEST (test_turns_non_reader_holds_once_a_while)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=300",
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=300", "turns.hold_factor=0",
                             "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     zsock_t *a_push, *b_push;
@@ -153,23 +158,35 @@ START_TEST (test_turns_non_reader_holds_once)
     b = s_join_big (&s, &b_push);
     zsock_t *b_fetch = s_connect (s.fetch);
     /*  b waits for a's turn, which is cut (the second, after the
-        filler's); then never again.  */
+        filler's); then not while a's next 16 replies go without a
+        turn.  */
     for (uint32_t seq = 1; seq <= 20; seq++) {
         s_fetches (b_fetch, b, seq, 1);
         s_expect_params (b_fetch, seq);
     }
     ck_assert_uint_eq (s_stat (&s, "turns_cut"), 2);
-    s_fetches (a_fetch, a, 100, 10);
+    unsigned long long fetches = s_stat (&s, "fetches");
+    s_fetches (a_fetch, a, 100, 16);
+    ck_assert_uint_ge (s_wait_stat (&s, "fetches", fetches + 16), fetches + 16);
     for (uint32_t seq = 21; seq <= 40; seq++) {
         s_fetches (b_fetch, b, seq, 1);
         s_expect_params (b_fetch, seq);
     }
     ck_assert_uint_eq (s_stat (&s, "turns_cut"), 2);
-    char log [160], cmd [256];
+    /*  Its 17th takes a turn again, holds b once more, and is cut: the
+        next 32 go without.  */
+    s_fetches (a_fetch, a, 116, 1);
+    ck_assert_uint_ge (s_wait_stat (&s, "fetches", fetches + 17), fetches + 17);
+    s_fetches (b_fetch, b, 41, 1);
+    s_expect_params (b_fetch, 41);
+    ck_assert_uint_eq (s_stat (&s, "turns_cut"), 3);
+    char log [160], cmd [384];
     snprintf (log, sizeof log, "%s/log", s.dir);
-    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one 300 ms; it takes no turns' %s",
-              a, log);
-    ck_assert_msg (system (cmd) == 0, "no line of the cut in the log");
+    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one 300 ms; its next 16 replies "
+              "go without a turn' %s", a, log);
+    ck_assert_msg (system (cmd) == 0, "no line of the first cut in the log");
+    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): .* 300 ms; its next 32 replies' %s", a, log);
+    ck_assert_msg (system (cmd) == 0, "no line of the second cut in the log");
     zsock_destroy (&a_fetch);
     zsock_destroy (&b_fetch);
     zsock_destroy (&a_push);
@@ -181,7 +198,7 @@ END_TEST
 START_TEST (test_turns_many_non_readers)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=200",
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=200", "turns.hold_factor=0",
                             "turns.queue=4", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     enum { S_IDS = 8 };
@@ -191,7 +208,9 @@ START_TEST (test_turns_many_non_readers)
         fetch [k] = s_stuck (&s, 200, &push [k], &id [k]);
     uint32_t b = s_join_big (&s, &b_push);
     zsock_t *b_fetch = s_connect (s.fetch);
-    /*  Each stuck id holds b at most once, 200 ms: 1.6 s in all.  */
+    /*  Each stuck id holds b at most once, 200 ms, at any of b's
+        fetches (1.6 s in all); once more at its 17th request after its
+        cut.  */
     zsock_set_rcvtimeo (b_fetch, 5000);
     for (uint32_t seq = 1; seq <= 20; seq++) {
         s_fetches (b_fetch, b, seq, 1);
@@ -202,7 +221,7 @@ START_TEST (test_turns_many_non_readers)
     }
     char *text = s_control_cmd (s.control, "STATUS");
     ck_assert_ptr_nonnull (text);
-    ck_assert_msg (s_status_num (text, "turns_cut") >= S_IDS && s_status_num (text, "turns_cut") <= 2 * S_IDS
+    ck_assert_msg (s_status_num (text, "turns_cut") >= S_IDS && s_status_num (text, "turns_cut") <= 3 * S_IDS
                    && s_status_num (text, "turns_skipped") > 0, "%s", text);
     free (text);
     for (int k = 0; k < S_IDS; k++) {
@@ -239,7 +258,7 @@ s_slow_reader (void *arg)
 START_TEST (test_turns_slow_reader)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=400",
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=400", "turns.hold_factor=0",
                             "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     zsock_t *a_push, *b_push;
@@ -276,7 +295,7 @@ END_TEST
 START_TEST (test_turns_client_left_while_waiting)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=1000",
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=1000", "turns.hold_factor=0",
                             "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     zsock_t *a_push, *b_push;
@@ -306,6 +325,59 @@ START_TEST (test_turns_client_left_while_waiting)
 }
 END_TEST
 
+START_TEST (test_turns_hold_follows_the_link)
+{
+    server_t s;
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=3000",
+                            "turns.hold_min_ms=100", "heartbeat.expiry_ms=60000", NULL };
+    s_start_sets (&s, sets);
+    zsock_t *push [2], *fetch [2];
+    uint32_t id [2];
+    for (int k = 0; k < 2; k++) {
+        id [k] = s_join_big (&s, &push [k]);
+        fetch [k] = s_connect (s.fetch);
+    }
+    /*  Until a turn has ended by itself, turns.hold_ms; then honest
+        turns on loopback, each much less than 25 ms, set the least.  */
+    ck_assert_uint_eq (s_stat (&s, "turns_hold_ms"), 3000);
+    for (uint32_t seq = 1; seq <= 10; seq++) {
+        for (int k = 0; k < 2; k++)
+            s_fetches (fetch [k], id [k], seq, 1);
+        for (int k = 0; k < 2; k++)
+            s_expect_params (fetch [k], seq);
+    }
+    ck_assert_uint_eq (s_stat (&s, "turns_hold_ms"), 100);
+    /*  Four ids that do not read, which with turns.hold_ms alone would
+        hold client 0 for 3 s each.  */
+    enum { S_IDS = 4 };
+    zsock_t *s_push [S_IDS], *s_fetch [S_IDS];
+    uint32_t s_id [S_IDS];
+    for (int k = 0; k < S_IDS; k++)
+        s_fetch [k] = s_stuck (&s, 100, &s_push [k], &s_id [k]);
+    zsock_set_rcvtimeo (fetch [0], 2000);
+    for (uint32_t seq = 11; seq <= 30; seq++) {
+        s_fetches (fetch [0], id [0], seq, 1);
+        s_expect_params (fetch [0], seq);
+        for (int k = 0; k < S_IDS; k++)
+            s_fetches (s_fetch [k], s_id [k], 100 + seq, 1);
+    }
+    ck_assert_uint_ge (s_stat (&s, "turns_cut"), S_IDS);
+    char log [160], cmd [384];
+    snprintf (log, sizeof log, "%s/log", s.dir);
+    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one 100 ms' %s", s_id [0], log);
+    ck_assert_msg (system (cmd) == 0, "no line of the cut, at 100 ms, in the log");
+    for (int k = 0; k < S_IDS; k++) {
+        zsock_destroy (&s_fetch [k]);
+        zsock_destroy (&s_push [k]);
+    }
+    for (int k = 0; k < 2; k++) {
+        zsock_destroy (&fetch [k]);
+        zsock_destroy (&push [k]);
+    }
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 static Suite *
 turns_suite (void)
 {
@@ -313,10 +385,11 @@ turns_suite (void)
     TCase *tc = tcase_create ("turns");
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_turns_honest_clients);
-    tcase_add_test (tc, test_turns_non_reader_holds_once);
+    tcase_add_test (tc, test_turns_non_reader_holds_once_a_while);
     tcase_add_test (tc, test_turns_many_non_readers);
     tcase_add_test (tc, test_turns_slow_reader);
     tcase_add_test (tc, test_turns_client_left_while_waiting);
+    tcase_add_test (tc, test_turns_hold_follows_the_link);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -427,6 +427,12 @@ s_print_rows (const fasgd_ctl_reply_t *r, const char *endpoint)
     s_row ("connections", "%.0f open (at most %.0f), %.0f turned away, %.0f accepts failed",
            s_num (r, "connections"), s_num (r, "connections_max"), s_num (r, "connections_shed"),
            s_num (r, "accept_failed"));
+    s_row ("replies dropped", "%.0f (unread replies beyond the high-water mark, or the peer gone)",
+           s_num (r, "replies_dropped"));
+    if (s_get (r, "turns_waiting"))
+        s_row ("replies in turn", "%.0f waiting, a turn's bound %.0f ms; %.0f waited, %.0f went without a turn, "
+               "%.0f turns cut since start", s_num (r, "turns_waiting"), s_num (r, "turns_hold_ms"),
+               s_num (r, "turns_waited"), s_num (r, "turns_skipped"), s_num (r, "turns_cut"));
     if (s_get (r, "security") && !strcmp (s_get (r, "security"), "curve")) {
         if (s_get (r, "allowed_keys"))
             snprintf (t, sizeof t, "%.0f keys allowed", s_num (r, "allowed_keys"));

@@ -69,7 +69,9 @@ check "a step on the compact wire moved 0.4 to 0.6 of a float32 step's bytes" aw
     $1 == "fasgd1+bf16" && NF == 7 && $2 > 0 { h = ($4 + 0) / $2 }
     END { exit !(f > 0 && h / f >= 0.4 && h / f <= 0.6) }' "$tmp/bl/results.txt"
 # fasgd1+turns is the last fasgd system of round 1: s0.log is its server's.
-check "the server of fasgd1+turns sent its replies in turn" grep -q 'replies in turn' "$tmp/bl/s0.log"
+check "the server of fasgd1+turns sent its replies in turn, and its round says how many turns it cut" sh -c "
+    grep -q 'replies in turn' '$tmp/bl/s0.log' &&
+    grep -q '^round 1 fasgd1+turns: .*, turns cut [0-9][0-9]*)\$' '$tmp/bl/results.txt'"
 FASGD_NETNS_LOCK_WAIT=${FASGD_NETNS_LOCK_WAIT:-300} "$bl" --build "$top_build" --systems fasgd1 --in-turn both \
     --params 100000 --rate 1e8 --clients 2 --seconds 1 --warmup 0.5 --rounds 1 --out "$tmp/bt" \
     --prefix "$prefix" > "$tmp/out" 2> "$tmp/err"

@@ -161,7 +161,7 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_DOUBLE ("turns.hold_factor", fasgd_server_cfg_t, turns_hold_factor, 0, 1000, 0, "4",
         "a turn's bound: this many times the shortest turn lately that ended by itself, within "
         "turns.hold_min_ms and turns.hold_ms (0: turns.hold_ms alone)"),
-    FASGD_CFG_KEY_INT ("turns.hold_min_ms", fasgd_server_cfg_t, turns_hold_min_ms, 1, 3600000, "100",
+    FASGD_CFG_KEY_INT ("turns.hold_min_ms", fasgd_server_cfg_t, turns_hold_min_ms, 1, 3600000, "500",
         "the least bound of a turn (turns.hold_ms when above it)"),
     FASGD_CFG_KEY_U64 ("turns.lead_bytes", fasgd_server_cfg_t, turns_lead_bytes, 0, 1e12, "0",
         "the next reply goes once TCP has this many bytes or fewer of the one before left to send (0: once "

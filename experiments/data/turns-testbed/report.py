@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Prints the table of experiments/turns-testbed.md from the runs kept
+beside it (run.sh; the server's CSV and the turns_* keys of the final
+STATUS, summary.txt for the record): per variant (off, on, on100), the
+median (smallest-largest) over its runs of the updates a second over the second half of
+the way to T = 1,500 (T 700 to 1,500, by the server's CSV), the mean
+staleness tau of the gradients applied in the first 500 updates and
+up to T = 1,100 (where docs/RESULTS.md's simulated runs reached the
+target): the mean of the CSV's rows to there, each the mean over the
+100 updates before it,
+the timestamp and the server's seconds at which the test error's mean
+over the last five evaluations first reached 0.25 (the target of
+docs/RESULTS.md's rule), the test error at T = 1,500, and the turns
+cut (all clients, the run's whole length); then the ratios of each
+variant's runs to the same seed's run without turns."""
+import csv
+import glob
+import gzip
+import os
+import re
+import statistics
+
+here = os.path.dirname(os.path.abspath(__file__))
+TARGET = 0.25
+
+
+def curve(path):
+    with gzip.open(path, "rt") as f:
+        return [r for r in csv.DictReader(f)]
+
+
+def at(rows, t):
+    """The first row at timestamp t or after."""
+    for r in rows:
+        if int(r["timestamp"]) >= t:
+            return r
+    return None
+
+
+def run(name):
+    rows = curve(os.path.join(here, name + ".csv.gz"))
+    a, b = at(rows, 700), at(rows, 1500)
+    rate = (int(b["timestamp"]) - int(a["timestamp"])) / (float(b["wall_s"]) - float(a["wall_s"]))
+    errs, hit = [], None
+    for r in rows:
+        if r["test_error"]:
+            errs.append(float(r["test_error"]))
+            if hit is None and len(errs) >= 5 and sum(errs[-5:]) / 5 <= TARGET:
+                hit = r
+    return {
+        "rate": rate,
+        "tau500": statistics.mean(float(r["mean_tau"]) for r in rows if 0 < int(r["timestamp"]) <= 500),
+        "tau1100": statistics.mean(float(r["mean_tau"]) for r in rows if 0 < int(r["timestamp"]) <= 1100),
+        "hit_T": int(hit["timestamp"]) if hit else float("nan"),
+        "hit_s": float(hit["wall_s"]) if hit else float("nan"),
+        "err1500": float(b["test_error"]),
+    }
+
+
+def spread(v, fmt):
+    return (fmt % statistics.median(v)) + " (" + (fmt % min(v)) + "-" + (fmt % max(v)) + ")"
+
+
+VARIANTS = ("off", "on", "on100")
+
+
+def turns_cut(name):
+    path = os.path.join(here, name + ".turns")
+    if not os.path.exists(path):
+        return float("nan")
+    keys = dict(line.strip().split("=", 1) for line in open(path) if "=" in line)
+    return float(keys["turns_cut"])
+
+
+runs = {}
+for path in sorted(glob.glob(os.path.join(here, "turns-*-r*.txt"))):
+    m = re.match(r"turns-(\w+)-r(\d+)\.txt$", os.path.basename(path))
+    name = os.path.basename(path)[:-4]
+    runs[(m.group(1), int(m.group(2)))] = dict(run(name), cut=turns_cut(name))
+
+cols = [("rate", "updates/s, T 700-1,500", "%.1f"), ("tau500", "mean tau to T = 500", "%.1f"),
+        ("tau1100", "mean tau to T = 1,100", "%.1f"), ("hit_T", "T at test error 0.25", "%.0f"),
+        ("hit_s", "server s there", "%.1f"), ("err1500", "test error at T = 1,500", "%.3f"),
+        ("cut", "turns cut", "%.0f")]
+print("| variant | runs | " + " | ".join(c[1] for c in cols) + " |")
+print("|---|--:|" + "--:|" * len(cols))
+for t in VARIANTS:
+    keys = sorted(r for (tt, r) in runs if tt == t)
+    if keys:
+        cells = []
+        for c in cols:
+            v = [runs[(t, r)][c[0]] for r in keys]
+            cells.append("-" if all(x != x for x in v) else spread(v, c[2]))
+        print("| %s | %d | " % (t, len(keys)) + " | ".join(cells) + " |")
+for t in VARIANTS[1:]:
+    pairs = sorted(r for (tt, r) in runs if tt == t and ("off", r) in runs)
+    if pairs:
+        print()
+        print("%s over off, run by run (same seed): " % t
+              + "; ".join("run %d: %s" % (r, ", ".join("%s %.2f" % (c[0], runs[(t, r)][c[0]] / runs[("off", r)][c[0]])
+                                                        for c in cols[:5])) for r in pairs))

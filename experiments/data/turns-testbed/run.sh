@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Replies in turn on the test bed, against side by side: the setting of
+# docs/RESULTS.md's "simulator's clock checked against the real daemons"
+# (scripts/time-to-accuracy-testbed's, ungated: fasgd-server and 32
+# fasgd-clients in namespaces, the server's link 104.63 Mbit/s each way,
+# each client sleeping 200 ms after a gradient, fasgd std at lr 0.001,
+# mu = 4, guard off), each run to T = 1,500, seed R for run R. For each
+# run R, the VARIANTs in turn (their order reversed for even R):
+#   off     turns.enabled false (the default)
+#   on      turns.enabled true, the rest of turns.* at their defaults
+#   on100   turns.enabled true, turns.hold_min_ms 100 (its default until
+#           the on100 runs showed it cut honest turns; those were made
+#           with it as the default, without a --set)
+# Kept here: each run's summary.txt and server.csv (gzipped) and, with
+# turns, its final STATUS's turns_* keys, as turns-VARIANT-rR.{txt,
+# csv.gz,turns}, and runs.csv (the command, the commit, the load before
+# and after). A run already kept is not run again. report.py prints the
+# table of experiments/turns-testbed.md.
+# Usage: experiments/data/turns-testbed/run.sh RUNS VARIANT...
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+runs=${1:?RUNS}; shift
+variants=("$@")
+[ ${#variants[@]} -gt 0 ] || { echo "$0: no VARIANT (off, on, on100)" >&2; exit 2; }
+[ -f "$here/runs.csv" ] || echo "file,turns,run,command,commit,started,load_before,load_after" > "$here/runs.csv"
+for r in $(seq 1 "$runs"); do
+    order=("${variants[@]}")
+    if [ $((r % 2)) = 0 ]; then
+        order=(); for ((i = ${#variants[@]} - 1; i >= 0; i--)); do order+=("${variants[$i]}"); done
+    fi
+    for t in "${order[@]}"; do
+        name=turns-$t-r$r
+        [ -f "$here/$name.txt" ] && continue
+        set -- --netns-prefix ftu --subnet 10.77.10 --instance "t$t$r" --clients 32 --batch 4 --delay-ms 200 \
+            --server-rate 104630kbit --updates 1500 --duration 240 --set seed="$r" --set rule.name=fasgd \
+            --set rule.lr=0.001 --set rule.fasgd.statistic=std --set data.test=1000 --set eval.every=100 \
+            --set guard.enabled=false
+        case $t in
+            off) ;;
+            on) set -- "$@" --set turns.enabled=true ;;
+            on100) set -- "$@" --set turns.enabled=true --set turns.hold_min_ms=100 ;;
+            *) echo "$0: unknown VARIANT $t" >&2; exit 2 ;;
+        esac
+        out=/tmp/ftu-$name
+        rm -rf "$out"
+        load0=$(cut -d' ' -f1-3 /proc/loadavg) started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+        flock -o -w 900 /tmp/fasgd-netns.lock "$top/scripts/testbed" --build "$top/build" --data "$top/data/mnist" \
+            --out "$out" "$@" > "/tmp/ftu-$name.out" 2>&1
+        cp "$out/summary.txt" "$here/$name.txt"
+        gzip -n -9 < "$out/server.csv" > "$here/$name.csv.gz"
+        [ "$t" = off ] || grep -o '"turns_[a-z_]*": *[0-9]*' "$out/status-final.json" | tr -d '" ' | tr ':' '=' \
+            > "$here/$name.turns"
+        echo "$name,$t,$r,scripts/testbed $*,$(git -C "$top" rev-parse --short HEAD),$started,$load0,$(cut -d' ' -f1-3 /proc/loadavg)" \
+            >> "$here/runs.csv"
+    done
+done

@@ -12,13 +12,18 @@ the timestamp and the server's seconds at which the test error's mean
 over the last five evaluations first reached 0.25 (the target of
 docs/RESULTS.md's rule), the test error at T = 1,500, and the turns
 cut (all clients, the run's whole length); then the ratios of each
-variant's runs to the same seed's run without turns."""
+variant's runs to the same seed's run without turns. With --plot FILE,
+also draws (gnuplot, PNG) each run's mean tau and test error against T,
+and its test error against the server's seconds."""
 import csv
 import glob
 import gzip
 import os
 import re
 import statistics
+import subprocess
+import sys
+import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 TARGET = 0.25
@@ -99,3 +104,46 @@ for t in VARIANTS[1:]:
         print("%s over off, run by run (same seed): " % t
               + "; ".join("run %d: %s" % (r, ", ".join("%s %.2f" % (c[0], runs[(t, r)][c[0]] / runs[("off", r)][c[0]])
                                                         for c in cols[:5])) for r in pairs))
+
+
+COLOURS = {"off": "#1f77b4", "on": "#d62728", "on100": "#ff7f0e"}
+
+
+def plot(path):
+    """Three panels, a line a run, coloured by variant."""
+    tmp = tempfile.mkdtemp()
+    plots = {"tau": [], "err": [], "errs": []}
+    for (t, r) in sorted(runs):
+        rows = curve(os.path.join(here, "turns-%s-r%d.csv.gz" % (t, r)))
+        data = os.path.join(tmp, "%s-%d.dat" % (t, r))
+        with open(data, "w") as f:
+            for row in rows:
+                if int(row["timestamp"]) > 0 and row["test_error"]:
+                    f.write("%s %s %s %s\n" % (row["timestamp"], row["wall_s"], row["mean_tau"], row["test_error"]))
+        title = ("title '%s'" % t) if r == 1 else "notitle"
+        style = "with lines lw 1.5 lc rgb '%s' %s" % (COLOURS[t], title)
+        plots["tau"].append("'%s' using 1:3 %s" % (data, style))
+        plots["err"].append("'%s' using 1:4 %s" % (data, style))
+        plots["errs"].append("'%s' using 2:4 %s" % (data, style))
+    script = """set terminal pngcairo size 1500,450 font ',11'
+set output '%s'
+set multiplot layout 1,3 title 'Replies in turn on the test bed: 32 clients, 104.63 Mbit/s, four runs a variant'
+set grid
+set xlabel 'T (updates)'
+set ylabel 'mean staleness tau (per 100 updates)'
+set yrange [0:36]
+set key right center
+plot %s
+set ylabel 'test error (1,000 held-out digits)'
+set key top right
+set yrange [0.1:0.8]
+plot %s
+set xlabel 'server seconds'
+plot %s
+unset multiplot
+""" % (path, ", ".join(plots["tau"]), ", ".join(plots["err"]), ", ".join(plots["errs"]))
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+
+
+if len(sys.argv) == 3 and sys.argv[1] == "--plot":
+    plot(sys.argv[2])

@@ -241,7 +241,8 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 in_rate, out_rate, (unsigned long long) a->bytes_in, (unsigned long long) a->bytes_out,
                 (unsigned long long) self->st.replies_dropped);
     if (self->turns)
-        s_text_add (t, "turns_waiting=%d\nturns_waited=%llu\nturns_cut=%llu\nturns_skipped=%llu\nturns_hold_ms=%d\n",
+        s_text_add (t, "turns_waiting=%d\nturns_waited=%llu\nturns_cut=%llu\nturns_skipped=%llu\n"
+                    "turns_hold_ms=%d\n",
                     fasgd_srv_turns_waiting (self->turns), (unsigned long long) self->st.turns_waited,
                     (unsigned long long) self->st.turns_cut, (unsigned long long) self->st.turns_skipped,
                     fasgd_srv_turns_hold_ms (self->turns));

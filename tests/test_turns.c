@@ -150,8 +150,8 @@ END_TEST
 START_TEST (test_turns_non_reader_holds_once_a_while)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=300", "turns.hold_factor=0",
-                            "heartbeat.expiry_ms=60000", NULL };
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=300",
+                            "turns.hold_factor=0", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     zsock_t *a_push, *b_push;
     uint32_t a, b;
@@ -183,8 +183,8 @@ START_TEST (test_turns_non_reader_holds_once_a_while)
     ck_assert_uint_eq (s_stat (&s, "turns_cut"), 3);
     char log [160], cmd [384];
     snprintf (log, sizeof log, "%s/log", s.dir);
-    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one 300 ms; its next 16 replies "
-              "go without a turn' %s", a, log);
+    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one 300 ms; "
+              "its next 16 replies go without a turn' %s", a, log);
     ck_assert_msg (system (cmd) == 0, "no line of the first cut in the log");
     snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): .* 300 ms; its next 32 replies' %s", a, log);
     ck_assert_msg (system (cmd) == 0, "no line of the second cut in the log");
@@ -199,8 +199,8 @@ END_TEST
 START_TEST (test_turns_many_non_readers)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=200", "turns.hold_factor=0",
-                            "turns.queue=4", "heartbeat.expiry_ms=60000", NULL };
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=200",
+                            "turns.hold_factor=0", "turns.queue=4", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     enum { S_IDS = 8 };
     zsock_t *push [S_IDS], *fetch [S_IDS], *b_push;
@@ -259,8 +259,8 @@ s_slow_reader (void *arg)
 START_TEST (test_turns_slow_reader)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=400", "turns.hold_factor=0",
-                            "heartbeat.expiry_ms=60000", NULL };
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=400",
+                            "turns.hold_factor=0", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     zsock_t *a_push, *b_push;
     uint32_t a = s_join_big (&s, &a_push), b = s_join_big (&s, &b_push);
@@ -296,8 +296,8 @@ END_TEST
 START_TEST (test_turns_client_left_while_waiting)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=1000", "turns.hold_factor=0",
-                            "heartbeat.expiry_ms=60000", NULL };
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=1000",
+                            "turns.hold_factor=0", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     zsock_t *a_push, *b_push;
     uint32_t a, b;
@@ -365,7 +365,8 @@ START_TEST (test_turns_hold_follows_the_link)
     ck_assert_uint_ge (s_stat (&s, "turns_cut"), S_IDS);
     char log [160], cmd [384];
     snprintf (log, sizeof log, "%s/log", s.dir);
-    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one 100 ms' %s", s_id [0], log);
+    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one 100 ms' %s", s_id [0],
+              log);
     ck_assert_msg (system (cmd) == 0, "no line of the cut, at 100 ms, in the log");
     for (int k = 0; k < S_IDS; k++) {
         zsock_destroy (&s_fetch [k]);

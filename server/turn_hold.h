@@ -4,14 +4,18 @@
     it holds the others that long at each of its turns. Here the bound
     follows the link: factor times F, the shortest turn lately that
     ended by itself, kept within [min_ms, max_ms]; max_ms alone until a
-    turn has ended by itself, or with a factor of 0.
+    turn has ended by itself, or with a factor of 0. Where θ takes far
+    less than min_ms on the link the bound is min_ms, which must leave
+    room: with both directions of a link full, an honest turn can take
+    many times the fastest (its ACKs queue behind the other direction's
+    data; experiments/turns-testbed.md).
     F falls at once to a shorter turn and rises by at most 1/128 with
     each longer one, so turns made slow on purpose lift it little: 64 in
     a row, from as many ids, by 1.65 times at most, and the next turn of
     an honest client brings it back down; a turn that was cut does not
-    move it. A client behind a path slower than factor times the
-    fastest client's, honest or not, is cut, and its replies then go
-    side by side with the others' (as with turns off).  */
+    move it. A client whose turns take longer than the bound, honest or
+    not (a slower path than the fastest client's), is cut, and its
+    replies then go side by side with the others' for a while (turns.h).  */
 #ifndef FASGD_SERVER_TURN_HOLD_H_INCLUDED
 #define FASGD_SERVER_TURN_HOLD_H_INCLUDED
 

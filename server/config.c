@@ -163,6 +163,9 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "turns.hold_min_ms and turns.hold_ms (0: turns.hold_ms alone)"),
     FASGD_CFG_KEY_INT ("turns.hold_min_ms", fasgd_server_cfg_t, turns_hold_min_ms, 1, 3600000, "500",
         "the least bound of a turn (turns.hold_ms when above it)"),
+    FASGD_CFG_KEY_INT ("turns.reader_ms", fasgd_server_cfg_t, turns_reader_ms, 0, 3600000, "200",
+        "a turn during which the client's full receive window kept TCP from sending for this long (it does not "
+        "read, or reads slowly) is cut then, whatever its bound (0: never)"),
     FASGD_CFG_KEY_U64 ("turns.lead_bytes", fasgd_server_cfg_t, turns_lead_bytes, 0, 1e12, "0",
         "the next reply goes once TCP has this many bytes or fewer of the one before left to send (0: once "
         "it has sent all of it, which the qdisc's queue then carries on while the next starts)"),

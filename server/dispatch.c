@@ -84,6 +84,7 @@ fasgd_srv_dispatch_turns (fasgd_server_t *self, int all)
     fasgd_srv_client_t *c;
     uint32_t cut;
     int held_ms;
+    fasgd_srv_turn_cut_t why;
     while (fasgd_srv_turns_next (self->turns, all, &t) == 0) {
         fasgd_srv_request_t r = { t.sock, &t.id, &t.req, self->params, &self->st, t.fd, NULL };
         c = fasgd_srv_registry_lookup (self->registry, t.req.client_id);
@@ -98,10 +99,13 @@ fasgd_srv_dispatch_turns (fasgd_server_t *self, int all)
         }
         zmq_msg_close (&t.id);
     }
-    if ((cut = fasgd_srv_turns_cut (self->turns, &held_ms)) && (c = fasgd_srv_registry_lookup (self->registry, cut))) {
+    if ((cut = fasgd_srv_turns_cut (self->turns, &held_ms, &why))
+        && (c = fasgd_srv_registry_lookup (self->registry, cut))) {
         c->turn_skips = fasgd_srv_turns_skips (++c->turn_cuts);
-        fasgd_log_notice ("client %u (%s): a reply to it held the next one %d ms; its next %lld replies go "
-                          "without a turn", c->id, c->name, held_ms, (long long) c->turn_skips);
+        fasgd_log_notice ("client %u (%s): a reply to it held the next one %d ms%s; its next %lld replies go "
+                          "without a turn", c->id, c->name, held_ms,
+                          why == FASGD_SRV_TURN_CUT_READER ? ", its receive window full (it does not read)" : "",
+                          (long long) c->turn_skips);
     }
 }
 

@@ -72,7 +72,7 @@ typedef struct {
     int greeting_per_address;       /* ... from one source address (IPv6: one /64) */
     double bandwidth;               /* bytes/s the server's link may carry; 0: no budget */
     int turns;                      /* θ replies one connection at a time (turns.h) */
-    int turns_hold_ms, turns_hold_min_ms, turns_queue;
+    int turns_hold_ms, turns_hold_min_ms, turns_queue, turns_reader_ms;
     double turns_hold_factor;       /* a turn's bound: this times the fastest lately (turn_hold.h) */
     uint64_t turns_lead_bytes;
     char curve_cert [FASGD_PATH_LEN];       /* the server's secret certificate; empty: no CURVE */

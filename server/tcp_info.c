@@ -33,3 +33,17 @@ fasgd_srv_tcp_info_unsent (int fd, size_t *bytes)
     *bytes = (size_t) unsent;
     return 0;
 }
+
+int
+fasgd_srv_tcp_info_rwnd_limited (int fd, uint64_t *usecs)
+{
+    struct tcp_info info;
+    socklen_t len = sizeof info;
+    memset (&info, 0, sizeof info);
+    if (fd < 0 || getsockopt (fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0)
+        return -1;
+    if (len < offsetof (struct tcp_info, tcpi_rwnd_limited) + sizeof info.tcpi_rwnd_limited)
+        return -1;
+    *usecs = info.tcpi_rwnd_limited;
+    return 0;
+}

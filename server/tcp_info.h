@@ -17,5 +17,11 @@ int fasgd_srv_tcp_info_received (int fd, uint64_t *bytes);
     queue less what is in flight): 0 and *bytes set, or -1 when fd is
     not a socket that counts them.  */
 int fasgd_srv_tcp_info_unsent (int fd, size_t *bytes);
+/*  The time TCP has had data to send on fd and could not send it because
+    the peer's receive window was full (the peer not reading, or reading
+    slowly), since the connection opened, in µs (at the kernel's clock
+    tick): 0 and *usecs set, or -1 when fd is not a TCP connection or the
+    kernel does not count it (Linux before 4.10).  */
+int fasgd_srv_tcp_info_rwnd_limited (int fd, uint64_t *usecs);
 
 #endif

@@ -12,6 +12,7 @@ struct fasgd_srv_turns_t {
     fasgd_srv_turn_t *queue;            /* a ring of cap, the first at head */
     int cap, head, len;
     fasgd_srv_turn_hold_t hold;
+    int64_t reader_us;
     size_t lead;
     fasgd_srv_stats_t *st;
     /*  The turn under way: its mark (NULL: none), connection, client
@@ -20,22 +21,25 @@ struct fasgd_srv_turns_t {
     int fd;
     uint32_t client_id;
     int64_t started_us, hold_us;        /* its start, and its bound */
+    uint64_t rwnd_us;                   /* the connection's time held up by the peer's window then */
+    int rwnd_known;
     uint32_t cut;                       /* the client whose turn was cut, not yet told */
     int cut_ms;                         /* how long that turn held */
+    fasgd_srv_turn_cut_t cut_why;
 };
 
 fasgd_srv_turns_t *
-fasgd_srv_turns_new (int queue, int hold_ms, int hold_min_ms, double hold_factor, size_t lead_bytes,
-                     fasgd_srv_stats_t *st)
+fasgd_srv_turns_new (const fasgd_srv_turns_cfg_t *cfg, fasgd_srv_stats_t *st)
 {
     fasgd_srv_turns_t *self = calloc (1, sizeof *self);
-    if (!self || queue < 1 || !(self->queue = calloc ((size_t) queue, sizeof *self->queue))) {
+    if (!self || cfg->queue < 1 || !(self->queue = calloc ((size_t) cfg->queue, sizeof *self->queue))) {
         free (self);
         return NULL;
     }
-    self->cap = queue;
-    fasgd_srv_turn_hold_init (&self->hold, hold_ms, hold_min_ms, hold_factor);
-    self->lead = lead_bytes;
+    self->cap = cfg->queue;
+    fasgd_srv_turn_hold_init (&self->hold, cfg->hold_ms, cfg->hold_min_ms, cfg->hold_factor);
+    self->reader_us = (int64_t) cfg->reader_ms * 1000;
+    self->lead = cfg->lead_bytes;
     self->st = st;
     self->fd = -1;
     return self;
@@ -55,9 +59,20 @@ fasgd_srv_turns_destroy (fasgd_srv_turns_t **self_p)
     *self_p = NULL;
 }
 
+/*  Whether the client of the turn under way has held TCP up reader_us
+    with its full receive window since the turn began.  */
+static int
+s_not_reading (fasgd_srv_turns_t *self)
+{
+    uint64_t rwnd;
+    return self->reader_us > 0 && self->rwnd_known && fasgd_srv_tcp_info_rwnd_limited (self->fd, &rwnd) == 0
+           && rwnd >= self->rwnd_us && (int64_t) (rwnd - self->rwnd_us) >= self->reader_us;
+}
+
 /*  Ends the turn under way when it is over: its body the kernel's with
     at most lead bytes unsent (or its descriptor no longer counting
-    them), or held its bound, which cuts it. A turn that ends by itself
+    them), or held its bound, or its client not reading (s_not_reading),
+    either of which cuts it. A turn that ends by itself
     while replies wait (and the loop looks every millisecond) tells
     turn_hold how long it took, unless its connection closed (a client
     that hangs up at once must not make turns look short). Returns
@@ -78,10 +93,11 @@ s_under_way (fasgd_srv_turns_t *self)
             return 0;
         }
     }
-    if (took < self->hold_us)
+    if (took < self->hold_us && !s_not_reading (self))
         return 1;
     self->cut = self->client_id;
-    self->cut_ms = (int) ((self->hold_us + 999) / 1000);
+    self->cut_why = took < self->hold_us ? FASGD_SRV_TURN_CUT_READER : FASGD_SRV_TURN_CUT_BOUND;
+    self->cut_ms = (int) (((self->cut_why == FASGD_SRV_TURN_CUT_BOUND ? self->hold_us : took) + 999) / 1000);
     self->st->turns_cut++;
     fasgd_srv_sent_release (&self->sent);
     return 0;
@@ -111,6 +127,7 @@ s_take (fasgd_srv_turns_t *self, int fd, uint32_t client_id)
     self->client_id = client_id;
     self->started_us = fasgd_srv_now_us ();
     self->hold_us = fasgd_srv_turn_hold_us (&self->hold);
+    self->rwnd_known = fasgd_srv_tcp_info_rwnd_limited (fd, &self->rwnd_us) == 0;
     return self->sent;
 }
 
@@ -168,10 +185,11 @@ fasgd_srv_turns_skips (int cuts)
 }
 
 uint32_t
-fasgd_srv_turns_cut (fasgd_srv_turns_t *self, int *held_ms)
+fasgd_srv_turns_cut (fasgd_srv_turns_t *self, int *held_ms, fasgd_srv_turn_cut_t *why)
 {
     uint32_t id = self->cut;
     *held_ms = self->cut_ms;
+    *why = self->cut_why;
     self->cut = 0;
     return id;
 }

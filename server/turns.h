@@ -7,8 +7,11 @@
     connection: until libzmq has given all its body to the kernel and
     the kernel's unsent bytes are down to turns.lead_bytes, or for the
     turn's bound at most (turn_hold.h: a multiple of the fastest turns
-    lately, within turns.hold_min_ms and turns.hold_ms), after which the
-    turn is cut and that client's next replies go without a turn: 16
+    lately, within turns.hold_min_ms and turns.hold_ms), or until TCP
+    has been held up turns.reader_ms by the client's full receive window
+    (it does not read, or reads slowly: the network's own slowness never
+    shows there), after which the turn is cut and that client's next
+    replies go without a turn: 16
     after its first cut, twice as many after each one more (a client
     that does not read holds the others once, then once in its next 17
     replies, once in the 33 after, ...; one the scheduler stalled once
@@ -45,13 +48,18 @@ typedef enum {
     FASGD_SRV_TURN_NONE                 /* it goes now without a turn */
 } fasgd_srv_turn_verdict_t;
 
-/*  Turns of replies: at most queue waiting, each turn until the kernel
-    holds at most lead_bytes unsent of it or for its bound (hold_ms,
-    hold_min_ms and hold_factor as turn_hold.h's max_ms, min_ms and
-    factor); st counts turns_waited, turns_cut and turns_skipped. NULL
-    out of memory.  */
-fasgd_srv_turns_t *fasgd_srv_turns_new (int queue, int hold_ms, int hold_min_ms, double hold_factor,
-                                        size_t lead_bytes, fasgd_srv_stats_t *st);
+/*  The turns' settings: the turns.* keys of fasgd.yaml(5).  */
+typedef struct {
+    int queue;                          /* replies waiting at most */
+    int hold_ms, hold_min_ms;           /* turn_hold.h's max_ms and min_ms */
+    double hold_factor;                 /* ... and factor */
+    int reader_ms;                      /* held up this long by the client's receive window: cut; 0: never */
+    size_t lead_bytes;                  /* a turn is over with this many bytes or fewer unsent */
+} fasgd_srv_turns_cfg_t;
+
+/*  Turns of replies as cfg says; st counts turns_waited, turns_cut and
+    turns_skipped. NULL out of memory.  */
+fasgd_srv_turns_t *fasgd_srv_turns_new (const fasgd_srv_turns_cfg_t *cfg, fasgd_srv_stats_t *st);
 /*  Closes the waiting replies' ids (they are not sent), then frees.  */
 void fasgd_srv_turns_destroy (fasgd_srv_turns_t **self_p);
 /*  The reply to r (its connection r->fd, its client client_id) with
@@ -69,9 +77,15 @@ int fasgd_srv_turns_next (fasgd_srv_turns_t *self, int all, fasgd_srv_turn_t *t)
 fasgd_srv_sent_t *fasgd_srv_turns_take (fasgd_srv_turns_t *self, const fasgd_srv_turn_t *t);
 /*  The replies that go without a turn after a client's cuts-th cut.  */
 int64_t fasgd_srv_turns_skips (int cuts);
+/*  Why a turn was cut.  */
+typedef enum {
+    FASGD_SRV_TURN_CUT_BOUND,           /* it lasted its bound */
+    FASGD_SRV_TURN_CUT_READER           /* the client's receive window held TCP up turns.reader_ms */
+} fasgd_srv_turn_cut_t;
+
 /*  The client whose turn was cut since the last call, 0 when none;
-    *held_ms how long that turn held the next.  */
-uint32_t fasgd_srv_turns_cut (fasgd_srv_turns_t *self, int *held_ms);
+    *held_ms how long that turn held the next, *why why it was cut.  */
+uint32_t fasgd_srv_turns_cut (fasgd_srv_turns_t *self, int *held_ms, fasgd_srv_turn_cut_t *why);
 /*  The replies waiting.  */
 int fasgd_srv_turns_waiting (const fasgd_srv_turns_t *self);
 /*  The bound of a turn that starts now, in ms (rounded up).  */

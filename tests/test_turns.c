@@ -151,7 +151,7 @@ START_TEST (test_turns_non_reader_holds_once_a_while)
 {
     server_t s;
     const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=300",
-                            "turns.hold_factor=0", "heartbeat.expiry_ms=60000", NULL };
+                            "turns.hold_factor=0", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     zsock_t *a_push, *b_push;
     uint32_t a, b;
@@ -200,7 +200,8 @@ START_TEST (test_turns_many_non_readers)
 {
     server_t s;
     const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=200",
-                            "turns.hold_factor=0", "turns.queue=4", "heartbeat.expiry_ms=60000", NULL };
+                            "turns.hold_factor=0", "turns.reader_ms=0", "turns.queue=4",
+                            "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     enum { S_IDS = 8 };
     zsock_t *push [S_IDS], *fetch [S_IDS], *b_push;
@@ -260,7 +261,7 @@ START_TEST (test_turns_slow_reader)
 {
     server_t s;
     const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=400",
-                            "turns.hold_factor=0", "heartbeat.expiry_ms=60000", NULL };
+                            "turns.hold_factor=0", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     zsock_t *a_push, *b_push;
     uint32_t a = s_join_big (&s, &a_push), b = s_join_big (&s, &b_push);
@@ -297,7 +298,7 @@ START_TEST (test_turns_client_left_while_waiting)
 {
     server_t s;
     const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=1000",
-                            "turns.hold_factor=0", "heartbeat.expiry_ms=60000", NULL };
+                            "turns.hold_factor=0", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     zsock_t *a_push, *b_push;
     uint32_t a, b;
@@ -330,7 +331,7 @@ START_TEST (test_turns_hold_follows_the_link)
 {
     server_t s;
     const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=3000",
-                            "turns.hold_min_ms=100", "heartbeat.expiry_ms=60000", NULL };
+                            "turns.hold_min_ms=100", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
     zsock_t *push [2], *fetch [2];
     uint32_t id [2];
@@ -380,6 +381,39 @@ START_TEST (test_turns_hold_follows_the_link)
 }
 END_TEST
 
+START_TEST (test_turns_non_reader_cut_by_its_window)
+{
+    server_t s;
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=3000",
+                            "turns.hold_min_ms=3000", "heartbeat.expiry_ms=60000", NULL };
+    s_start_sets (&s, sets);
+    zsock_t *a_push, *b_push;
+    uint32_t a, b;
+    /*  Its turn's bound is 3 s, but TCP cannot send to it for its full
+        window: cut at turns.reader_ms (200), the filler's turn and its.  */
+    zsock_t *a_fetch = s_stuck (&s, 200, &a_push, &a);
+    b = s_join_big (&s, &b_push);
+    zsock_t *b_fetch = s_connect (s.fetch);
+    zsock_set_rcvtimeo (b_fetch, 1500);
+    for (uint32_t seq = 1; seq <= 20; seq++) {
+        s_fetches (b_fetch, b, seq, 1);
+        s_expect_params (b_fetch, seq);
+        s_fetches (a_fetch, a, 100 + seq, 1);
+    }
+    ck_assert_uint_ge (s_stat (&s, "turns_cut"), 2);
+    char log [160], cmd [384];
+    snprintf (log, sizeof log, "%s/log", s.dir);
+    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one [0-9]* ms, its receive "
+              "window full (it does not read); its next 16 replies' %s", a, log);
+    ck_assert_msg (system (cmd) == 0, "no line of the cut, by the window, in the log");
+    zsock_destroy (&a_fetch);
+    zsock_destroy (&b_fetch);
+    zsock_destroy (&a_push);
+    zsock_destroy (&b_push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 static Suite *
 turns_suite (void)
 {
@@ -392,6 +426,7 @@ turns_suite (void)
     tcase_add_test (tc, test_turns_slow_reader);
     tcase_add_test (tc, test_turns_client_left_while_waiting);
     tcase_add_test (tc, test_turns_hold_follows_the_link);
+    tcase_add_test (tc, test_turns_non_reader_cut_by_its_window);
     suite_add_tcase (s, tc);
     return s;
 }

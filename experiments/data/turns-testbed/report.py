@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints the table of experiments/turns-testbed.md from the runs kept
 beside it (run.sh; the server's CSV and the turns_* keys of the final
-STATUS, summary.txt for the record): per variant (off, on, on100), the
+STATUS, summary.txt for the record): per variant (off, on, on500, on100), the
 median (smallest-largest) over its runs of the updates a second over the second half of
 the way to T = 1,500 (T 700 to 1,500, by the server's CSV), the mean
 staleness tau of the gradients applied in the first 500 updates and
@@ -14,7 +14,8 @@ docs/RESULTS.md's rule), the test error at T = 1,500, and the turns
 cut (all clients, the run's whole length); then the ratios of each
 variant's runs to the same seed's run without turns. With --plot FILE,
 also draws (gnuplot, PNG) each run's mean tau and test error against T,
-and its test error against the server's seconds."""
+and its test error against the server's seconds (not the on500 runs,
+whose lines lie on the on runs')."""
 import csv
 import glob
 import gzip
@@ -66,7 +67,7 @@ def spread(v, fmt):
     return (fmt % statistics.median(v)) + " (" + (fmt % min(v)) + "-" + (fmt % max(v)) + ")"
 
 
-VARIANTS = ("off", "on", "on100")
+VARIANTS = ("off", "on", "on500", "on100")
 
 
 def turns_cut(name):
@@ -106,7 +107,7 @@ for t in VARIANTS[1:]:
                                                         for c in cols[:5])) for r in pairs))
 
 
-COLOURS = {"off": "#1f77b4", "on": "#d62728", "on100": "#ff7f0e"}
+COLOURS = {"off": "#1f77b4", "on": "#d62728", "on500": "#9467bd", "on100": "#ff7f0e"}
 
 
 def plot(path):
@@ -114,6 +115,8 @@ def plot(path):
     tmp = tempfile.mkdtemp()
     plots = {"tau": [], "err": [], "errs": []}
     for (t, r) in sorted(runs):
+        if t == "on500":
+            continue                    # on's lines, nearly: not drawn twice
         rows = curve(os.path.join(here, "turns-%s-r%d.csv.gz" % (t, r)))
         data = os.path.join(tmp, "%s-%d.dat" % (t, r))
         with open(data, "w") as f:

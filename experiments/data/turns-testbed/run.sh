@@ -8,9 +8,12 @@
 # run R, the VARIANTs in turn (their order reversed for even R):
 #   off     turns.enabled false (the default)
 #   on      turns.enabled true, the rest of turns.* at their defaults
-#   on100   turns.enabled true, turns.hold_min_ms 100 (its default until
-#           the on100 runs showed it cut honest turns; those were made
-#           with it as the default, without a --set)
+#   on500   turns.enabled true, turns.reader_ms 0 (the on500 runs were
+#           made before turns.reader_ms was, without a --set for it)
+#   on100   turns.enabled true, turns.reader_ms 0, turns.hold_min_ms 100
+#           (its default until the on100 runs showed it cut honest
+#           turns; they were made with it as the default, without a
+#           --set for either key)
 # Kept here: each run's summary.txt and server.csv (gzipped) and, with
 # turns, its final STATUS's turns_* keys, as turns-VARIANT-rR.{txt,
 # csv.gz,turns}, and runs.csv (the command, the commit, the load before
@@ -22,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 runs=${1:?RUNS}; shift
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || { echo "$0: no VARIANT (off, on, on100)" >&2; exit 2; }
+[ ${#variants[@]} -gt 0 ] || { echo "$0: no VARIANT (off, on, on500, on100)" >&2; exit 2; }
 [ -f "$here/runs.csv" ] || echo "file,turns,run,command,commit,started,load_before,load_after" > "$here/runs.csv"
 for r in $(seq 1 "$runs"); do
     order=("${variants[@]}")
@@ -39,7 +42,8 @@ for r in $(seq 1 "$runs"); do
         case $t in
             off) ;;
             on) set -- "$@" --set turns.enabled=true ;;
-            on100) set -- "$@" --set turns.enabled=true --set turns.hold_min_ms=100 ;;
+            on500) set -- "$@" --set turns.enabled=true --set turns.reader_ms=0 ;;
+            on100) set -- "$@" --set turns.enabled=true --set turns.reader_ms=0 --set turns.hold_min_ms=100 ;;
             *) echo "$0: unknown VARIANT $t" >&2; exit 2 ;;
         esac
         out=/tmp/ftu-$name

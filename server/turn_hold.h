@@ -7,8 +7,8 @@
     turn has ended by itself, or with a factor of 0. Where θ takes far
     less than min_ms on the link the bound is min_ms, which must leave
     room: with both directions of a link full, an honest turn can take
-    many times the fastest (its ACKs queue behind the other direction's
-    data; experiments/turns-testbed.md).
+    many times the fastest (likely its ACKs queued behind the other
+    direction's data; experiments/turns-testbed.md).
     F falls at once to a shorter turn and rises by at most 1/128 with
     each longer one, so turns made slow on purpose lift it little: 64 in
     a row, from as many ids, by 1.65 times at most, and the next turn of

@@ -71,12 +71,12 @@ s_not_reading (fasgd_srv_turns_t *self)
 
 /*  Ends the turn under way when it is over: its body the kernel's with
     at most lead bytes unsent (or its descriptor no longer counting
-    them), or held its bound, or its client not reading (s_not_reading),
-    either of which cuts it. A turn that ends by itself
-    while replies wait (and the loop looks every millisecond) tells
-    turn_hold how long it took, unless its connection closed (a client
-    that hangs up at once must not make turns look short). Returns
-    whether one is still under way.  */
+    them); or held its bound, or its client not reading (s_not_reading),
+    either of which cuts it. A turn that ends by itself while replies
+    wait (and the loop looks every millisecond) tells turn_hold how long
+    it took, unless its connection closed (a client that hangs up at
+    once must not make turns look short). Returns whether one is still
+    under way.  */
 static int
 s_under_way (fasgd_srv_turns_t *self)
 {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints the table of experiments/turns-testbed.md from the runs kept
 beside it (run.sh; the server's CSV and the turns_* keys of the final
-STATUS, summary.txt for the record): per variant (off, on, on500, on100), the
+STATUS, summary.txt for the record): per variant (off, on, on500, on100, offslow, onslow), the
 median (smallest-largest) over its runs of the updates a second over the second half of
 the way to T = 1,500 (T 700 to 1,500, by the server's CSV), the mean
 staleness tau of the gradients applied in the first 500 updates and
@@ -12,10 +12,11 @@ the timestamp and the server's seconds at which the test error's mean
 over the last five evaluations first reached 0.25 (the target of
 docs/RESULTS.md's rule), the test error at T = 1,500, and the turns
 cut (all clients, the run's whole length); then the ratios of each
-variant's runs to the same seed's run without turns. With --plot FILE,
+variant's runs to the same seed's run without turns (onslow's to
+offslow's). With --plot FILE,
 also draws (gnuplot, PNG) each run's mean tau and test error against T,
-and its test error against the server's seconds (not the on500 runs,
-whose lines lie on the on runs')."""
+and its test error against the server's seconds, for off, on and on100
+(on500's lines lie on on's; offslow and onslow are another setting)."""
 import csv
 import glob
 import gzip
@@ -67,7 +68,8 @@ def spread(v, fmt):
     return (fmt % statistics.median(v)) + " (" + (fmt % min(v)) + "-" + (fmt % max(v)) + ")"
 
 
-VARIANTS = ("off", "on", "on500", "on100")
+VARIANTS = ("off", "on", "on500", "on100", "offslow", "onslow")
+BASE = {"onslow": "offslow"}            # what a variant's runs are paired with; else off
 
 
 def turns_cut(name):
@@ -99,15 +101,19 @@ for t in VARIANTS:
             cells.append("-" if all(x != x for x in v) else spread(v, c[2]))
         print("| %s | %d | " % (t, len(keys)) + " | ".join(cells) + " |")
 for t in VARIANTS[1:]:
-    pairs = sorted(r for (tt, r) in runs if tt == t and ("off", r) in runs)
+    base = BASE.get(t, "off")
+    if t == base or t in BASE.values():
+        continue
+    pairs = sorted(r for (tt, r) in runs if tt == t and (base, r) in runs)
     if pairs:
         print()
-        print("%s over off, run by run (same seed): " % t
-              + "; ".join("run %d: %s" % (r, ", ".join("%s %.2f" % (c[0], runs[(t, r)][c[0]] / runs[("off", r)][c[0]])
+        print("%s over %s, run by run (same seed): " % (t, base)
+              + "; ".join("run %d: %s" % (r, ", ".join("%s %.2f" % (c[0], runs[(t, r)][c[0]] / runs[(base, r)][c[0]])
                                                         for c in cols[:5])) for r in pairs))
 
 
-COLOURS = {"off": "#1f77b4", "on": "#d62728", "on500": "#9467bd", "on100": "#ff7f0e"}
+COLOURS = {"off": "#1f77b4", "on": "#d62728", "on500": "#9467bd", "on100": "#ff7f0e", "offslow": "#17becf",
+           "onslow": "#8c564b"}
 
 
 def plot(path):
@@ -115,8 +121,8 @@ def plot(path):
     tmp = tempfile.mkdtemp()
     plots = {"tau": [], "err": [], "errs": []}
     for (t, r) in sorted(runs):
-        if t == "on500":
-            continue                    # on's lines, nearly: not drawn twice
+        if t not in ("off", "on", "on100"):
+            continue                    # on500's lie on on's; the slow-client runs are another setting
         rows = curve(os.path.join(here, "turns-%s-r%d.csv.gz" % (t, r)))
         data = os.path.join(tmp, "%s-%d.dat" % (t, r))
         with open(data, "w") as f:

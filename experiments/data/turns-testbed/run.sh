@@ -14,6 +14,11 @@
 #           (its default until the on100 runs showed it cut honest
 #           turns; they were made with it as the default, without a
 #           --set for either key)
+#   offslow, onslow  off and on with one client of the 32 behind a link
+#           of its own shaped to 10 Mbit/s each way (--client-rate: host
+#           c1 at 10mbit, the others at 10gbit, far above the server's
+#           link): a slower path than the others', whose turns take about
+#           0.25 s
 # Kept here: each run's summary.txt and server.csv (gzipped) and, with
 # turns, its final STATUS's turns_* keys, as turns-VARIANT-rR.{txt,
 # csv.gz,turns}, and runs.csv (the command, the commit, the load before
@@ -25,7 +30,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 runs=${1:?RUNS}; shift
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || { echo "$0: no VARIANT (off, on, on500, on100)" >&2; exit 2; }
+[ ${#variants[@]} -gt 0 ] || { echo "$0: no VARIANT (off, on, on500, on100, offslow, onslow)" >&2; exit 2; }
+slow=10mbit$(printf ',10gbit%.0s' $(seq 31))
 [ -f "$here/runs.csv" ] || echo "file,turns,run,command,commit,started,load_before,load_after" > "$here/runs.csv"
 for r in $(seq 1 "$runs"); do
     order=("${variants[@]}")
@@ -35,13 +41,16 @@ for r in $(seq 1 "$runs"); do
     for t in "${order[@]}"; do
         name=turns-$t-r$r
         [ -f "$here/$name.txt" ] && continue
-        set -- --netns-prefix ftu --subnet 10.77.10 --instance "t$t$r" --clients 32 --batch 4 --delay-ms 200 \
+        inst=t$t$r; [ ${#inst} -le 8 ] || inst=t${t:0:3}${t: -1}$r     # scripts/testbed: 8 at most
+        set -- --netns-prefix ftu --subnet 10.77.10 --instance "$inst" --clients 32 --batch 4 --delay-ms 200 \
             --server-rate 104630kbit --updates 1500 --duration 240 --set seed="$r" --set rule.name=fasgd \
             --set rule.lr=0.001 --set rule.fasgd.statistic=std --set data.test=1000 --set eval.every=100 \
             --set guard.enabled=false
         case $t in
             off) ;;
             on) set -- "$@" --set turns.enabled=true ;;
+            offslow) set -- "$@" --client-rate "$slow" ;;
+            onslow) set -- "$@" --client-rate "$slow" --set turns.enabled=true ;;
             on500) set -- "$@" --set turns.enabled=true --set turns.reader_ms=0 ;;
             on100) set -- "$@" --set turns.enabled=true --set turns.reader_ms=0 --set turns.hold_min_ms=100 ;;
             *) echo "$0: unknown VARIANT $t" >&2; exit 2 ;;
@@ -53,8 +62,11 @@ for r in $(seq 1 "$runs"); do
             --out "$out" "$@" > "/tmp/ftu-$name.out" 2>&1
         cp "$out/summary.txt" "$here/$name.txt"
         gzip -n -9 < "$out/server.csv" > "$here/$name.csv.gz"
-        [ "$t" = off ] || grep -o '"turns_[a-z_]*": *[0-9]*' "$out/status-final.json" | tr -d '" ' | tr ':' '=' \
-            > "$here/$name.turns"
+        case $t in
+            off*) ;;
+            *) grep -o '"turns_[a-z_]*": *[0-9]*' "$out/status-final.json" | tr -d '" ' | tr ':' '=' \
+                   > "$here/$name.turns" ;;
+        esac
         echo "$name,$t,$r,scripts/testbed $*,$(git -C "$top" rev-parse --short HEAD),$started,$load0,$(cut -d' ' -f1-3 /proc/loadavg)" \
             >> "$here/runs.csv"
     done

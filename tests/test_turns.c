@@ -17,6 +17,7 @@
 #include "serverutil.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 
 #define S_N 79510                       /* model.sizes [784, 100, 10]: a reply of 318 KB */
 
@@ -113,6 +114,48 @@ s_stuck (const server_t *s, int hold_ms, zsock_t **push, uint32_t *id)
     return sock;
 }
 
+/*  A client stuck in its turn (a, s_stuck's second) and an honest one
+    (b) on sockets of their own.  */
+typedef struct {
+    zsock_t *a_fetch, *a_push, *b_fetch, *b_push;
+    uint32_t a, b;
+} s_pair_t;
+
+static void
+s_pair_start (const server_t *s, int hold_ms, s_pair_t *p)
+{
+    p->a_fetch = s_stuck (s, hold_ms, &p->a_push, &p->a);
+    p->b = s_join_big (s, &p->b_push);
+    p->b_fetch = s_connect (s->fetch);
+}
+
+/*  Closes the pair's sockets and stops the server, which must exit 0.  */
+static void
+s_pair_end (server_t *s, s_pair_t *p)
+{
+    zsock_destroy (&p->a_fetch);
+    zsock_destroy (&p->b_fetch);
+    zsock_destroy (&p->a_push);
+    zsock_destroy (&p->b_push);
+    ck_assert_int_eq (s_stop (s), 0);
+}
+
+/*  Whether the server's log has a line grep's pattern (made from fmt as
+    by printf) matches.  */
+static int s_logged (const server_t *s, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static int
+s_logged (const server_t *s, const char *fmt, ...)
+{
+    char pattern [256], cmd [sizeof pattern + sizeof s->dir + 32];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (pattern, sizeof pattern, fmt, ap);
+    va_end (ap);
+    snprintf (cmd, sizeof cmd, "grep -q '%s' %s/log", pattern, s->dir);
+    return system (cmd) == 0;
+}
+
 START_TEST (test_turns_honest_clients)
 {
     server_t s;
@@ -153,46 +196,36 @@ START_TEST (test_turns_non_reader_holds_once_a_while)
     const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=300",
                             "turns.hold_factor=0", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
-    zsock_t *a_push, *b_push;
-    uint32_t a, b;
-    zsock_t *a_fetch = s_stuck (&s, 300, &a_push, &a);
-    b = s_join_big (&s, &b_push);
-    zsock_t *b_fetch = s_connect (s.fetch);
+    s_pair_t p;
+    s_pair_start (&s, 300, &p);
     /*  b waits for a's turn, which is cut (the second, after the
         filler's); then not while a's next 16 replies go without a
         turn.  */
     for (uint32_t seq = 1; seq <= 20; seq++) {
-        s_fetches (b_fetch, b, seq, 1);
-        s_expect_params (b_fetch, seq);
+        s_fetches (p.b_fetch, p.b, seq, 1);
+        s_expect_params (p.b_fetch, seq);
     }
     ck_assert_uint_eq (s_stat (&s, "turns_cut"), 2);
     unsigned long long fetches = s_stat (&s, "fetches");
-    s_fetches (a_fetch, a, 100, 16);
+    s_fetches (p.a_fetch, p.a, 100, 16);
     ck_assert_uint_ge (s_wait_stat (&s, "fetches", fetches + 16), fetches + 16);
     for (uint32_t seq = 21; seq <= 40; seq++) {
-        s_fetches (b_fetch, b, seq, 1);
-        s_expect_params (b_fetch, seq);
+        s_fetches (p.b_fetch, p.b, seq, 1);
+        s_expect_params (p.b_fetch, seq);
     }
     ck_assert_uint_eq (s_stat (&s, "turns_cut"), 2);
     /*  Its 17th takes a turn again, holds b once more, and is cut: the
         next 32 go without.  */
-    s_fetches (a_fetch, a, 116, 1);
+    s_fetches (p.a_fetch, p.a, 116, 1);
     ck_assert_uint_ge (s_wait_stat (&s, "fetches", fetches + 17), fetches + 17);
-    s_fetches (b_fetch, b, 41, 1);
-    s_expect_params (b_fetch, 41);
+    s_fetches (p.b_fetch, p.b, 41, 1);
+    s_expect_params (p.b_fetch, 41);
     ck_assert_uint_eq (s_stat (&s, "turns_cut"), 3);
-    char log [160], cmd [384];
-    snprintf (log, sizeof log, "%s/log", s.dir);
-    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one 300 ms; "
-              "its next 16 replies go without a turn' %s", a, log);
-    ck_assert_msg (system (cmd) == 0, "no line of the first cut in the log");
-    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): .* 300 ms; its next 32 replies' %s", a, log);
-    ck_assert_msg (system (cmd) == 0, "no line of the second cut in the log");
-    zsock_destroy (&a_fetch);
-    zsock_destroy (&b_fetch);
-    zsock_destroy (&a_push);
-    zsock_destroy (&b_push);
-    ck_assert_int_eq (s_stop (&s), 0);
+    ck_assert_msg (s_logged (&s, "client %u (tester): a reply to it held the next one 300 ms; its next 16 replies "
+                             "go without a turn", p.a), "no line of the first cut in the log");
+    ck_assert_msg (s_logged (&s, "client %u (tester): .* 300 ms; its next 32 replies", p.a),
+                   "no line of the second cut in the log");
+    s_pair_end (&s, &p);
 }
 END_TEST
 
@@ -300,30 +333,22 @@ START_TEST (test_turns_client_left_while_waiting)
     const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=1000",
                             "turns.hold_factor=0", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
-    zsock_t *a_push, *b_push;
-    uint32_t a, b;
-    zsock_t *a_fetch = s_stuck (&s, 1000, &a_push, &a);
-    (void) a;
-    b = s_join_big (&s, &b_push);
-    zsock_t *b_fetch = s_connect (s.fetch);
-    s_fetches (b_fetch, b, 1, 1);
+    s_pair_t p;
+    s_pair_start (&s, 1000, &p);
+    s_fetches (p.b_fetch, p.b, 1, 1);
     ck_assert_uint_eq (s_wait_stat (&s, "turns_waiting", 1), 1);
-    fasgd_header_t h = s_req (FASGD_MSG_LEAVE, b, 2, 0), r;
-    s_send (b_push, &h, NULL, 0);
-    s_recv (b_push, &r, NULL, 0);
+    fasgd_header_t h = s_req (FASGD_MSG_LEAVE, p.b, 2, 0), r;
+    s_send (p.b_push, &h, NULL, 0);
+    s_recv (p.b_push, &r, NULL, 0);
     ck_assert_int_eq (r.status, FASGD_STATUS_OK);
     /*  a's turn cut (after the filler's), b's reply has nobody to go to.  */
     ck_assert_uint_eq (s_wait_stat (&s, "turns_cut", 2), 2);
     ck_assert_uint_eq (s_wait_stat (&s, "replies_dropped", 1), 1);
     ck_assert_uint_eq (s_stat (&s, "turns_waiting"), 0);
-    zsock_set_rcvtimeo (b_fetch, 300);
-    zmsg_t *m = zmsg_recv (b_fetch);
+    zsock_set_rcvtimeo (p.b_fetch, 300);
+    zmsg_t *m = zmsg_recv (p.b_fetch);
     ck_assert_msg (m == NULL, "a reply came to a client that had left");
-    zsock_destroy (&a_fetch);
-    zsock_destroy (&b_fetch);
-    zsock_destroy (&a_push);
-    zsock_destroy (&b_push);
-    ck_assert_int_eq (s_stop (&s), 0);
+    s_pair_end (&s, &p);
 }
 END_TEST
 
@@ -364,11 +389,8 @@ START_TEST (test_turns_hold_follows_the_link)
             s_fetches (s_fetch [k], s_id [k], 100 + seq, 1);
     }
     ck_assert_uint_ge (s_stat (&s, "turns_cut"), S_IDS);
-    char log [160], cmd [384];
-    snprintf (log, sizeof log, "%s/log", s.dir);
-    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one 100 ms' %s", s_id [0],
-              log);
-    ck_assert_msg (system (cmd) == 0, "no line of the cut, at 100 ms, in the log");
+    ck_assert_msg (s_logged (&s, "client %u (tester): a reply to it held the next one 100 ms", s_id [0]),
+                   "no line of the cut, at 100 ms, in the log");
     for (int k = 0; k < S_IDS; k++) {
         zsock_destroy (&s_fetch [k]);
         zsock_destroy (&s_push [k]);
@@ -387,30 +409,21 @@ START_TEST (test_turns_non_reader_cut_by_its_window)
     const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=3000",
                             "turns.hold_min_ms=3000", "heartbeat.expiry_ms=60000", NULL };
     s_start_sets (&s, sets);
-    zsock_t *a_push, *b_push;
-    uint32_t a, b;
     /*  Its turn's bound is 3 s, but TCP cannot send to it for its full
         window: cut at turns.reader_ms (200), the filler's turn and its.  */
-    zsock_t *a_fetch = s_stuck (&s, 200, &a_push, &a);
-    b = s_join_big (&s, &b_push);
-    zsock_t *b_fetch = s_connect (s.fetch);
-    zsock_set_rcvtimeo (b_fetch, 1500);
+    s_pair_t p;
+    s_pair_start (&s, 200, &p);
+    zsock_set_rcvtimeo (p.b_fetch, 1500);
     for (uint32_t seq = 1; seq <= 20; seq++) {
-        s_fetches (b_fetch, b, seq, 1);
-        s_expect_params (b_fetch, seq);
-        s_fetches (a_fetch, a, 100 + seq, 1);
+        s_fetches (p.b_fetch, p.b, seq, 1);
+        s_expect_params (p.b_fetch, seq);
+        s_fetches (p.a_fetch, p.a, 100 + seq, 1);
     }
     ck_assert_uint_ge (s_stat (&s, "turns_cut"), 2);
-    char log [160], cmd [384];
-    snprintf (log, sizeof log, "%s/log", s.dir);
-    snprintf (cmd, sizeof cmd, "grep -q 'client %u (tester): a reply to it held the next one [0-9]* ms, its receive "
-              "window full (it does not read); its next 16 replies' %s", a, log);
-    ck_assert_msg (system (cmd) == 0, "no line of the cut, by the window, in the log");
-    zsock_destroy (&a_fetch);
-    zsock_destroy (&b_fetch);
-    zsock_destroy (&a_push);
-    zsock_destroy (&b_push);
-    ck_assert_int_eq (s_stop (&s), 0);
+    ck_assert_msg (s_logged (&s, "client %u (tester): a reply to it held the next one [0-9]* ms, its receive window "
+                             "full (it does not read); its next 16 replies", p.a),
+                   "no line of the cut, by the window, in the log");
+    s_pair_end (&s, &p);
 }
 END_TEST
 

@@ -430,9 +430,11 @@ s_print_rows (const fasgd_ctl_reply_t *r, const char *endpoint)
     s_row ("replies dropped", "%.0f (unread replies beyond the high-water mark, or the peer gone)",
            s_num (r, "replies_dropped"));
     if (s_get (r, "turns_waiting"))
-        s_row ("replies in turn", "%.0f waiting, a turn's bound %.0f ms; %.0f waited, %.0f went without a turn, "
-               "%.0f turns cut since start", s_num (r, "turns_waiting"), s_num (r, "turns_hold_ms"),
-               s_num (r, "turns_waited"), s_num (r, "turns_skipped"), s_num (r, "turns_cut"));
+        s_row ("replies in turn", "%.0f waiting, a turn's bound %.0f ms, a turn lately %.1f ms; %.0f waited, %.0f "
+               "went without a turn, %.0f turns cut, %.0f found their client's path slower since start",
+               s_num (r, "turns_waiting"), s_num (r, "turns_hold_ms"), s_num (r, "turns_typical_us") / 1000,
+               s_num (r, "turns_waited"), s_num (r, "turns_skipped"), s_num (r, "turns_cut"),
+               s_num (r, "turns_slower"));
     if (s_get (r, "security") && !strcmp (s_get (r, "security"), "curve")) {
         if (s_get (r, "allowed_keys"))
             snprintf (t, sizeof t, "%.0f keys allowed", s_num (r, "allowed_keys"));

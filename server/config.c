@@ -166,6 +166,13 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_INT ("turns.reader_ms", fasgd_server_cfg_t, turns_reader_ms, 0, 3600000, "200",
         "a turn during which the client's full receive window kept TCP from sending for this long (it does not "
         "read, or reads slowly) is cut then, whatever its bound (0: never)"),
+    FASGD_CFG_KEY_DOUBLE ("turns.slow_factor", fasgd_server_cfg_t, turns_slow_factor, 0, 1000, 0, "4",
+        "a client whose turns take, on average, more than this many times the others' lately (and more than "
+        "turns.slow_min_ms) has a path slower than theirs: its next 16 replies go without a turn, sharing the "
+        "link, and the 17th takes one to measure it again (0: never)"),
+    FASGD_CFG_KEY_INT ("turns.slow_min_ms", fasgd_server_cfg_t, turns_slow_min_ms, 0, 3600000, "10",
+        "a client whose turns take less than this on average keeps them, however many times the others' "
+        "they take"),
     FASGD_CFG_KEY_U64 ("turns.lead_bytes", fasgd_server_cfg_t, turns_lead_bytes, 0, 1e12, "0",
         "the next reply goes once TCP has this many bytes or fewer of the one before left to send (0: once "
         "it has sent all of it, which the qdisc's queue then carries on while the next starts)"),

@@ -242,10 +242,11 @@ s_control_status (fasgd_server_t *self, s_text_t *t)
                 (unsigned long long) self->st.replies_dropped);
     if (self->turns)
         s_text_add (t, "turns_waiting=%d\nturns_waited=%llu\nturns_cut=%llu\nturns_skipped=%llu\n"
-                    "turns_hold_ms=%d\n",
+                    "turns_hold_ms=%d\nturns_slower=%llu\nturns_typical_us=%lld\n",
                     fasgd_srv_turns_waiting (self->turns), (unsigned long long) self->st.turns_waited,
                     (unsigned long long) self->st.turns_cut, (unsigned long long) self->st.turns_skipped,
-                    fasgd_srv_turns_hold_ms (self->turns));
+                    fasgd_srv_turns_hold_ms (self->turns), (unsigned long long) self->st.turns_slower,
+                    (long long) fasgd_srv_turns_typical_us (self->turns));
     /*  Images of θ held: the current one, those replies and clients hold
         (θ_used), and the free ones kept for reuse.  */
     s_text_add (t, "snapshots=%zu\nsnapshots_held=%zu\nsnapshot_bytes=%llu\n",

@@ -77,6 +77,37 @@ s_reply_params (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_cl
     s_send_params (self, &asked, c, status);
 }
 
+/*  Each turn that ended by itself judges its client's path (turns.h):
+    one slower than the others' has its next 16 replies go without a
+    turn (more when a cut said so), the judgement logged when it
+    changes.  */
+static void
+s_turns_ended (fasgd_server_t *self)
+{
+    uint32_t id;
+    int64_t took_us;
+    fasgd_srv_client_t *c;
+    while ((id = fasgd_srv_turns_ended (self->turns, &took_us)))
+        if ((c = fasgd_srv_registry_lookup (self->registry, id))) {
+            int slower = fasgd_srv_turns_slower (self->turns, &c->turn_pace, took_us);
+            double typical_ms = (double) fasgd_srv_turns_typical_us (self->turns) / 1000;
+            if (slower) {
+                self->st.turns_slower++;
+                if (c->turn_skips < fasgd_srv_turns_skips (1))
+                    c->turn_skips = fasgd_srv_turns_skips (1);
+            }
+            if (slower && !c->turn_slower)
+                fasgd_log_notice ("client %u (%s): its turns take %.1f ms, the others' %.1f ms: its path is slower "
+                                  "than theirs; its replies go without a turn, one in %lld taking one to measure "
+                                  "it again", c->id, c->name, c->turn_pace.mean_us / 1000, typical_ms,
+                                  (long long) fasgd_srv_turns_skips (1) + 1);
+            else if (!slower && c->turn_slower)
+                fasgd_log_info ("client %u (%s): its turns take %.1f ms, the others' %.1f ms: it takes turns again",
+                                c->id, c->name, c->turn_pace.mean_us / 1000, typical_ms);
+            c->turn_slower = slower;
+        }
+}
+
 void
 fasgd_srv_dispatch_turns (fasgd_server_t *self, int all)
 {
@@ -99,6 +130,7 @@ fasgd_srv_dispatch_turns (fasgd_server_t *self, int all)
         }
         zmq_msg_close (&t.id);
     }
+    s_turns_ended (self);
     if ((cut = fasgd_srv_turns_cut (self->turns, &held_ms, &why))
         && (c = fasgd_srv_registry_lookup (self->registry, cut))) {
         c->turn_skips = fasgd_srv_turns_skips (++c->turn_cuts);

@@ -34,9 +34,11 @@
         greeting.c     the connections not yet heard from, by age and
                        source address
         turns.c        θ replies one connection at a time: which may go
-                       → reply, tcp_info, turn_hold
+                       → reply, tcp_info, turn_hold, turn_slow
         turn_hold.c    how long a turn may hold the next: a multiple of
                        the fastest turns lately
+        turn_slow.c    which clients' paths are slower than the others':
+                       their turns against the others' lately
         tcp_info.c     the bytes the kernel has received on a
                        connection, and those it has not sent
         guard.c        what a gradient must pass; its verdicts

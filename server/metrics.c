@@ -143,6 +143,9 @@ s_requests (fasgd_srv_metrics_t *self)
                                 "turns cut after their bound: a client that reads slowly or not at all, or whose "
                                 "path is slower than the others'",
                                 st->turns_cut);
+    fasgd_metrics_text_counter (t, "fasgd_server_turns_slower_total",
+                                "turns that found their client's path slower than the others' (its next replies "
+                                "go without a turn)", st->turns_slower);
     fasgd_metrics_text_counter (t, "fasgd_server_turns_skipped_total",
                                 "parameter replies sent without a turn: turns.queue were waiting, or the client's "
                                 "previous reply was", st->turns_skipped);

@@ -16,6 +16,7 @@
 #include "server.h"
 #include "snapshot.h"
 #include "stats.h"
+#include "turn_slow.h"
 #include "verdict.h"
 
 #include <stddef.h>
@@ -60,6 +61,8 @@ typedef struct {
     fasgd_snapshot_t *snap;             /* θ_used, for the rules that need it */
     int turn_cuts;                      /* its turns cut: a reply to it held the next for the turn's bound */
     int64_t turn_skips;                 /* its replies still to go without a turn, after the last cut */
+    fasgd_srv_turn_pace_t turn_pace;    /* its turns that ended by themselves (turn_slow.h) */
+    int turn_slower;                    /* whether its last one found its path slower than the others' */
     char key [41];                      /* CURVE: the public key (Z85) it joined with; "" off */
     char addr [FASGD_SRV_ADDR_LEN];     /* the address it joined from (greeting.c's text); "?" unknown */
     char key_name [64];                 /* that key's name in the allowlist */

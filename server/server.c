@@ -390,7 +390,8 @@ s_state (fasgd_server_t *self, int resume)
         return -1;
     }
     fasgd_srv_turns_cfg_t turns = { cfg->turns_queue, cfg->turns_hold_ms, cfg->turns_hold_min_ms,
-                                    cfg->turns_hold_factor, cfg->turns_reader_ms, (size_t) cfg->turns_lead_bytes };
+                                    cfg->turns_hold_factor, cfg->turns_reader_ms, (size_t) cfg->turns_lead_bytes,
+                                    cfg->turns_slow_factor, cfg->turns_slow_min_ms };
     if (cfg->turns && !(self->turns = fasgd_srv_turns_new (&turns, &self->st))) {
         fasgd_log_error ("out of memory");
         return -1;

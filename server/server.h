@@ -72,8 +72,9 @@ typedef struct {
     int greeting_per_address;       /* ... from one source address (IPv6: one /64) */
     double bandwidth;               /* bytes/s the server's link may carry; 0: no budget */
     int turns;                      /* θ replies one connection at a time (turns.h) */
-    int turns_hold_ms, turns_hold_min_ms, turns_queue, turns_reader_ms;
+    int turns_hold_ms, turns_hold_min_ms, turns_queue, turns_reader_ms, turns_slow_min_ms;
     double turns_hold_factor;       /* a turn's bound: this times the fastest lately (turn_hold.h) */
+    double turns_slow_factor;       /* a client whose turns take this times the others' goes without (turn_slow.h) */
     uint64_t turns_lead_bytes;
     char curve_cert [FASGD_PATH_LEN];       /* the server's secret certificate; empty: no CURVE */
     char curve_clients [FASGD_PATH_LEN];    /* a directory of allowed client certificates */

@@ -24,6 +24,7 @@ typedef struct {
     uint64_t bytes_in, bytes_out;
     uint64_t replies_dropped;           /* replies to a peer whose send queue was full, or gone */
     uint64_t turns_waited, turns_cut, turns_skipped;    /* turns.c: replies that waited, turns cut, replies without a turn */
+    uint64_t turns_slower;              /* dispatch.c: turns that found their client's path slower than the others' */
     double tau_sum;
     double rule_tau_sum;                /* the τ the rule divided by (guard.staleness), over the same gradients */
     uint64_t tau_count, tau_max;

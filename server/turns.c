@@ -5,13 +5,17 @@
 #include "clock.h"
 #include "tcp_info.h"
 #include "turn_hold.h"
+#include "turn_slow.h"
 
 #include <stdlib.h>
+
+#define S_ENDED 16                      /* turns ended, not yet told */
 
 struct fasgd_srv_turns_t {
     fasgd_srv_turn_t *queue;            /* a ring of cap, the first at head */
     int cap, head, len;
     fasgd_srv_turn_hold_t hold;
+    fasgd_srv_turn_slow_t slow;
     int64_t reader_us;
     size_t lead;
     fasgd_srv_stats_t *st;
@@ -26,6 +30,12 @@ struct fasgd_srv_turns_t {
     uint32_t cut;                       /* the client whose turn was cut, not yet told */
     int cut_ms;                         /* how long that turn held */
     fasgd_srv_turn_cut_t cut_why;
+    /*  Turns that ended by themselves, to tell (_ended): a ring.  */
+    struct {
+        uint32_t client_id;
+        int64_t took_us;
+    } ended [S_ENDED];
+    int ended_head, ended_len;
 };
 
 fasgd_srv_turns_t *
@@ -38,6 +48,7 @@ fasgd_srv_turns_new (const fasgd_srv_turns_cfg_t *cfg, fasgd_srv_stats_t *st)
     }
     self->cap = cfg->queue;
     fasgd_srv_turn_hold_init (&self->hold, cfg->hold_ms, cfg->hold_min_ms, cfg->hold_factor);
+    fasgd_srv_turn_slow_init (&self->slow, cfg->slow_factor, cfg->slow_min_ms);
     self->reader_us = (int64_t) cfg->reader_ms * 1000;
     self->lead = cfg->lead_bytes;
     self->st = st;
@@ -69,14 +80,31 @@ s_not_reading (fasgd_srv_turns_t *self)
            && rwnd >= self->rwnd_us && (int64_t) (rwnd - self->rwnd_us) >= self->reader_us;
 }
 
+/*  A turn of client_id ended by itself after took_us: turn_hold and
+    turn_slow learn how long, and _ended will tell (the oldest is
+    forgotten when S_ENDED are untold).  */
+static void
+s_ended (fasgd_srv_turns_t *self, uint32_t client_id, int64_t took_us)
+{
+    fasgd_srv_turn_hold_ended (&self->hold, took_us);
+    fasgd_srv_turn_slow_ended (&self->slow, took_us);
+    if (self->ended_len == S_ENDED) {
+        self->ended_head = (self->ended_head + 1) % S_ENDED;
+        self->ended_len--;
+    }
+    int i = (self->ended_head + self->ended_len++) % S_ENDED;
+    self->ended [i].client_id = client_id;
+    self->ended [i].took_us = took_us;
+}
+
 /*  Ends the turn under way when it is over: its body the kernel's with
     at most lead bytes unsent (or its descriptor no longer counting
     them); or held its bound, or its client not reading (s_not_reading),
     either of which cuts it. A turn that ends by itself while replies
-    wait (and the loop looks every millisecond) tells turn_hold how long
-    it took, unless its connection closed (a client that hangs up at
-    once must not make turns look short). Returns whether one is still
-    under way.  */
+    wait (and the loop looks every millisecond) is told how long it
+    took (s_ended), unless its connection closed (a client that hangs
+    up at once must not make turns look short). Returns whether one is
+    still under way.  */
 static int
 s_under_way (fasgd_srv_turns_t *self)
 {
@@ -88,7 +116,7 @@ s_under_way (fasgd_srv_turns_t *self)
         int counted = fasgd_srv_tcp_info_unsent (self->fd, &unsent) == 0;
         if (!counted || unsent <= self->lead) {
             if (counted && self->len > 0)
-                fasgd_srv_turn_hold_ended (&self->hold, took);
+                s_ended (self, self->client_id, took);
             fasgd_srv_sent_release (&self->sent);
             return 0;
         }
@@ -192,6 +220,30 @@ fasgd_srv_turns_cut (fasgd_srv_turns_t *self, int *held_ms, fasgd_srv_turn_cut_t
     *why = self->cut_why;
     self->cut = 0;
     return id;
+}
+
+uint32_t
+fasgd_srv_turns_ended (fasgd_srv_turns_t *self, int64_t *took_us)
+{
+    if (self->ended_len == 0)
+        return 0;
+    uint32_t id = self->ended [self->ended_head].client_id;
+    *took_us = self->ended [self->ended_head].took_us;
+    self->ended_head = (self->ended_head + 1) % S_ENDED;
+    self->ended_len--;
+    return id;
+}
+
+int
+fasgd_srv_turns_slower (const fasgd_srv_turns_t *self, fasgd_srv_turn_pace_t *pace, int64_t took_us)
+{
+    return fasgd_srv_turn_slow_client (&self->slow, pace, took_us);
+}
+
+int64_t
+fasgd_srv_turns_typical_us (const fasgd_srv_turns_t *self)
+{
+    return (int64_t) self->slow.typical_us;
 }
 
 int

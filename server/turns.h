@@ -15,7 +15,10 @@
     after its first cut, twice as many after each one more (a client
     that does not read holds the others once, then once in its next 17
     replies, once in the 33 after, ...; one the scheduler stalled once
-    takes turns again soon). Replies wait in the order they were asked
+    takes turns again soon). A client whose turns take, on average, many
+    times the others' (turn_slow.h: its path slower than theirs) goes
+    without a turn for its next 16 replies, and takes one with the 17th
+    to be measured again. Replies wait in the order they were asked
     for, one a client: a client's second reply while its first waits or
     is under way, and any reply while turns.queue wait, goes at once
     without a turn.  */
@@ -25,6 +28,7 @@
 #include "codec.h"
 #include "reply.h"
 #include "stats.h"
+#include "turn_slow.h"
 
 #include <stdint.h>
 #include <zmq.h>
@@ -55,6 +59,8 @@ typedef struct {
     double hold_factor;                 /* ... and factor */
     int reader_ms;                      /* held up this long by the client's receive window: cut; 0: never */
     size_t lead_bytes;                  /* a turn is over with this many bytes or fewer unsent */
+    double slow_factor;                 /* turn_slow.h's factor */
+    int slow_min_ms;                    /* ... and min_ms */
 } fasgd_srv_turns_cfg_t;
 
 /*  Turns of replies as cfg says; st counts turns_waited, turns_cut and
@@ -86,6 +92,16 @@ typedef enum {
 /*  The client whose turn was cut since the last call, 0 when none;
     *held_ms how long that turn held the next, *why why it was cut.  */
 uint32_t fasgd_srv_turns_cut (fasgd_srv_turns_t *self, int *held_ms, fasgd_srv_turn_cut_t *why);
+/*  The client whose turn ended by itself while others waited, since the
+    last call (the oldest first; of many, the last 16), 0 when none;
+    *took_us how long it took.  */
+uint32_t fasgd_srv_turns_ended (fasgd_srv_turns_t *self, int64_t *took_us);
+/*  That turn folded into its client's (*pace, from its registry entry):
+    whether the client's turns are now slower than the others'
+    (turn_slow.h), and its next replies are to go without a turn.  */
+int fasgd_srv_turns_slower (const fasgd_srv_turns_t *self, fasgd_srv_turn_pace_t *pace, int64_t took_us);
+/*  The others' turns lately, in µs; 0 until one has ended by itself.  */
+int64_t fasgd_srv_turns_typical_us (const fasgd_srv_turns_t *self);
 /*  The replies waiting.  */
 int fasgd_srv_turns_waiting (const fasgd_srv_turns_t *self);
 /*  The bound of a turn that starts now, in ms (rounded up).  */

@@ -180,7 +180,8 @@ START_TEST (test_turns_honest_clients)
     ck_assert_msg (s_status_num (text, "fetches") == S_CLIENTS * S_ROUNDS && s_status_num (text, "turns_waited") > 0
                    && s_status_num (text, "turns_skipped") == 0 && s_status_num (text, "turns_cut") == 0
                    && s_status_num (text, "turns_waiting") == 0 && s_status_num (text, "replies_dropped") == 0
-                   && s_status_num (text, "turns_hold_ms") == 500, "%s", text);
+                   && s_status_num (text, "turns_hold_ms") == 500 && s_status_num (text, "turns_slower") == 0,
+                   "%s", text);
     free (text);
     for (int k = 0; k < S_CLIENTS; k++) {
         zsock_destroy (&fetch [k]);
@@ -427,6 +428,64 @@ START_TEST (test_turns_non_reader_cut_by_its_window)
 }
 END_TEST
 
+START_TEST (test_turns_slower_path)
+{
+    server_t s;
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=3000",
+                            "turns.hold_min_ms=3000", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
+    s_start_sets (&s, sets);
+    zsock_t *a_push, *b_push, *c_push, *b_fetch, *c_fetch;
+    uint32_t a = s_join_big (&s, &a_push), b = s_join_big (&s, &b_push), c = s_join_big (&s, &c_push);
+    b_fetch = s_connect (s.fetch);
+    c_fetch = s_connect (s.fetch);
+    zsock_t *a_fetch = s_non_reader (&s);
+    uint32_t b_seq = 1, a_seq = 1;
+    for (int round = 1; round <= 4; round++) {
+        /*  b and c take turns on loopback, far shorter than 10 ms.  */
+        for (int k = 0; k < 8; k++, b_seq++) {
+            s_fetches (b_fetch, b, b_seq, 1);
+            s_fetches (c_fetch, c, b_seq, 1);
+            s_expect_params (b_fetch, b_seq);
+            s_expect_params (c_fetch, b_seq);
+        }
+        /*  a's turn lasts until it reads, 100 ms after b asked: as a
+            slow path would hold it.  */
+        unsigned long long fetches = s_stat (&s, "fetches");
+        s_fetches (a_fetch, a, a_seq, 8);
+        ck_assert_uint_ge (s_wait_stat (&s, "fetches", fetches + 8), fetches + 8);
+        s_fetches (b_fetch, b, b_seq, 1);
+        ck_assert_uint_eq (s_wait_stat (&s, "turns_waiting", 1), 1);
+        usleep (100000);
+        for (int k = 0; k < 8; k++, a_seq++)
+            s_expect_params (a_fetch, a_seq);
+        s_expect_params (b_fetch, b_seq++);
+    }
+    ck_assert_uint_ge (s_stat (&s, "turns_slower"), 1);
+    ck_assert_msg (s_logged (&s, "client %u (tester): its turns take [0-9.]* ms, the others. [0-9.]* ms: its path is "
+                             "slower than theirs; its replies go without a turn, one in 17", a),
+                   "no line of the judgement in the log");
+    /*  Judged at its fourth turn: its next 16 replies do not ask for a
+        turn (15 would be counted as going without one, the first would
+        take it and hold b's reply 3 s).  */
+    unsigned long long skipped = s_stat (&s, "turns_skipped"), fetches = s_stat (&s, "fetches");
+    s_fetches (a_fetch, a, a_seq, 16);
+    ck_assert_uint_ge (s_wait_stat (&s, "fetches", fetches + 16), fetches + 16);
+    zsock_set_rcvtimeo (b_fetch, 1000);
+    s_fetches (b_fetch, b, b_seq, 1);
+    s_expect_params (b_fetch, b_seq++);
+    ck_assert_uint_eq (s_stat (&s, "turns_skipped"), skipped);
+    for (int k = 0; k < 16; k++, a_seq++)
+        s_expect_params (a_fetch, a_seq);
+    zsock_destroy (&a_fetch);
+    zsock_destroy (&b_fetch);
+    zsock_destroy (&c_fetch);
+    zsock_destroy (&a_push);
+    zsock_destroy (&b_push);
+    zsock_destroy (&c_push);
+    ck_assert_int_eq (s_stop (&s), 0);
+}
+END_TEST
+
 static Suite *
 turns_suite (void)
 {
@@ -440,6 +499,7 @@ turns_suite (void)
     tcase_add_test (tc, test_turns_client_left_while_waiting);
     tcase_add_test (tc, test_turns_hold_follows_the_link);
     tcase_add_test (tc, test_turns_non_reader_cut_by_its_window);
+    tcase_add_test (tc, test_turns_slower_path);
     suite_add_tcase (s, tc);
     return s;
 }

@@ -18,7 +18,12 @@
 #           of its own shaped to 10 Mbit/s each way (--client-rate: host
 #           c1 at 10mbit, the others at 10gbit, far above the server's
 #           link): a slower path than the others', whose turns take about
-#           0.25 s
+#           0.25 s (onslow was run before turns.slow_factor was)
+#   onslow0, onslowj  on with that slow client, turns.slow_factor 0 (as
+#           onslow) and at its default (the slow client judged slower
+#           and its replies sent without a turn)
+#   on0, onj  on, turns.slow_factor 0 and at its default: whether honest
+#           clients are ever judged slower
 # Kept here: each run's summary.txt and server.csv (gzipped) and, with
 # turns, its final STATUS's turns_* keys, as turns-VARIANT-rR.{txt,
 # csv.gz,turns}, and runs.csv (the command, the commit, the load before
@@ -30,7 +35,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 runs=${1:?RUNS}; shift
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || { echo "$0: no VARIANT (off, on, on500, on100, offslow, onslow)" >&2; exit 2; }
+[ ${#variants[@]} -gt 0 ] || { echo "$0: no VARIANT (off, on, on500, on100, offslow, onslow, onslow0, onslowj, on0, onj)" >&2; exit 2; }
 slow=10mbit$(printf ',10gbit%.0s' $(seq 31))
 [ -f "$here/runs.csv" ] || echo "file,turns,run,command,commit,started,load_before,load_after" > "$here/runs.csv"
 for r in $(seq 1 "$runs"); do
@@ -51,6 +56,10 @@ for r in $(seq 1 "$runs"); do
             on) set -- "$@" --set turns.enabled=true ;;
             offslow) set -- "$@" --client-rate "$slow" ;;
             onslow) set -- "$@" --client-rate "$slow" --set turns.enabled=true ;;
+            onslow0) set -- "$@" --client-rate "$slow" --set turns.enabled=true --set turns.slow_factor=0 ;;
+            onslowj) set -- "$@" --client-rate "$slow" --set turns.enabled=true ;;
+            on0) set -- "$@" --set turns.enabled=true --set turns.slow_factor=0 ;;
+            onj) set -- "$@" --set turns.enabled=true ;;
             on500) set -- "$@" --set turns.enabled=true --set turns.reader_ms=0 ;;
             on100) set -- "$@" --set turns.enabled=true --set turns.reader_ms=0 --set turns.hold_min_ms=100 ;;
             *) echo "$0: unknown VARIANT $t" >&2; exit 2 ;;

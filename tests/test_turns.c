@@ -12,7 +12,10 @@
     turn: its own second request does not wait. A reply whose client
     left while it waited is dropped and counted. With the bound that
     follows the link, ids that do not read hold an honest client's
-    replies for turns.hold_min_ms each, not turns.hold_ms. Each test
+    replies for turns.hold_min_ms each, not turns.hold_ms. A client
+    whose turns each hold the others 100 ms, below any bound (a slow
+    path, or one that holds them on purpose), is found slower at its
+    fourth turn, and its next 16 replies go without one. Each test
     starts its own server.  */
 #include "serverutil.h"
 

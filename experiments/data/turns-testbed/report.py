@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Prints the table of experiments/turns-testbed.md from the runs kept
 beside it (run.sh; the server's CSV and the turns_* keys of the final
-STATUS, summary.txt for the record): per variant (off, on, on500, on100, offslow, onslow), the
+STATUS, summary.txt for the record): per variant (off, on, on500, on100, offslow, onslow,
+onslow0, onslowj, on0, onj), the
 median (smallest-largest) over its runs of the updates a second over the second half of
 the way to T = 1,500 (T 700 to 1,500, by the server's CSV), the mean
 staleness tau of the gradients applied in the first 500 updates and
@@ -10,10 +11,11 @@ target): the mean of the CSV's rows to there, each the mean over the
 100 updates before it,
 the timestamp and the server's seconds at which the test error's mean
 over the last five evaluations first reached 0.25 (the target of
-docs/RESULTS.md's rule), the test error at T = 1,500, and the turns
-cut (all clients, the run's whole length); then the ratios of each
-variant's runs to the same seed's run without turns (onslow's to
-offslow's). With --plot FILE,
+docs/RESULTS.md's rule), the test error at T = 1,500, the turns
+cut and the turns that found their client's path slower (all clients,
+the run's whole length); then the ratios of each variant's runs to the
+same seed's run without turns (onslow's to offslow's), or with
+turns.slow_factor 0 (onslowj's to onslow0's, onj's to on0's). With --plot FILE,
 also draws (gnuplot, PNG) each run's mean tau and test error against T,
 and its test error against the server's seconds, for off, on and on100
 (on500's lines lie on on's; offslow and onslow are another setting)."""
@@ -68,28 +70,33 @@ def spread(v, fmt):
     return (fmt % statistics.median(v)) + " (" + (fmt % min(v)) + "-" + (fmt % max(v)) + ")"
 
 
-VARIANTS = ("off", "on", "on500", "on100", "offslow", "onslow")
-BASE = {"onslow": "offslow"}            # what a variant's runs are paired with; else off
+VARIANTS = ("off", "on", "on500", "on100", "offslow", "onslow", "onslow0", "onslowj", "on0", "onj")
+# What a variant's runs are paired with; else off. onslow0 and on0 are
+# paired with the runs they alternated with.
+BASE = {"onslow": "offslow", "onslowj": "onslow0", "onj": "on0"}
 
 
-def turns_cut(name):
+def turns_key(name, key):
+    """key of the run's final STATUS; nan when it has none (no turns, or
+    run before the key was)."""
     path = os.path.join(here, name + ".turns")
     if not os.path.exists(path):
         return float("nan")
     keys = dict(line.strip().split("=", 1) for line in open(path) if "=" in line)
-    return float(keys["turns_cut"])
+    return float(keys[key]) if key in keys else float("nan")
 
 
 runs = {}
 for path in sorted(glob.glob(os.path.join(here, "turns-*-r*.txt"))):
     m = re.match(r"turns-(\w+)-r(\d+)\.txt$", os.path.basename(path))
     name = os.path.basename(path)[:-4]
-    runs[(m.group(1), int(m.group(2)))] = dict(run(name), cut=turns_cut(name))
+    runs[(m.group(1), int(m.group(2)))] = dict(run(name), cut=turns_key(name, "turns_cut"),
+                                               slower=turns_key(name, "turns_slower"))
 
 cols = [("rate", "updates/s, T 700-1,500", "%.1f"), ("tau500", "mean tau to T = 500", "%.1f"),
         ("tau1100", "mean tau to T = 1,100", "%.1f"), ("hit_T", "T at test error 0.25", "%.0f"),
         ("hit_s", "server s there", "%.1f"), ("err1500", "test error at T = 1,500", "%.3f"),
-        ("cut", "turns cut", "%.0f")]
+        ("cut", "turns cut", "%.0f"), ("slower", "turns found slower", "%.0f")]
 print("| variant | runs | " + " | ".join(c[1] for c in cols) + " |")
 print("|---|--:|" + "--:|" * len(cols))
 for t in VARIANTS:
@@ -102,7 +109,7 @@ for t in VARIANTS:
         print("| %s | %d | " % (t, len(keys)) + " | ".join(cells) + " |")
 for t in VARIANTS[1:]:
     base = BASE.get(t, "off")
-    if t == base or t in BASE.values():
+    if t == base or t in BASE.values() or t in ("onslow0", "on0"):
         continue
     pairs = sorted(r for (tt, r) in runs if tt == t and (base, r) in runs)
     if pairs:

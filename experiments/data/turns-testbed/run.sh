@@ -76,7 +76,8 @@ for r in $(seq 1 "$runs"); do
             *) grep -o '"turns_[a-z_]*": *[0-9]*' "$out/status-final.json" | tr -d '" ' | tr ':' '=' \
                    > "$here/$name.turns" ;;
         esac
-        echo "$name,$t,$r,scripts/testbed $*,$(git -C "$top" rev-parse --short HEAD),$started,$load0,$(cut -d' ' -f1-3 /proc/loadavg)" \
+        # The command in quotes: --client-rate's list has commas.
+        echo "$name,$t,$r,\"scripts/testbed $*\",$(git -C "$top" rev-parse --short HEAD),$started,$load0,$(cut -d' ' -f1-3 /proc/loadavg)" \
             >> "$here/runs.csv"
     done
 done

@@ -13,11 +13,13 @@
     itself, each new one weighing 1/32. A client's: the mean of its own,
     each new one weighing 1/4, judged from its fourth on, so that one
     turn an honest client's ACKs were queued in (many times the
-    typical, at times) does not count against it. On the test bed
-    (32 clients behind 104.63 Mbit/s, one of them behind its own 10
-    Mbit/s; two runs of a server built to log each turn) the slow
-    client was judged slower at 32-34 of its 36-37 turns, the others at
-    none of 3,065.
+    typical, at times) does not count against it. Replayed on the turns
+    of two test-bed runs (experiments/data/turn-lengths/: 32 clients
+    behind 104.63 Mbit/s, one of them behind its own 10 Mbit/s), it
+    judged the slow client slower at 32 and 34 of its 36 and 37 turns,
+    the others at none of 3,065; in runs with it, the updates came
+    1.11-1.15 times as fast as with that client's turns holding the
+    others (experiments/turns-testbed.md).
     Against attackers that know it: it only ever takes turns away, so no
     client can hold the others longer by it. Many ids whose turns are
     fast (on the server's own host) lower the others' mean until honest

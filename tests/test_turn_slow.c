@@ -18,9 +18,10 @@
 
 #define S_MS 1000                       /* µs */
 
-/*  The honest turns of two test-bed runs (experiments/turns-testbed.md's
-    onslow setting, the slow client's left out), at these fractions of
-    them, in ms: turns between are drawn on the lines between.  */
+/*  The honest turns of two test-bed runs (experiments/data/turn-lengths/,
+    whose report.py prints this table; the slow client's left out), at
+    these fractions of them, in ms: turns between are drawn on the lines
+    between.  */
 static const double s_frac [] = { 0, .05, .1, .15, .2, .25, .3, .35, .4, .45, .5, .55, .6, .65, .7, .75, .8, .85,
                                   .9, .95, .975, .99, .995, .999, 1 };
 static const double s_ms [] = { 0.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 2.2, 19.9, 23.5, 25.1, 25.9, 28.6, 33.0, 37.7,

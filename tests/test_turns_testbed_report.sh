@@ -1,21 +1,28 @@
 #!/bin/sh
-# experiments/turns-testbed.md shows what experiments/data/turns-testbed/
-# report.py makes of the runs kept beside it: every line the report
-# prints is in the page, as printed. TAP.
+# experiments/turns-testbed.md and experiments/turns-het.md show what
+# their report.py (experiments/data/turns-testbed/, .../turns-het/)
+# makes of the runs kept beside it: every line the report prints is in
+# the page, as printed. TAP.
 tap_name=turns-testbed-report
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
-echo "1..2"
-page="$top_src/experiments/turns-testbed.md"
-report() {
-    "$python" "$top_src/experiments/data/turns-testbed/report.py" > "$tmp/out" 2> "$tmp/err" &&
-        grep -q '^| on | 4 |' "$tmp/out"
-}
-check "report.py prints the table from the kept runs" report
-in_page() {
-    [ -s "$tmp/out" ] || return 1
-    grep -v '^$' "$tmp/out" > "$tmp/lines"
-    while IFS= read -r line; do
-        grep -qxF -- "$line" "$page" || { echo "not in the page: $line" >> "$tmp/err"; return 1; }
-    done < "$tmp/lines"
-}
-check "experiments/turns-testbed.md has every line of it" in_page
+echo "1..4"
+# page, the report's folder, a line the report must print
+for case in "turns-testbed turns-testbed ^| on | 4 |" "turns-het turns-het ^| onng | 3 |"; do
+    set -- $case
+    name=$1 dir=$2; shift 2; want="$*"
+    page="$top_src/experiments/$name.md"
+    report() {
+        "$python" "$top_src/experiments/data/$dir/report.py" > "$tmp/out" 2> "$tmp/err" && grep -q "$want" "$tmp/out"
+    }
+    check "$dir/report.py prints the table from the kept runs" report
+    in_page() {
+        [ -s "$tmp/out" ] || return 1
+        grep -v '^$' "$tmp/out" > "$tmp/lines"
+        while IFS= read -r line; do
+            grep -qxF -- "$line" "$page" || { echo "not in the page: $line" >> "$tmp/err"; return 1; }
+        done < "$tmp/lines"
+    }
+    check "experiments/$name.md has every line of it" in_page
+    rm -f "$tmp/out"
+done
+exit $((failed > 0))

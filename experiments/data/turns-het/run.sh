@@ -22,40 +22,23 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 runs=${1:?RUNS}; shift
-variants=("$@")
-[ ${#variants[@]} -gt 0 ] || { echo "$0: no VARIANT (off, on, offng, onng)" >&2; exit 2; }
-[ -f "$here/runs.csv" ] || echo "file,variant,run,command,commit,started,load_before,load_after" > "$here/runs.csv"
-for r in $(seq 1 "$runs"); do
-    order=("${variants[@]}")
-    if [ $((r % 2)) = 0 ]; then
-        order=(); for ((i = ${#variants[@]} - 1; i >= 0; i--)); do order+=("${variants[$i]}"); done
-    fi
-    for t in "${order[@]}"; do
-        name=het-$t-r$r
-        [ -f "$here/$name.txt" ] && continue
-        set -- --netns-prefix fhe --subnet 10.77.11 --instance "h$t$r" --clients 8 --batch 4 --server-rate 1gbit \
-            --client-rate 100mbit,10mbit --updates 3000 --duration 300 --set eval.every=100 --set rule.name=fasgd \
-            --set rule.lr=0.005 --set seed="$r"
-        case $t in
-            off) ;;
-            on) set -- "$@" --set turns.enabled=true ;;
-            offng) set -- "$@" --set guard.enabled=false ;;
-            onng) set -- "$@" --set turns.enabled=true --set guard.enabled=false ;;
-            *) echo "$0: unknown VARIANT $t" >&2; exit 2 ;;
-        esac
-        out=/tmp/fhe-$name
-        rm -rf "$out"
-        load0=$(cut -d' ' -f1-3 /proc/loadavg) started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-        flock -o -w 900 /tmp/fasgd-netns.lock "$top/scripts/testbed" --build "$top/build" --data "$top/data/mnist" \
-            --out "$out" "$@" > "/tmp/fhe-$name.out" 2>&1
-        cp "$out/summary.txt" "$here/$name.txt"
-        gzip -n -9 < "$out/server.csv" > "$here/$name.csv.gz"
-        grep -c 'the held-out loss jumped' "$out/server.log" > "$here/$name.guard" || true
-        case $t in
-            on*) grep -o '"turns_[a-z_]*": *[0-9]*' "$out/status-final.json" | tr -d '" ' | tr ':' '=' \
-                     > "$here/$name.turns" ;;
-        esac
-        echo "$name,$t,$r,\"scripts/testbed $*\",$(git -C "$top" rev-parse --short HEAD),$started,$load0,$(cut -d' ' -f1-3 /proc/loadavg)" \
-            >> "$here/runs.csv"
-    done
-done
+setting=(--clients 8 --batch 4 --server-rate 1gbit --client-rate 100mbit,10mbit --updates 3000 --duration 300
+         --set eval.every=100 --set rule.name=fasgd --set rule.lr=0.005)
+variant_args() {
+    args=(--set seed="$2")
+    case $1 in
+        off) ;;
+        on) args+=(--set turns.enabled=true) ;;
+        offng) args+=(--set guard.enabled=false) ;;
+        onng) args+=(--set turns.enabled=true --set guard.enabled=false) ;;
+        *) echo "$0: unknown VARIANT $1 (off, on, offng, onng)" >&2; exit 2 ;;
+    esac
+}
+keep_more() {
+    grep -c 'the held-out loss jumped' "$3/server.log" > "$here/$2.guard" || true
+    case $1 in
+        on*) grep -o '"turns_[a-z_]*": *[0-9]*' "$3/status-final.json" | tr -d '" ' | tr ':' '=' > "$here/$2.turns" ;;
+    esac
+}
+. "$here/../runs-in-turn.sh"
+runs_in_turn "$runs" het fhe 10.77.11 "$@"

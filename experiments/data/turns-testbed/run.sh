@@ -34,50 +34,31 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 runs=${1:?RUNS}; shift
-variants=("$@")
-[ ${#variants[@]} -gt 0 ] || { echo "$0: no VARIANT (off, on, on500, on100, offslow, onslow, onslow0, onslowj, on0, onj)" >&2; exit 2; }
 slow=10mbit$(printf ',10gbit%.0s' $(seq 31))
-[ -f "$here/runs.csv" ] || echo "file,turns,run,command,commit,started,load_before,load_after" > "$here/runs.csv"
-for r in $(seq 1 "$runs"); do
-    order=("${variants[@]}")
-    if [ $((r % 2)) = 0 ]; then
-        order=(); for ((i = ${#variants[@]} - 1; i >= 0; i--)); do order+=("${variants[$i]}"); done
-    fi
-    for t in "${order[@]}"; do
-        name=turns-$t-r$r
-        [ -f "$here/$name.txt" ] && continue
-        inst=t$t$r; [ ${#inst} -le 8 ] || inst=t${t:0:3}${t: -1}$r     # scripts/testbed: 8 at most
-        set -- --netns-prefix ftu --subnet 10.77.10 --instance "$inst" --clients 32 --batch 4 --delay-ms 200 \
-            --server-rate 104630kbit --updates 1500 --duration 240 --set seed="$r" --set rule.name=fasgd \
-            --set rule.lr=0.001 --set rule.fasgd.statistic=std --set data.test=1000 --set eval.every=100 \
-            --set guard.enabled=false
-        case $t in
-            off) ;;
-            on) set -- "$@" --set turns.enabled=true ;;
-            offslow) set -- "$@" --client-rate "$slow" ;;
-            onslow) set -- "$@" --client-rate "$slow" --set turns.enabled=true ;;
-            onslow0) set -- "$@" --client-rate "$slow" --set turns.enabled=true --set turns.slow_factor=0 ;;
-            onslowj) set -- "$@" --client-rate "$slow" --set turns.enabled=true ;;
-            on0) set -- "$@" --set turns.enabled=true --set turns.slow_factor=0 ;;
-            onj) set -- "$@" --set turns.enabled=true ;;
-            on500) set -- "$@" --set turns.enabled=true --set turns.reader_ms=0 ;;
-            on100) set -- "$@" --set turns.enabled=true --set turns.reader_ms=0 --set turns.hold_min_ms=100 ;;
-            *) echo "$0: unknown VARIANT $t" >&2; exit 2 ;;
-        esac
-        out=/tmp/ftu-$name
-        rm -rf "$out"
-        load0=$(cut -d' ' -f1-3 /proc/loadavg) started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-        flock -o -w 900 /tmp/fasgd-netns.lock "$top/scripts/testbed" --build "$top/build" --data "$top/data/mnist" \
-            --out "$out" "$@" > "/tmp/ftu-$name.out" 2>&1
-        cp "$out/summary.txt" "$here/$name.txt"
-        gzip -n -9 < "$out/server.csv" > "$here/$name.csv.gz"
-        case $t in
-            off*) ;;
-            *) grep -o '"turns_[a-z_]*": *[0-9]*' "$out/status-final.json" | tr -d '" ' | tr ':' '=' \
-                   > "$here/$name.turns" ;;
-        esac
-        # The command in quotes: --client-rate's list has commas.
-        echo "$name,$t,$r,\"scripts/testbed $*\",$(git -C "$top" rev-parse --short HEAD),$started,$load0,$(cut -d' ' -f1-3 /proc/loadavg)" \
-            >> "$here/runs.csv"
-    done
-done
+setting=(--clients 32 --batch 4 --delay-ms 200 --server-rate 104630kbit --updates 1500 --duration 240)
+variant_args() {
+    args=(--set seed="$2" --set rule.name=fasgd --set rule.lr=0.001 --set rule.fasgd.statistic=std
+          --set data.test=1000 --set eval.every=100 --set guard.enabled=false)
+    case $1 in
+        off) ;;
+        on) args+=(--set turns.enabled=true) ;;
+        offslow) args+=(--client-rate "$slow") ;;
+        onslow) args+=(--client-rate "$slow" --set turns.enabled=true) ;;
+        onslow0) args+=(--client-rate "$slow" --set turns.enabled=true --set turns.slow_factor=0) ;;
+        onslowj) args+=(--client-rate "$slow" --set turns.enabled=true) ;;
+        on0) args+=(--set turns.enabled=true --set turns.slow_factor=0) ;;
+        onj) args+=(--set turns.enabled=true) ;;
+        on500) args+=(--set turns.enabled=true --set turns.reader_ms=0) ;;
+        on100) args+=(--set turns.enabled=true --set turns.reader_ms=0 --set turns.hold_min_ms=100) ;;
+        *) echo "$0: unknown VARIANT $1 (off, on, on500, on100, offslow, onslow, onslow0, onslowj, on0, onj)" >&2
+           exit 2 ;;
+    esac
+}
+keep_more() {
+    case $1 in
+        off*) ;;
+        *) grep -o '"turns_[a-z_]*": *[0-9]*' "$3/status-final.json" | tr -d '" ' | tr ':' '=' > "$here/$2.turns" ;;
+    esac
+}
+. "$here/../runs-in-turn.sh"
+runs_in_turn "$runs" turns ftu 10.77.10 "$@"

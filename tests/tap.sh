@@ -63,6 +63,16 @@ not_ok() {
     return 0
 }
 check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
+# Whether every line but the empty ones of file $1 is a whole line of
+# file $2 with $3 before it (a report's output shown in a page); the
+# first that is not goes to $tmp/err.
+lines_in_page() {
+    [ -s "$1" ] || return 1
+    grep -v '^$' "$1" > "$tmp/lines"
+    while IFS= read -r line; do
+        grep -qxF -- "$3$line" "$2" || { echo "not in $2: $line" >> "$tmp/err"; return 1; }
+    done < "$tmp/lines"
+}
 # json_number FILE KEY: the number KEY of a `fasgd-ctl -j status` saved in
 # FILE (- for stdin); empty when it has none.
 # ctl_number PORTFILE KEY: the same, asked now of the server of PORTFILE.

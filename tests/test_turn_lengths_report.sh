@@ -11,13 +11,7 @@ report() {
     "$python" "$dir/report.py" > "$tmp/out" 2> "$tmp/err" && grep -q '^static const double s_ms' "$tmp/out"
 }
 check "report.py prints its figures from the kept turns" report
-in_page() {
-    [ -s "$tmp/out" ] || return 1
-    while IFS= read -r line; do
-        grep -qxF -- "    $line" "$dir/README.md" || { echo "not in the page: $line" >> "$tmp/err"; return 1; }
-    done < "$tmp/out"
-}
-check "its README.md has every line of it" in_page
+check "its README.md has every line of it" lines_in_page "$tmp/out" "$dir/README.md" "    "
 # The numbers of a C initializer named s_ms, one a line.
 numbers() { sed -n '/s_ms \[\] =/,/;/p' "$1" | tr -c '0-9.\n' '\n' | grep -E '^[0-9]+\.[0-9]+$'; }
 same_table() {

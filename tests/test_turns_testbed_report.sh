@@ -16,14 +16,7 @@ for case in "turns-testbed turns-testbed ^| on | 4 |" "turns-het turns-het ^| on
         "$python" "$top_src/experiments/data/$dir/report.py" > "$tmp/out" 2> "$tmp/err" && grep -q "$want" "$tmp/out"
     }
     check "$dir/report.py prints the table from the kept runs" report
-    in_page() {
-        [ -s "$tmp/out" ] || return 1
-        grep -v '^$' "$tmp/out" > "$tmp/lines"
-        while IFS= read -r line; do
-            grep -qxF -- "$line" "$page" || { echo "not in the page: $line" >> "$tmp/err"; return 1; }
-        done < "$tmp/lines"
-    }
-    check "experiments/$name.md has every line of it" in_page
+    check "experiments/$name.md has every line of it" lines_in_page "$tmp/out" "$page" ""
     rm -f "$tmp/out"
 done
 exit $((failed > 0))

@@ -10,7 +10,18 @@
 # output in /tmp/NETNS-NAME; kept: summary.txt as NAME.txt, server.csv
 # as NAME.csv.gz, whatever `keep_more VARIANT NAME OUTDIR` keeps, and a
 # line of runs.csv (the command, the commit, the load before and after).
-# Needs `here` (the folder) and `top` (the source tree).
+# Needs `here` (the folder) and `top` (the source tree). keep_turns and
+# keep_rollbacks are for keep_more.
+
+# The turns_* keys of OUTDIR's final STATUS as NAME.turns, KEY=VALUE a line.
+keep_turns() {
+    grep -o '"turns_[a-z_]*": *[0-9]*' "$2/status-final.json" | tr -d '" ' | tr ':' '=' > "$here/$1.turns"
+}
+
+# The number of the guard's roll-backs in OUTDIR's server log as NAME.guard.
+keep_rollbacks() {
+    grep -c 'the held-out loss jumped' "$2/server.log" > "$here/$1.guard" || true
+}
 
 runs_in_turn() {
     local runs=$1 prefix=$2 netns=$3 subnet=$4

@@ -31,7 +31,7 @@ variant_args() {
     esac
 }
 keep_more() {
-    grep -c 'the held-out loss jumped' "$3/server.log" > "$here/$2.guard" || true
+    keep_rollbacks "$2" "$3"
 }
 . "$here/../runs-in-turn.sh"
 runs_in_turn "$runs" guard fgh 10.77.12 "$@"

@@ -35,9 +35,9 @@ variant_args() {
     esac
 }
 keep_more() {
-    grep -c 'the held-out loss jumped' "$3/server.log" > "$here/$2.guard" || true
+    keep_rollbacks "$2" "$3"
     case $1 in
-        on*) grep -o '"turns_[a-z_]*": *[0-9]*' "$3/status-final.json" | tr -d '" ' | tr ':' '=' > "$here/$2.turns" ;;
+        on*) keep_turns "$2" "$3" ;;
     esac
 }
 . "$here/../runs-in-turn.sh"

@@ -57,7 +57,7 @@ variant_args() {
 keep_more() {
     case $1 in
         off*) ;;
-        *) grep -o '"turns_[a-z_]*": *[0-9]*' "$3/status-final.json" | tr -d '" ' | tr ':' '=' > "$here/$2.turns" ;;
+        *) keep_turns "$2" "$3" ;;
     esac
 }
 . "$here/../runs-in-turn.sh"

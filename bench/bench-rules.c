@@ -1,15 +1,11 @@
 /*  bench-rules: what each update rule's pass costs the server and the
     simulator, in nanoseconds a parameter. For each rule it applies one
     gradient of D small values (1e-3 to 2e-3, either sign) over and over
-    to θ, three ways: in place (fasgd_rule_apply, as the simulator
-    does), into a second θ (fasgd_rule_apply_into, as the server does
-    for the rules with a state, after its guard's norm: server/params.c)
-    and staged (fasgd_rule_stage into a second θ with the gradient's sum
-    of squares, then fasgd_rule_commit, as the guarded server does for
-    the rules without a state); the last two both with θ_new's stores
-    through the caches and past them (fasgd_rule_stream; "rule's" says
-    which passes the rule streams by itself at this D: "into" or none,
-    "-"). The rules take
+    to θ, two ways: in place (fasgd_rule_apply, as the simulator and a
+    server without the push guard do) and staged (fasgd_rule_stage into
+    a second θ with the gradient's sum of squares, then
+    fasgd_rule_commit, as the guarded server does for the rules without
+    a state: server/params.c), the rules taking
     turns within each of R rounds so that a drift in the machine's load
     falls on all alike. It prints each rule's median (least–greatest)
     over the rounds, the multiple of asgd's median, and which of the
@@ -124,35 +120,22 @@ s_time_floors (float *y, const float *x, const float *g, float *a, float *b, flo
     }
 }
 
-/*  The ways a pass is timed: in place, into a second θ and staged, the
-    last two with θ_new's stores through the caches and past them.  */
-enum { S_IN_PLACE, S_INTO, S_INTO_PAST, S_STAGED, S_STAGED_PAST, S_WAYS };
-
-/*  Nanoseconds a parameter one pass of rule costs, one of the ways, over
-    reps passes.  */
+/*  Nanoseconds a parameter one pass of rule costs, staged or in place,
+    over reps passes.  */
 static double
-s_time (fasgd_rule_t *rule, int way, float *theta, float *theta_new, const float *g, const float *used,
+s_time (fasgd_rule_t *rule, int staged, float *theta, float *theta_new, const float *g, const float *used,
         size_t n, int reps)
 {
-    int own = fasgd_rule_streaming (rule);
-    fasgd_rule_stream (rule, way == S_INTO_PAST ? FASGD_RULE_STREAM_INTO
-                             : way == S_STAGED_PAST ? FASGD_RULE_STREAM_STAGE : 0);
     double sumsq, dot;
     double t0 = fasgd_bench_now ();
     for (int i = 0; i < reps; i++) {
         uint64_t tau = 1 + (uint64_t) (i & 3);
         int rc;
-        if (way == S_STAGED || way == S_STAGED_PAST) {
+        if (staged) {
             rc = fasgd_rule_stage (rule, theta_new, theta, g, tau, used, NULL, NULL, 0, &sumsq, &dot);
             if (rc >= 0)
                 fasgd_rule_commit (rule);
             float *t = theta;       /* the new θ is the next pass's θ */
-            theta = theta_new;
-            theta_new = t;
-        }
-        else if (way == S_INTO || way == S_INTO_PAST) {
-            rc = fasgd_rule_apply_into (rule, theta_new, theta, g, tau, used);
-            float *t = theta;
             theta = theta_new;
             theta_new = t;
         }
@@ -163,7 +146,6 @@ s_time (fasgd_rule_t *rule, int way, float *theta, float *theta_new, const float
             exit (1);
         }
     }
-    fasgd_rule_stream (rule, own);
     return (fasgd_bench_now () - t0) * 1e9 / ((double) reps * (double) n);
 }
 
@@ -226,7 +208,7 @@ main (int argc, char **argv)
     }
     float *theta = calloc (n, sizeof (float)), *theta_new = calloc (n, sizeof (float));
     float *g = malloc (n * sizeof (float)), *used = calloc (n, sizeof (float));
-    double (*ns) [S_WAYS][S_ROUNDS_MAX] = calloc ((size_t) nrules, sizeof *ns);
+    double (*ns) [2][S_ROUNDS_MAX] = calloc ((size_t) nrules, sizeof *ns);
     double floor_ns [2][S_ROUNDS_MAX], one [2];
     float *x = malloc (n * sizeof (float));
     float *sa = calloc (n, sizeof (float)), *sb = calloc (n, sizeof (float)), *sc = calloc (n, sizeof (float));
@@ -246,46 +228,43 @@ main (int argc, char **argv)
             reps, cpu, s_kernels ());
     /*  One untimed pass each: the state's pages and the stage's vectors
         are touched before the first round.  */
-    for (int k = 0; k < nrules; k++)
-        for (int way = 0; way < S_WAYS; way++)
-            s_time (rules [k], way, theta, theta_new, g, used, n, 1);
+    for (int k = 0; k < nrules; k++) {
+        s_time (rules [k], 0, theta, theta_new, g, used, n, 1);
+        s_time (rules [k], 1, theta, theta_new, g, used, n, 1);
+    }
     s_time_floors (theta_new, x, g, sa, sb, sc, n, 1, one);
     for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < nrules; k++)
-            for (int way = 0; way < S_WAYS; way++)
+            for (int way = 0; way < 2; way++)
                 ns [k][way][r] = s_time (rules [k], way, theta, theta_new, g, used, n, reps);
         s_time_floors (theta_new, x, g, sa, sb, sc, n, reps, one);
         floor_ns [0][r] = one [0];
         floor_ns [1][r] = one [1];
     }
-    printf ("# ns a parameter, median (least-greatest); \"past\": θ_new stored past the caches; "
-            "x asgd: in place, staged\n");
-    printf ("%-10s %20s %20s %20s %20s %20s %7s %7s %7s\n", "rule", "in place", "into", "into past", "staged",
-            "staged past", "rule's", "x asgd", "x asgd");
-    double (*med) [S_WAYS] = calloc ((size_t) nrules, sizeof *med), (*lo) [S_WAYS] = calloc ((size_t) nrules,
-           sizeof *lo), (*hi) [S_WAYS] = calloc ((size_t) nrules, sizeof *hi), base [S_WAYS] = { 0 };
+    printf ("%-10s %26s %26s %9s %9s\n", "rule", "in place ns/param (range)", "staged ns/param (range)",
+            "x asgd", "x asgd");
+    double (*med) [2] = calloc ((size_t) nrules, sizeof *med), (*lo) [2] = calloc ((size_t) nrules, sizeof *lo),
+           (*hi) [2] = calloc ((size_t) nrules, sizeof *hi), base [2] = { 0, 0 };
     if (!med || !lo || !hi) {
         fprintf (stderr, "bench-rules: out of memory\n");
         return 1;
     }
     /*  asgd's medians first, wherever it is in the list.  */
     for (int k = 0; k < nrules; k++)
-        for (int way = 0; way < S_WAYS; way++) {
+        for (int way = 0; way < 2; way++) {
             med [k][way] = fasgd_bench_median_range (ns [k][way], rounds, &lo [k][way], &hi [k][way]);
             if (strcmp (names [k], "asgd") == 0)
                 base [way] = med [k][way];
         }
     for (int k = 0; k < nrules; k++) {
-        char t [S_WAYS][64], xa [16] = "-", xb [16] = "-";
-        for (int way = 0; way < S_WAYS; way++)
-            snprintf (t [way], sizeof t [way], "%.3f (%.3f-%.3f)", med [k][way], lo [k][way], hi [k][way]);
+        char a [64], b [64], xa [16] = "-", xb [16] = "-";
+        snprintf (a, sizeof a, "%.3f (%.3f-%.3f)", med [k][0], lo [k][0], hi [k][0]);
+        snprintf (b, sizeof b, "%.3f (%.3f-%.3f)", med [k][1], lo [k][1], hi [k][1]);
         if (base [0] > 0) {
-            snprintf (xa, sizeof xa, "%.2f", med [k][S_IN_PLACE] / base [S_IN_PLACE]);
-            snprintf (xb, sizeof xb, "%.2f", med [k][S_STAGED] / base [S_STAGED]);
+            snprintf (xa, sizeof xa, "%.2f", med [k][0] / base [0]);
+            snprintf (xb, sizeof xb, "%.2f", med [k][1] / base [1]);
         }
-        printf ("%-10s %20s %20s %20s %20s %20s %7s %7s %7s\n", names [k], t [S_IN_PLACE], t [S_INTO],
-                t [S_INTO_PAST], t [S_STAGED], t [S_STAGED_PAST], fasgd_rule_streaming (rules [k]) ? "into" : "-",
-                xa, xb);
+        printf ("%-10s %26s %26s %9s %9s\n", names [k], a, b, xa, xb);
     }
     double flo, fhi, fmed = fasgd_bench_median_range (floor_ns [0], rounds, &flo, &fhi);
     printf ("# one square root and one division a parameter (fasgd std's floor): %.3f (%.3f-%.3f) ns/param\n", fmed,

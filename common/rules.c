@@ -8,7 +8,6 @@
     the same code. The loops have no data-dependent branches (gap-aware's
     select is on the bits: s_gap_span).  */
 #include "rules.h"
-#include "cache.h"
 #include "floats.h"
 #include "log.h"
 #include "multiversion.h"
@@ -20,11 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#if defined(__SSE__)
-#   include <xmmintrin.h>           /* _mm_stream_ps, _mm_sfence */
-#endif
 
 #if defined(__NO_MATH_ERRNO__)
     /*  sqrtf vectorises by itself.  */
@@ -75,7 +69,6 @@ struct fasgd_rule_t {
     uint64_t pending;           /* softsync: gradients in vec[0] */
     double   vbar;
     int      checked;           /* the caller checks g's finiteness */
-    int      stream;            /* FASGD_RULE_STREAM_*: θ_new past the caches */
     /*  fasgd_rule_stage: where a staged pass writes the state (allocated
         at the first, nvec of them), and the rule after it, until
         fasgd_rule_commit takes it.  */
@@ -242,7 +235,6 @@ fasgd_rule_new (const fasgd_rule_params_t *p, size_t n, char *err, size_t errlen
     }
     /*  Rules without a statistic report 1 so a B-FASGD gate still works.  */
     self->vbar = p->kind == FASGD_RULE_FASGD ? 0.0 : 1.0;
-    self->stream = fasgd_rule_stream_wanted (self, fasgd_cache_bytes ());
     return self;
 }
 
@@ -339,57 +331,14 @@ s_write_into (const float *restrict tin, float *restrict tout, const float *rest
         tout [k] = tin [k] - d [k];
 }
 
-/*  θ_new = θ − d as s_write_into, each line of θ_new stored past the
-    caches: a store into a line not cached first reads it from memory,
-    which a non-temporal one does not. The same subtraction, so the same
-    bits. Where θ_new is not aligned for it, or the processor has no such
-    store, s_write_into.  */
+/*  tout is tin (in place) or a buffer that does not overlap it.  */
 S_KERNEL void
-s_write_stream (const float *restrict tin, float *restrict tout, const float *restrict d,
-                size_t len)
-{
-#if defined(__SSE__)
-    if (((uintptr_t) tout & 15) == 0 && len % 4 == 0) {
-        for (size_t k = 0; k < len; k += 4)
-            _mm_stream_ps (tout + k, _mm_sub_ps (_mm_loadu_ps (tin + k), _mm_loadu_ps (d + k)));
-        return;
-    }
-#endif
-    s_write_into (tin, tout, d, len);
-}
-
-/*  tout is tin (in place) or a buffer that does not overlap it, written
-    through the caches or past them (stream: fasgd_rule_stream).  */
-S_KERNEL void
-s_write (const float *tin, float *tout, const float *d, size_t len, int stream)
+s_write (const float *tin, float *tout, const float *d, size_t len)
 {
     if (tout == tin)
         s_write_inplace (tout, d, len);
-    else if (stream)
-        s_write_stream (tin, tout, d, len);
     else
         s_write_into (tin, tout, d, len);
-}
-
-/*  Whether a pass (stage 1: fasgd_rule_stage; 0: apply) stores θ_new
-    past the caches.  */
-S_KERNEL int
-s_streams (const fasgd_rule_t *self, const float *tout, const float *tin, int stage)
-{
-    return tout != tin && (self->stream & (stage ? FASGD_RULE_STREAM_STAGE : FASGD_RULE_STREAM_INTO));
-}
-
-/*  A pass that streamed θ_new orders those stores before the stores
-    that follow it, which publish θ_new to other threads.  */
-static void
-s_stream_fence (const fasgd_rule_t *self, const float *tout, const float *tin, int stage)
-{
-#if defined(__SSE__)
-    if (s_streams (self, tout, tin, stage))
-        _mm_sfence ();
-#else
-    (void) self, (void) tout, (void) tin, (void) stage;
-#endif
 }
 
 /*  asgd and sasgd: θ ← θ − α(τ)·g.  */
@@ -711,7 +660,7 @@ s_state_copy (float *const *out, float *const *in, int nvec, int copy, size_t i,
 /*  fasgd std; returns v̄.  */
 S_KERNEL double
 s_std_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau,
-            float *const *out, int copy, s_score_t *sc, int stream)
+            float *const *out, int copy, s_score_t *sc)
 {
     const fasgd_rule_params_t *p = &self->p;
     s_std_coef_t c = {
@@ -729,19 +678,19 @@ s_std_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, u
     for (; i + wide <= self->n; i += wide) {
         s_state_copy (out, self->vec, 3, copy, i, wide);
         s_std_span (&c, g + i, nn + i, bb + i, vv + i, acc, d, wide);
-        s_write (tin + i, tout + i, d, wide, stream);
+        s_write (tin + i, tout + i, d, wide);
         for (size_t q = 0; q < wide; q += S_LANES)
             s_score (sc, g, i + q, S_LANES);
     }
     for (; i + S_LANES <= self->n; i += S_LANES) {
         s_state_copy (out, self->vec, 3, copy, i, S_LANES);
         s_std_span (&c, g + i, nn + i, bb + i, vv + i, acc, d, S_LANES);
-        s_write (tin + i, tout + i, d, S_LANES, stream);
+        s_write (tin + i, tout + i, d, S_LANES);
         s_score (sc, g, i, S_LANES);
     }
     s_state_copy (out, self->vec, 3, copy, i, self->n - i);
     s_std_span (&c, g + i, nn + i, bb + i, vv + i, acc, d, self->n - i);
-    s_write (tin + i, tout + i, d, self->n - i, stream);
+    s_write (tin + i, tout + i, d, self->n - i);
     s_score (sc, g, i, self->n - i);
     return s_lanes_mean (acc, self->n);
 }
@@ -749,7 +698,7 @@ s_std_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, u
 /*  fasgd abs; returns v̄.  */
 S_KERNEL double
 s_abs_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau,
-            float *const *out, int copy, s_score_t *sc, int stream)
+            float *const *out, int copy, s_score_t *sc)
 {
     const fasgd_rule_params_t *p = &self->p;
     s_abs_coef_t c = {
@@ -765,29 +714,28 @@ s_abs_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, u
     for (; i + S_LANES <= self->n; i += S_LANES) {
         s_state_copy (out, self->vec, 1, copy, i, S_LANES);
         s_abs_span (&c, g + i, mm + i, acc, d, S_LANES);
-        s_write (tin + i, tout + i, d, S_LANES, stream);
+        s_write (tin + i, tout + i, d, S_LANES);
         s_score (sc, g, i, S_LANES);
     }
     s_state_copy (out, self->vec, 1, copy, i, self->n - i);
     s_abs_span (&c, g + i, mm + i, acc, d, self->n - i);
-    s_write (tin + i, tout + i, d, self->n - i, stream);
+    s_write (tin + i, tout + i, d, self->n - i);
     s_score (sc, g, i, self->n - i);
     return s_lanes_mean (acc, self->n);
 }
 
 S_KERNEL void
-s_step_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, float a, s_score_t *sc,
-             int stream)
+s_step_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, float a, s_score_t *sc)
 {
     float d [S_LANES];
     size_t i = 0;
     for (; i + S_LANES <= self->n; i += S_LANES) {
         s_step_span (g + i, a, d, S_LANES);
-        s_write (tin + i, tout + i, d, S_LANES, stream);
+        s_write (tin + i, tout + i, d, S_LANES);
         s_score (sc, g, i, S_LANES);
     }
     s_step_span (g + i, a, d, self->n - i);
-    s_write (tin + i, tout + i, d, self->n - i, stream);
+    s_write (tin + i, tout + i, d, self->n - i);
     s_score (sc, g, i, self->n - i);
 }
 
@@ -796,14 +744,14 @@ s_step_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, 
     was written, 0 when g went into the buffer (out [0]).  */
 S_KERNEL int
 s_softsync_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau,
-                 float *const *out, int copy, s_score_t *sc, uint64_t *pending, int stream)
+                 float *const *out, int copy, s_score_t *sc, uint64_t *pending)
 {
     float a = (float) s_sasgd_alpha (&self->p, tau);
     uint64_t group = (uint64_t) self->p.softsync_group;
     if (group == 1) {
         /*  (1/1)·α(τ)·g is sasgd's step; taking its code path makes the
             two bitwise equal even where the compiler fuses a·g + θ.  */
-        s_step_loop (self, tout, tin, g, a, sc, stream);
+        s_step_loop (self, tout, tin, g, a, sc);
         return 1;
     }
     float *buf = out [0];
@@ -837,35 +785,34 @@ s_softsync_loop (fasgd_rule_t *self, float *tout, const float *tin, const float 
     float cf = (float) group, d [S_LANES];
     for (; i + S_LANES <= n; i += S_LANES) {
         s_buffer_apply_span (full + i, g + i, a, cf, d, S_LANES);
-        s_write (tin + i, tout + i, d, S_LANES, stream);
+        s_write (tin + i, tout + i, d, S_LANES);
         s_score (sc, g, i, S_LANES);
     }
     s_buffer_apply_span (full + i, g + i, a, cf, d, n - i);
-    s_write (tin + i, tout + i, d, n - i, stream);
+    s_write (tin + i, tout + i, d, n - i);
     s_score (sc, g, i, n - i);
     *pending = 0;
     return 1;
 }
 
 S_KERNEL void
-s_dc_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, const float *used, s_score_t *sc,
-           int stream)
+s_dc_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, const float *used, s_score_t *sc)
 {
     float a = (float) self->p.lr, lam = (float) self->p.dc_lambda, d [S_LANES];
     size_t i = 0;
     for (; i + S_LANES <= self->n; i += S_LANES) {
         s_dc_span (tin + i, g + i, used + i, a, lam, d, S_LANES);
-        s_write (tin + i, tout + i, d, S_LANES, stream);
+        s_write (tin + i, tout + i, d, S_LANES);
         s_score (sc, g, i, S_LANES);
     }
     s_dc_span (tin + i, g + i, used + i, a, lam, d, self->n - i);
-    s_write (tin + i, tout + i, d, self->n - i, stream);
+    s_write (tin + i, tout + i, d, self->n - i);
     s_score (sc, g, i, self->n - i);
 }
 
 S_KERNEL void
 s_dca_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, const float *used,
-            float *const *out, int copy, s_score_t *sc, int stream)
+            float *const *out, int copy, s_score_t *sc)
 {
     s_dca_coef_t c = {
         .dec = (float) self->p.dc_momentum, .omd = (float) (1.0 - self->p.dc_momentum),
@@ -876,18 +823,18 @@ s_dca_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, c
     for (; i + S_LANES <= self->n; i += S_LANES) {
         s_state_copy (out, self->vec, 1, copy, i, S_LANES);
         s_dca_span (&c, tin + i, g + i, used + i, ms + i, d, S_LANES);
-        s_write (tin + i, tout + i, d, S_LANES, stream);
+        s_write (tin + i, tout + i, d, S_LANES);
         s_score (sc, g, i, S_LANES);
     }
     s_state_copy (out, self->vec, 1, copy, i, self->n - i);
     s_dca_span (&c, tin + i, g + i, used + i, ms + i, d, self->n - i);
-    s_write (tin + i, tout + i, d, self->n - i, stream);
+    s_write (tin + i, tout + i, d, self->n - i);
     s_score (sc, g, i, self->n - i);
 }
 
 S_KERNEL void
 s_gap_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, const float *used,
-            float *const *out, int copy, s_score_t *sc, int stream)
+            float *const *out, int copy, s_score_t *sc)
 {
     s_gap_coef_t c = {
         .dec = (float) self->p.gap_decay, .omd = (float) (1.0 - self->p.gap_decay),
@@ -898,67 +845,52 @@ s_gap_loop (fasgd_rule_t *self, float *tout, const float *tin, const float *g, c
     for (; i + S_LANES <= self->n; i += S_LANES) {
         s_state_copy (out, self->vec, 1, copy, i, S_LANES);
         s_gap_span (&c, tin + i, g + i, used + i, cc + i, d, S_LANES);
-        s_write (tin + i, tout + i, d, S_LANES, stream);
+        s_write (tin + i, tout + i, d, S_LANES);
         s_score (sc, g, i, S_LANES);
     }
     s_state_copy (out, self->vec, 1, copy, i, self->n - i);
     s_gap_span (&c, tin + i, g + i, used + i, cc + i, d, self->n - i);
-    s_write (tin + i, tout + i, d, self->n - i, stream);
+    s_write (tin + i, tout + i, d, self->n - i);
     s_score (sc, g, i, self->n - i);
 }
 
 /*  One pass of the rule: in place into its own state (stage 0: its
     vectors, no sums), or staged (stage 1: into self->stage, summing g
-    into sc), θ_new's stores past the caches or not (stream). Returns 1
-    when θ was written, 0 when softsync buffered g; sets *vbar and
-    *pending to the rule's after the pass.  */
+    into sc). Returns 1 when θ was written, 0 when softsync buffered g;
+    sets *vbar and *pending to the rule's after the pass.  */
 S_KERNEL int
-s_pass_ways (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau, const float *used,
-             int stage, s_score_t *sc, double *vbar, uint64_t *pending, int stream)
+s_pass (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau, const float *used,
+        int stage, s_score_t *sc, double *vbar, uint64_t *pending)
 {
     float *const *out = stage ? self->stage : self->vec;
     *vbar = self->vbar;
     *pending = self->pending;
     switch (self->p.kind) {
         case FASGD_RULE_ASGD:
-            s_step_loop (self, tout, tin, g, (float) self->p.lr, sc, stream);
+            s_step_loop (self, tout, tin, g, (float) self->p.lr, sc);
             return 1;
         case FASGD_RULE_SASGD:
-            s_step_loop (self, tout, tin, g, (float) s_sasgd_alpha (&self->p, tau), sc, stream);
+            s_step_loop (self, tout, tin, g, (float) s_sasgd_alpha (&self->p, tau), sc);
             return 1;
         case FASGD_RULE_SOFTSYNC:
-            return s_softsync_loop (self, tout, tin, g, tau, out, stage, sc, pending, stream);
+            return s_softsync_loop (self, tout, tin, g, tau, out, stage, sc, pending);
         case FASGD_RULE_FASGD:
-            *vbar = self->p.statistic == FASGD_STAT_STD
-                    ? s_std_loop (self, tout, tin, g, tau, out, stage, sc, stream)
-                    : s_abs_loop (self, tout, tin, g, tau, out, stage, sc, stream);
+            *vbar = self->p.statistic == FASGD_STAT_STD ? s_std_loop (self, tout, tin, g, tau, out, stage, sc)
+                                                         : s_abs_loop (self, tout, tin, g, tau, out, stage, sc);
             return 1;
         case FASGD_RULE_DCASGD:
             if (self->p.dc_adaptive)
-                s_dca_loop (self, tout, tin, g, used, out, stage, sc, stream);
+                s_dca_loop (self, tout, tin, g, used, out, stage, sc);
             else
-                s_dc_loop (self, tout, tin, g, used, sc, stream);
+                s_dc_loop (self, tout, tin, g, used, sc);
             return 1;
         case FASGD_RULE_GAPAWARE:
-            s_gap_loop (self, tout, tin, g, used, out, stage, sc, stream);
+            s_gap_loop (self, tout, tin, g, used, out, stage, sc);
             return 1;
         default:
             assert (0 && "kind checked in fasgd_rule_new");
             return 1;
     }
-}
-
-/*  s_pass_ways with the choice of stores made once, outside the loops,
-    each way compiled on its own: a choice made span by span kept each
-    span's step d in memory, and asgd's staged pass at D = 1M took 2.5
-    times as long (bench-rules).  */
-S_KERNEL int
-s_pass (fasgd_rule_t *self, float *tout, const float *tin, const float *g, uint64_t tau, const float *used,
-        int stage, s_score_t *sc, double *vbar, uint64_t *pending)
-{
-    if (s_streams (self, tout, tin, stage))
-        return s_pass_ways (self, tout, tin, g, tau, used, stage, sc, vbar, pending, 1);
-    return s_pass_ways (self, tout, tin, g, tau, used, stage, sc, vbar, pending, 0);
 }
 
 S_MULTIVERSION static int
@@ -967,7 +899,6 @@ s_pass_apply (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
     double vbar;
     uint64_t pending;
     int rc = s_pass (self, tout, tin, g, tau, used, 0, NULL, &vbar, &pending);
-    s_stream_fence (self, tout, tin, 0);
     self->vbar = vbar;
     self->pending = pending;
     return rc;
@@ -984,7 +915,6 @@ s_pass_stage (fasgd_rule_t *self, float *tout, const float *tin, const float *g,
 {
     s_score_t sc = { .r = r, .spans = spans, .nspans = r ? nspans : 0 };
     int rc = s_pass (self, tout, tin, g, tau, used, 1, &sc, &self->stage_vbar, &self->stage_pending);
-    s_stream_fence (self, tout, tin, 1);
     double sq = 0, dt = 0;
     for (int k = 0; k < S_LANES; k++) {
         sq += sc.sq [k];
@@ -1070,25 +1000,6 @@ fasgd_rule_stage (fasgd_rule_t *self, float *theta_new, const float *theta, cons
     self->stage_vectors = self->p.kind != FASGD_RULE_SOFTSYNC || rc == 0;
     self->staged = 1;
     return rc;
-}
-
-int
-fasgd_rule_stream_wanted (const fasgd_rule_t *self, size_t cache_bytes)
-{
-    size_t floats = (size_t) (3 + self->nvec + fasgd_rule_needs_theta_used (self));
-    return cache_bytes > 0 && self->n > cache_bytes / sizeof (float) / floats ? FASGD_RULE_STREAM_INTO : 0;
-}
-
-void
-fasgd_rule_stream (fasgd_rule_t *self, int ways)
-{
-    self->stream = ways & (FASGD_RULE_STREAM_INTO | FASGD_RULE_STREAM_STAGE);
-}
-
-int
-fasgd_rule_streaming (const fasgd_rule_t *self)
-{
-    return self->stream;
 }
 
 int

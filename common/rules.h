@@ -179,24 +179,6 @@ int fasgd_rule_stage (fasgd_rule_t *self, float *theta_new, const float *theta, 
     asgd, sasgd, softsync with c = 1 and dcasgd; 1 or 3 for the rules
     with a per-parameter state.  */
 int fasgd_rule_stage_vectors (const fasgd_rule_t *self);
-/*  Which passes into another buffer store θ_new past the caches,
-    the same bits either way: FASGD_RULE_STREAM_INTO, fasgd_rule_apply_into;
-    FASGD_RULE_STREAM_STAGE, fasgd_rule_stage. fasgd_rule_stream_wanted
-    says what fasgd_rule_new sets: INTO when what apply_into touches, θ,
-    g, θ_new, the rule's state and θ_used where it reads it,
-    (3 + fasgd_rule_stage_vectors + fasgd_rule_needs_theta_used) · n
-    floats, exceeds cache_bytes (the last-level cache, fasgd_cache_bytes;
-    0: not known, never): θ_new would not stay in the cache, and a store
-    past it does not first read each of its lines from memory. Never
-    STAGE: its stores past the caches were slower for every rule the
-    server stages up to D = 6M and 4% faster at 10M (bench/README.md).
-    fasgd_rule_stream sets it otherwise (the benchmarks, the tests);
-    fasgd_rule_streaming tells it.  */
-#define FASGD_RULE_STREAM_INTO  1
-#define FASGD_RULE_STREAM_STAGE 2
-int fasgd_rule_stream_wanted (const fasgd_rule_t *self, size_t cache_bytes);
-void fasgd_rule_stream (fasgd_rule_t *self, int ways);
-int fasgd_rule_streaming (const fasgd_rule_t *self);
 /*  The state of the last fasgd_rule_stage becomes the rule's (its
     statistics, softsync's buffer and count, v̄): after it returned 0 or
     1, with nothing in between that changed the rule.  */

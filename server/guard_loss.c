@@ -43,9 +43,7 @@
       fasgd_srv_guard_loss_rollback give the saved θ, which dispatch.c
       sets θ back to through params; the rise stays in
       the records. After S_ROLLBACKS jumps in a row without the loss
-      coming back (to at most a quarter of guard.loss_jump above the
-      saved one's, after applied pushes: a measure of the set-back θ
-      itself is not), θ is kept as it is.
+      coming back, θ is kept as it is.
 
     Staleness needs nothing of its own: what is measured is what the
     applied steps did to the loss, after the rule's α(τ). A checkpoint
@@ -154,10 +152,8 @@ fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *theta)
             memcpy (self->saved, theta, self->n * sizeof (float));
             self->saved_loss = L;
         }
-        /*  Not the loss coming back: θ set back with nothing since (the
-            reference the server takes at once after a jump) is the
-            saved θ itself. Counted as such, no row of jumps was ever
-            more than one long, and θ was set back without end.  */
+        if (self->saved_loss > 0 && log (L / self->saved_loss) <= self->cfg->guard_loss_jump / 4)
+            self->rollbacks_in_row = 0;     /* set back, and nothing since */
         return;
     }
     double d = self->last > 0 && L > 0 ? log (L / self->last) : 0;
@@ -209,13 +205,10 @@ fasgd_srv_guard_loss_measure (fasgd_srv_guard_loss_t *self, const float *theta)
         self->last = self->saved_loss;
         return;
     }
-    /*  The loss came back near the saved one after applied pushes,
-        whoever carried it: the next jump starts a new row.  */
-    if (up <= self->cfg->guard_loss_jump / 4)
-        self->rollbacks_in_row = 0;
     /*  The first measure is saved whoever carried θ there: a check
         with nothing to go back to would hold nothing.  */
     if (up <= self->cfg->guard_loss_jump / 4 && (kept || !(self->saved_loss > 0) || 2 * trusted >= W)) {
+        self->rollbacks_in_row = 0;
         memcpy (self->saved, theta, self->n * sizeof (float));
         self->saved_loss = L;
     }

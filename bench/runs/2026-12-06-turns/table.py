@@ -5,13 +5,16 @@ results: D-RATE-CLIENTS-K.txt, each one run of scripts/bench-link
 (least-greatest) over every round of every run of steps/s and of link use
 down and up; then, per fasgd system, the ratio of its steps/s in turn to
 side by side, the median (range) over the rounds (round r of a run with
-itself), and each system's ratio to ps-lite's, the same way."""
+itself), and each system's ratio to ps-lite's, the same way.
+
+Usage: table.py [DIR]   (the results of DIR, by default this folder's)"""
 import glob
 import os
 import re
 import statistics
+import sys
 
-here = os.path.dirname(os.path.abspath(__file__))
+here = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 line = re.compile(r"^round (\d+) (\S+): steps/s, down, up, cpu: (\S+) (\S+) (\S+) ")
 runs = {}
 for path in sorted(glob.glob(os.path.join(here, "*.txt"))):
@@ -42,7 +45,8 @@ def ratios(setting, a, b):
     return out
 
 
-systems = ["fasgd1", "fasgd1+turns", "fasgd2", "fasgd2+turns", "pslite"]
+systems = ["fasgd1", "fasgd1+turns", "fasgd2", "fasgd2+turns"]
+systems += sorted({key[0] for rows in runs.values() for key in rows} - set(systems) - {"pslite"}) + ["pslite"]
 settings = sorted({c for c, _ in runs}, key=lambda c: (c[0], -c[2]))
 print("| D | rate | clients | runs | system | steps/s | down % | up % | × side by side | × ps-lite |")
 print("|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|")

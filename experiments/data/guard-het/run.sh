@@ -49,7 +49,8 @@ keep_more() {
     keep_rollbacks "$2" "$3"
     python3 "$here/keep_status.py" "$3/status-final.json" "$here/$2"
     sed -n 's/.*the held-out loss jumped from \([0-9.e+-]*\) to.*/\1/p' "$3/server.log" > "$here/$2.saved"
-    grep -E 'held-out loss jumped|rose by a factor|kept as they are' "$3/server.log" | cut -c1-400 > "$here/$2.jumps" || true
+    grep -E 'held-out loss jumped|rose by a factor|kept as they are' "$3/server.log" | cut -c1-400 \
+        > "$here/$2.jumps" || true
 }
 . "$here/../runs-in-turn.sh"
 runs_in_turn "$runs" "${PREFIX:-guard}" fgh 10.77.12 "$@"

@@ -9,7 +9,8 @@
 # the timing of the counters' reads), the training rows took CPU, a step on
 # the compact wire moved about half the bytes of a float32 one; then one
 # trip with --in-turn, where each of the two clients' connections gets a
-# priority of its own both ways; and no namespace of the run's prefix
+# priority of its own both ways, and whose namespaces run the congestion
+# control --cc names (reno, which every kernel has); and no namespace of the run's prefix
 # (fbl, or $FASGD_NETNS_PREFIX) or process of the runs is left.
 # Skipped where network namespaces or tc cannot be used. TAP.
 tap_name=bench-link
@@ -22,7 +23,7 @@ if ldd "$top_build/client/.libs/libfasgdclient.so.0" 2> /dev/null | grep -q liba
     echo "1..0 # SKIP libfasgdclient is built with sanitizers"
     exit 0
 fi
-plan_mnist 14
+plan_mnist 16
 "$bl" --systems fasgd3 > "$tmp/out" 2> "$tmp/err"
 rc=$?
 check "a system of 3 trips is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--systems' '$tmp/err'"
@@ -38,6 +39,9 @@ check "a training system of 3 trips is refused (exit $rc)" sh -c "[ $rc = 2 ] &&
 "$bl" --in-turn sideways > "$tmp/out" 2> "$tmp/err"
 rc=$?
 check "--in-turn of an unknown direction is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--in-turn' '$tmp/err'"
+"$bl" --cc no-such-control > "$tmp/out" 2> "$tmp/err"
+rc=$?
+check "a congestion control the kernel does not have is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--cc' '$tmp/err'"
 
 prefix=${FASGD_NETNS_PREFIX:-fbl}
 systems=fasgd1,fasgd2,fasgd1+bf16,fasgd1+turns,train1,train2
@@ -48,7 +52,7 @@ FASGD_NETNS_LOCK_WAIT=${FASGD_NETNS_LOCK_WAIT:-300} "$bl" --build "$top_build" -
 rc=$?
 if [ $rc -eq 77 ]; then
     reason=$(sed -n 's/.*SKIP: //p' "$tmp/err" | head -1)
-    while [ "$n" -lt 14 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be used here}"; done
+    while [ "$n" -lt 16 ]; do n=$((n + 1)); echo "ok $n # SKIP ${reason:-network namespaces cannot be used here}"; done
     exit 0
 fi
 check "a run of $systems ends (exit $rc)" test $rc -eq 0
@@ -73,13 +77,15 @@ check "the server of fasgd1+turns sent its replies in turn, and its round says h
     grep -q 'replies in turn' '$tmp/bl/s0.log' &&
     grep -q '^round 1 fasgd1+turns: .*, turns cut [0-9][0-9]*)\$' '$tmp/bl/results.txt'"
 FASGD_NETNS_LOCK_WAIT=${FASGD_NETNS_LOCK_WAIT:-300} "$bl" --build "$top_build" --systems fasgd1 --in-turn both \
-    --params 100000 --rate 1e8 --clients 2 --seconds 1 --warmup 0.5 --rounds 1 --out "$tmp/bt" \
+    --cc reno --params 100000 --rate 1e8 --clients 2 --seconds 1 --warmup 0.5 --rounds 1 --out "$tmp/bt" \
     --prefix "$prefix" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 check "a run of fasgd1 --in-turn ends (exit $rc)" test $rc -eq 0
 check "--in-turn gave each client's connection a priority both ways and the link was used" sh -c "
     grep -q '^round 1 fasgd1: .*in turn down/up [2-9]/[2-9])' '$tmp/bt/results.txt' &&
     awk '\$1 == \"fasgd1\" && NF == 7 && \$2 > 0 && \$4 + 0 > 0 && \$4 + 0 <= 110 { ok = 1 } END { exit !ok }' '$tmp/bt/results.txt'"
+check "its namespaces ran the congestion control of --cc" \
+    grep -q '^# .*TCP congestion control reno$' "$tmp/bt/results.txt"
 check "its namespaces ($prefix-*) are gone" sh -c "! ip netns list 2>/dev/null | grep -q '^$prefix-'"
 check "no server or client of the runs is left" sh -c "! ps -eo args | grep -v grep | grep -Eq '$tmp/b[lt]/'"
 [ "$failed" -eq 0 ]

@@ -156,8 +156,8 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
     FASGD_CFG_KEY_INT ("turns.hold_ms", fasgd_server_cfg_t, turns_hold_ms, 1, 3600000, "2000",
         "the longest one reply holds the next, and the bound of every turn until one has ended by itself; "
         "a client whose reply held the next for its turn's bound (it reads slowly, or not at all, or its "
-        "path is slower than the others') is cut: its next 16 replies go without a turn, twice as many after "
-        "each further cut"),
+        "path is slower than the others') is cut: its next 16 replies go without a turn (in their order, "
+        "holding no one), twice as many after each further cut"),
     FASGD_CFG_KEY_DOUBLE ("turns.hold_factor", fasgd_server_cfg_t, turns_hold_factor, 0, 1000, 0, "4",
         "a turn's bound: this many times the shortest turn lately that ended by itself, within "
         "turns.hold_min_ms and turns.hold_ms (0: turns.hold_ms alone)"),
@@ -168,8 +168,8 @@ const fasgd_cfg_key_t fasgd_server_cfg_keys [] = {
         "read, or reads slowly) is cut then, whatever its bound (0: never)"),
     FASGD_CFG_KEY_DOUBLE ("turns.slow_factor", fasgd_server_cfg_t, turns_slow_factor, 0, 1000, 0, "4",
         "a client whose turns take, on average, more than this many times the others' lately (and more than "
-        "turns.slow_min_ms) has a path slower than theirs: its next 16 replies go without a turn, sharing the "
-        "link, and the 17th takes one to measure it again (0: never)"),
+        "turns.slow_min_ms) has a path slower than theirs: its next 16 replies go without a turn (in their "
+        "order, sharing the link), and the 17th takes one to measure it again (0: never)"),
     FASGD_CFG_KEY_INT ("turns.slow_min_ms", fasgd_server_cfg_t, turns_slow_min_ms, 0, 3600000, "10",
         "a client whose turns take less than this on average keeps them, however many times the others' "
         "they take"),

@@ -60,20 +60,23 @@ s_send_params (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_cli
     fasgd_srv_reply (r, &h, NULL, self->params->n * fasgd_proto_wire_size (self->cfg.wire_params), snap);
 }
 
-/*  The PARAMS reply of s_send_params, with turns.enabled in its turn
+/*  The PARAMS reply of s_send_params, with turns.enabled in its order
     (turns.h): now when the turn is free (taking it), else queued, to go
     with the θ of then; now without a turn when turns.c says so. A
-    client with replies still to go without a turn since its last cut,
-    or a connection whose descriptor is not known, takes no turn.  */
+    client with replies still to go without a turn (since its last cut,
+    or its path found slower) waits its order and holds no one; a
+    connection whose descriptor is not known takes no turn.  */
 static void
 s_reply_params (fasgd_server_t *self, const fasgd_srv_request_t *r, fasgd_srv_client_t *c, int status)
 {
     fasgd_srv_request_t asked = *r;
-    if (self->turns && c->turn_skips > 0)
-        c->turn_skips--;
-    else if (self->turns && r->fd >= 0
-             && fasgd_srv_turns_ask (self->turns, &asked, c->id, status) == FASGD_SRV_TURN_QUEUED)
-        return;
+    if (self->turns && r->fd >= 0) {
+        int holds = c->turn_skips <= 0;
+        if (!holds)
+            c->turn_skips--;
+        if (fasgd_srv_turns_ask (self->turns, &asked, c->id, status, holds) == FASGD_SRV_TURN_QUEUED)
+            return;
+    }
     s_send_params (self, &asked, c, status);
 }
 
@@ -124,7 +127,7 @@ fasgd_srv_dispatch_turns (fasgd_server_t *self, int all)
         if (!c || c->session != t.req.session)
             self->st.replies_dropped++;
         else {
-            if (!all)
+            if (!all && t.holds)
                 r.sent = fasgd_srv_turns_take (self->turns, &t);
             s_send_params (self, &r, c, t.status);
         }

@@ -60,7 +60,7 @@ typedef struct {
     size_t vote_slot;
     fasgd_snapshot_t *snap;             /* θ_used, for the rules that need it */
     int turn_cuts;                      /* its turns cut: a reply to it held the next for the turn's bound */
-    int64_t turn_skips;                 /* its replies still to go without a turn, after the last cut */
+    int64_t turn_skips;                 /* its replies still to go without a turn (in their order, holding no one) */
     fasgd_srv_turn_pace_t turn_pace;    /* its turns that ended by themselves (turn_slow.h) */
     int turn_slower;                    /* whether its last one found its path slower than the others' */
     char key [41];                      /* CURVE: the public key (Z85) it joined with; "" off */

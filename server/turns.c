@@ -160,15 +160,18 @@ s_take (fasgd_srv_turns_t *self, int fd, uint32_t client_id)
 }
 
 fasgd_srv_turn_verdict_t
-fasgd_srv_turns_ask (fasgd_srv_turns_t *self, fasgd_srv_request_t *r, uint32_t client_id, int status)
+fasgd_srv_turns_ask (fasgd_srv_turns_t *self, fasgd_srv_request_t *r, uint32_t client_id, int status, int holds)
 {
     int under_way = s_under_way (self);
     if (!r->req || s_holds (self, under_way, client_id) || self->len == self->cap) {
         self->st->turns_skipped++;
         return FASGD_SRV_TURN_NONE;
     }
-    if (!under_way && self->len == 0)
+    if (!under_way && self->len == 0) {
+        if (!holds)
+            return FASGD_SRV_TURN_NONE;
         return (r->sent = s_take (self, r->fd, client_id)) ? FASGD_SRV_TURN_TAKEN : FASGD_SRV_TURN_NONE;
+    }
     fasgd_srv_turn_t *t = &self->queue [(self->head + self->len) % self->cap];
     zmq_msg_init (&t->id);
     if (zmq_msg_copy (&t->id, r->identity) != 0) {
@@ -180,6 +183,7 @@ fasgd_srv_turns_ask (fasgd_srv_turns_t *self, fasgd_srv_request_t *r, uint32_t c
     t->fd = r->fd;
     t->req = *r->req;
     t->status = status;
+    t->holds = holds;
     self->len++;
     self->st->turns_waited++;
     return FASGD_SRV_TURN_QUEUED;

@@ -18,10 +18,12 @@
     takes turns again soon). A client whose turns take, on average, many
     times the others' (turn_slow.h: its path slower than theirs) goes
     without a turn for its next 16 replies, and takes one with the 17th
-    to be measured again. Replies wait in the order they were asked
-    for, one a client: a client's second reply while its first waits or
-    is under way, and any reply while turns.queue wait, goes at once
-    without a turn.  */
+    to be measured again. A reply without a turn still waits its order
+    like the others; when its order comes it goes and holds no one (a
+    cut or a slow path is no way past the replies that wait). Replies
+    wait in the order they were asked for, one a client: a client's
+    second reply while its first waits or is under way, and any reply
+    while turns.queue wait, goes at once without a turn.  */
 #ifndef FASGD_SERVER_TURNS_H_INCLUDED
 #define FASGD_SERVER_TURNS_H_INCLUDED
 
@@ -43,13 +45,14 @@ typedef struct {
     int fd;
     fasgd_header_t req;
     int status;
+    int holds;                          /* it takes the turn when it goes (0: it goes without one) */
 } fasgd_srv_turn_t;
 
 /*  What becomes of a reply that asks for a turn.  */
 typedef enum {
     FASGD_SRV_TURN_TAKEN,               /* it has the turn: send it now, with the mark in r->sent */
     FASGD_SRV_TURN_QUEUED,              /* it waits: _next gives it back when its turn comes */
-    FASGD_SRV_TURN_NONE                 /* it goes now without a turn */
+    FASGD_SRV_TURN_NONE                 /* it goes now without a turn (holding no one) */
 } fasgd_srv_turn_verdict_t;
 
 /*  The turns' settings: the turns.* keys of fasgd.yaml(5).  */
@@ -69,14 +72,17 @@ fasgd_srv_turns_t *fasgd_srv_turns_new (const fasgd_srv_turns_cfg_t *cfg, fasgd_
 /*  Closes the waiting replies' ids (they are not sent), then frees.  */
 void fasgd_srv_turns_destroy (fasgd_srv_turns_t **self_p);
 /*  The reply to r (its connection r->fd, its client client_id) with
-    status asks for a turn: taken when none is under way and none waits
-    (r->sent is then the mark to send it with), queued when it must wait,
-    none when the queue is full, when client_id has a reply waiting or
-    under way already, or when the mark cannot be made.  */
+    status asks for its order, and for a turn when holds: taken when
+    none is under way and none waits (r->sent is then the mark to send
+    it with; without holds: none, it goes now), queued when it must
+    wait, none when the queue is full, when client_id has a reply
+    waiting or under way already, or when the mark cannot be made.  */
 fasgd_srv_turn_verdict_t fasgd_srv_turns_ask (fasgd_srv_turns_t *self, fasgd_srv_request_t *r, uint32_t client_id,
-                                              int status);
+                                              int status, int holds);
 /*  The first waiting reply, when the turn is free (all: whether it is or
-    not): 0 and *t filled, -1 when none may go.  */
+    not): 0 and *t filled, -1 when none may go. One with t->holds takes
+    the turn (_take); one without goes holding no one, and the next may
+    follow at once.  */
 int fasgd_srv_turns_next (fasgd_srv_turns_t *self, int all, fasgd_srv_turn_t *t);
 /*  The reply just given by _next takes the turn: the mark to send it
     with (r->sent); NULL out of memory (it is then sent untracked).  */

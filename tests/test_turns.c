@@ -15,8 +15,10 @@
     replies for turns.hold_min_ms each, not turns.hold_ms. A client
     whose turns each hold the others 100 ms, below any bound (a slow
     path, or one that holds them on purpose), is found slower at its
-    fourth turn, and its next 16 replies go without one. Each test
-    starts its own server.  */
+    fourth turn, and its next 16 replies go without one. A reply
+    without a turn (its client cut) waits behind the replies that
+    waited before it, and holds no one when it goes. Each test starts
+    its own server.  */
 #include "serverutil.h"
 
 #include <pthread.h>
@@ -229,6 +231,45 @@ START_TEST (test_turns_non_reader_holds_once_a_while)
                              "go without a turn", p.a), "no line of the first cut in the log");
     ck_assert_msg (s_logged (&s, "client %u (tester): .* 300 ms; its next 32 replies", p.a),
                    "no line of the second cut in the log");
+    s_pair_end (&s, &p);
+}
+END_TEST
+
+/*  A reply without a turn waits its order: a client cut once (a) asks
+    while another client's turn is under way and b waits; a's reply
+    waits behind b's, and when it goes it holds no one.  */
+START_TEST (test_turns_cut_client_waits_its_order)
+{
+    server_t s;
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=1500",
+                            "turns.hold_factor=0", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
+    s_start_sets (&s, sets);
+    s_pair_t p;
+    s_pair_start (&s, 1500, &p);
+    zsock_set_rcvtimeo (p.b_fetch, 5000);
+    s_fetches (p.b_fetch, p.b, 1, 1);
+    s_expect_params (p.b_fetch, 1);
+    ck_assert_uint_eq (s_stat (&s, "turns_cut"), 2);
+    /*  x's turn under way, stuck for 1.5 s: b asks, then a, whose next
+        16 replies go without a turn.  */
+    zsock_t *x_push;
+    uint32_t x;
+    zsock_t *x_fetch = s_stuck (&s, 1500, &x_push, &x);
+    unsigned long long fetches = s_stat (&s, "fetches"), skipped = s_stat (&s, "turns_skipped");
+    s_fetches (p.b_fetch, p.b, 2, 1);
+    ck_assert_uint_eq (s_wait_stat (&s, "turns_waiting", 1), 1);
+    s_fetches (p.a_fetch, p.a, 200, 1);
+    ck_assert_uint_eq (s_wait_stat (&s, "turns_waiting", 2), 2);
+    ck_assert_uint_eq (s_stat (&s, "fetches"), fetches);
+    s_expect_params (p.b_fetch, 2);
+    ck_assert_uint_ge (s_wait_stat (&s, "fetches", fetches + 2), fetches + 2);
+    /*  a's reply, unread, holds b's next one no turn.  */
+    zsock_set_rcvtimeo (p.b_fetch, 1000);
+    s_fetches (p.b_fetch, p.b, 3, 1);
+    s_expect_params (p.b_fetch, 3);
+    ck_assert_uint_eq (s_stat (&s, "turns_skipped"), skipped);
+    zsock_destroy (&x_fetch);
+    zsock_destroy (&x_push);
     s_pair_end (&s, &p);
 }
 END_TEST
@@ -497,6 +538,7 @@ turns_suite (void)
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_turns_honest_clients);
     tcase_add_test (tc, test_turns_non_reader_holds_once_a_while);
+    tcase_add_test (tc, test_turns_cut_client_waits_its_order);
     tcase_add_test (tc, test_turns_many_non_readers);
     tcase_add_test (tc, test_turns_slow_reader);
     tcase_add_test (tc, test_turns_client_left_while_waiting);

@@ -11,6 +11,9 @@
 #   offng   guard.enabled false (the guard's checks, its held-out loss
 #           among them, did not exist when RESULTS.md's runs were made)
 #   onng    turns.enabled true, guard.enabled false
+#   offng2, onng2  offng and onng again, run on 5a08897 or later, where
+#           a reply without a turn (its client's path found slower)
+#           waits its order instead of going at once
 # Kept here: each run's summary.txt and server.csv (gzipped) as
 # het-VARIANT-rR.{txt,csv.gz}, its final STATUS's turns_* keys
 # (het-VARIANT-rR.turns, with turns), the number of the guard's loss-jump
@@ -29,9 +32,9 @@ variant_args() {
     case $1 in
         off) ;;
         on) args+=(--set turns.enabled=true) ;;
-        offng) args+=(--set guard.enabled=false) ;;
-        onng) args+=(--set turns.enabled=true --set guard.enabled=false) ;;
-        *) echo "$0: unknown VARIANT $1 (off, on, offng, onng)" >&2; exit 2 ;;
+        offng|offng2) args+=(--set guard.enabled=false) ;;
+        onng|onng2) args+=(--set turns.enabled=true --set guard.enabled=false) ;;
+        *) echo "$0: unknown VARIANT $1 (off, on, offng, onng, offng2, onng2)" >&2; exit 2 ;;
     esac
 }
 keep_more() {

@@ -161,6 +161,18 @@ s_logged (const server_t *s, const char *fmt, ...)
     return system (cmd) == 0;
 }
 
+/*  Starts a server with turns of a fixed bound, hold_ms (no bound that
+    follows the link, no cut by the receive window).  */
+static void
+s_start_fixed (server_t *s, int hold_ms)
+{
+    char hold [32];
+    snprintf (hold, sizeof hold, "turns.hold_ms=%d", hold_ms);
+    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", hold, "turns.hold_factor=0",
+                            "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
+    s_start_sets (s, sets);
+}
+
 START_TEST (test_turns_honest_clients)
 {
     server_t s;
@@ -199,9 +211,7 @@ END_TEST
 START_TEST (test_turns_non_reader_holds_once_a_while)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=300",
-                            "turns.hold_factor=0", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
-    s_start_sets (&s, sets);
+    s_start_fixed (&s, 300);
     s_pair_t p;
     s_pair_start (&s, 300, &p);
     /*  b waits for a's turn, which is cut (the second, after the
@@ -241,9 +251,7 @@ END_TEST
 START_TEST (test_turns_cut_client_waits_its_order)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=1500",
-                            "turns.hold_factor=0", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
-    s_start_sets (&s, sets);
+    s_start_fixed (&s, 1500);
     s_pair_t p;
     s_pair_start (&s, 1500, &p);
     zsock_set_rcvtimeo (p.b_fetch, 5000);
@@ -338,9 +346,7 @@ s_slow_reader (void *arg)
 START_TEST (test_turns_slow_reader)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=400",
-                            "turns.hold_factor=0", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
-    s_start_sets (&s, sets);
+    s_start_fixed (&s, 400);
     zsock_t *a_push, *b_push;
     uint32_t a = s_join_big (&s, &a_push), b = s_join_big (&s, &b_push);
     s_slow_t slow = { s_non_reader (&s), 20, 0 };
@@ -375,9 +381,7 @@ END_TEST
 START_TEST (test_turns_client_left_while_waiting)
 {
     server_t s;
-    const char *sets [] = { "model.sizes=[784,100,10]", "turns.enabled=true", "turns.hold_ms=1000",
-                            "turns.hold_factor=0", "turns.reader_ms=0", "heartbeat.expiry_ms=60000", NULL };
-    s_start_sets (&s, sets);
+    s_start_fixed (&s, 1000);
     s_pair_t p;
     s_pair_start (&s, 1000, &p);
     s_fetches (p.b_fetch, p.b, 1, 1);

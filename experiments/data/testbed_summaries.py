@@ -17,7 +17,8 @@ COLS = [("wall", "wall s to T = 3,000", "%.1f"), ("rate", "updates/s", "%.1f"), 
         ("guard", "guard roll-backs", "%.0f"), ("cut", "turns cut", "%.0f"), ("slower", "turns found slower", "%.0f")]
 
 
-def _keys(path):
+def summary_keys(path):
+    """The KEY=VALUE lines of a kept file (a summary.txt, a .turns) as a dict; {} when it is absent."""
     if not os.path.exists(path):
         return {}
     return dict(line.strip().split("=", 1) for line in open(path) if "=" in line)
@@ -40,7 +41,7 @@ def report(here, prefix, variants, pairs, cols=None):
     for path in sorted(glob.glob(os.path.join(here, prefix + "-*-r*.txt"))):
         m = re.match(re.escape(prefix) + r"-(\w+)-r(\d+)\.txt$", os.path.basename(path))
         base = path[:-4]
-        s, t = _keys(path), _keys(base + ".turns")
+        s, t = summary_keys(path), summary_keys(base + ".turns")
         guard = open(base + ".guard").read().strip() if os.path.exists(base + ".guard") else ""
         runs[(m.group(1), int(m.group(2)))] = {
             "wall": _num(s, "wall_s"), "rate": _num(s, "updates_per_s"), "tau": _num(s, "tau_mean"),

@@ -15,7 +15,7 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(here))
-from testbed_summaries import COLS, report  # noqa: E402
+from testbed_summaries import COLS, report, summary_keys  # noqa: E402
 
 FAST, SLOW = ("c1", "c3", "c5", "c7"), ("c2", "c4", "c6", "c8")
 
@@ -45,7 +45,7 @@ for prefix, v in (("guard", "het5"), ("row", "het5"), ("guard", "het5ng"), ("gua
             m = re.match(r"(\S+) pushes=(\d+) fetches=(\d+)", line)
             clients[m.group(1)] = (int(m.group(2)), int(m.group(3)))
         saved = collections.Counter(line.strip() for line in open(base + ".saved") if line.strip())
-        wall = next(float(line.split("=")[1]) for line in open(base + ".txt") if line.startswith("wall_s="))
+        wall = float(summary_keys(base + ".txt")["wall_s"])
         print("| %s r%d | %.1f | %d | %d | %d | %s | %s |"
               % (v if prefix == "guard" else prefix + "-" + v, r, wall, sum(saved.values()), len(saved),
                  max(saved.values()) if saved else 0, applied(clients, FAST), applied(clients, SLOW)))

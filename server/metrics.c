@@ -147,8 +147,8 @@ s_requests (fasgd_srv_metrics_t *self)
                                 "turns that found their client's path slower than the others' (its next replies "
                                 "go without a turn)", st->turns_slower);
     fasgd_metrics_text_counter (t, "fasgd_server_turns_skipped_total",
-                                "parameter replies sent without a turn: turns.queue were waiting, or the client's "
-                                "previous reply was", st->turns_skipped);
+                                "parameter replies sent at once without a turn: turns.queue were waiting",
+                                st->turns_skipped);
 }
 
 /*  Clients and connections.  */

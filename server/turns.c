@@ -163,10 +163,15 @@ fasgd_srv_turn_verdict_t
 fasgd_srv_turns_ask (fasgd_srv_turns_t *self, fasgd_srv_request_t *r, uint32_t client_id, int status, int holds)
 {
     int under_way = s_under_way (self);
-    if (!r->req || s_holds (self, under_way, client_id) || self->len == self->cap) {
+    if (!r->req || self->len == self->cap) {
         self->st->turns_skipped++;
         return FASGD_SRV_TURN_NONE;
     }
+    /*  A client's second reply while its first waits or is under way
+        waits its order too, holding no one: one client holds the
+        others at most one turn at a time.  */
+    if (s_holds (self, under_way, client_id))
+        holds = 0;
     if (!under_way && self->len == 0) {
         if (!holds)
             return FASGD_SRV_TURN_NONE;

@@ -18,12 +18,13 @@
     takes turns again soon). A client whose turns take, on average, many
     times the others' (turn_slow.h: its path slower than theirs) goes
     without a turn for its next 16 replies, and takes one with the 17th
-    to be measured again. A reply without a turn still waits its order
-    like the others; when its order comes it goes and holds no one (a
-    cut or a slow path is no way past the replies that wait). Replies
-    wait in the order they were asked for, one a client: a client's
-    second reply while its first waits or is under way, and any reply
-    while turns.queue wait, goes at once without a turn.  */
+    to be measured again. Replies wait in the order they were asked
+    for; a client's second reply while its first waits or is under way
+    goes without a turn too. A reply without a turn still waits its
+    order like the others; when its order comes it goes and holds no
+    one (a cut, a slow path or a second request is no way past the
+    replies that wait). A reply while turns.queue wait goes at once
+    without a turn.  */
 #ifndef FASGD_SERVER_TURNS_H_INCLUDED
 #define FASGD_SERVER_TURNS_H_INCLUDED
 
@@ -72,11 +73,11 @@ fasgd_srv_turns_t *fasgd_srv_turns_new (const fasgd_srv_turns_cfg_t *cfg, fasgd_
 /*  Closes the waiting replies' ids (they are not sent), then frees.  */
 void fasgd_srv_turns_destroy (fasgd_srv_turns_t **self_p);
 /*  The reply to r (its connection r->fd, its client client_id) with
-    status asks for its order, and for a turn when holds: taken when
-    none is under way and none waits (r->sent is then the mark to send
-    it with; without holds: none, it goes now), queued when it must
-    wait, none when the queue is full, when client_id has a reply
-    waiting or under way already, or when the mark cannot be made.  */
+    status asks for its order, and for a turn when holds (and client_id
+    has no reply waiting or under way already): taken when none is
+    under way and none waits (r->sent is then the mark to send it with;
+    without a turn: none, it goes now), queued when it must wait, none
+    when the queue is full or the mark cannot be made.  */
 fasgd_srv_turn_verdict_t fasgd_srv_turns_ask (fasgd_srv_turns_t *self, fasgd_srv_request_t *r, uint32_t client_id,
                                               int status, int holds);
 /*  The first waiting reply, when the turn is free (all: whether it is or

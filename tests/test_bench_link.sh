@@ -10,8 +10,9 @@
 # the compact wire moved about half the bytes of a float32 one; then one
 # trip with --in-turn, where each of the two clients' connections gets a
 # priority of its own both ways, and whose namespaces run the congestion
-# control --cc names (reno, which every kernel has); and no namespace of the run's prefix
-# (fbl, or $FASGD_NETNS_PREFIX) or process of the runs is left.
+# control --cc names (reno, which every host allows); and no namespace of
+# the run's prefix (fbl, or $FASGD_NETNS_PREFIX) or process of the runs is
+# left.
 # Skipped where network namespaces or tc cannot be used. TAP.
 tap_name=bench-link
 . "${FASGD_TOP_SRCDIR:-.}/tests/tap.sh"
@@ -41,7 +42,7 @@ rc=$?
 check "--in-turn of an unknown direction is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--in-turn' '$tmp/err'"
 "$bl" --cc no-such-control > "$tmp/out" 2> "$tmp/err"
 rc=$?
-check "a congestion control the kernel does not have is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--cc' '$tmp/err'"
+check "a congestion control the host does not allow is refused (exit $rc)" sh -c "[ $rc = 2 ] && grep -q -- '--cc' '$tmp/err'"
 
 prefix=${FASGD_NETNS_PREFIX:-fbl}
 systems=fasgd1,fasgd2,fasgd1+bf16,fasgd1+turns,train1,train2

@@ -10,13 +10,12 @@
     and replies beyond turns.queue go at once. A client that reads
     slowly, a reply at a time, holds another client's reply at most one
     turn: its own later requests wait their order but hold no one. A
-    reply whose client
-    left while it waited is dropped and counted. With the bound that
-    follows the link, ids that do not read hold an honest client's
-    replies for turns.hold_min_ms each, not turns.hold_ms. A client
-    whose turns each hold the others 100 ms, below any bound (a slow
-    path, or one that holds them on purpose), is found slower at its
-    fourth turn, and its next 16 replies go without one. A reply
+    reply whose client left while it waited is dropped and counted. With
+    the bound that follows the link, ids that do not read hold an honest
+    client's replies for turns.hold_min_ms each, not turns.hold_ms. A
+    client whose turns each hold the others 100 ms, below any bound (a
+    slow path, or one that holds them on purpose), is found slower at
+    its fourth turn, and its next 16 replies go without one. A reply
     without a turn (its client cut, or its client's second request)
     waits behind the replies that waited before it, and holds no one
     when it goes. Each test starts its own server.  */
@@ -552,9 +551,9 @@ START_TEST (test_turns_slower_path)
     ck_assert_msg (s_logged (&s, "client %u (tester): its turns take [0-9.]* ms, the others. [0-9.]* ms: its path is "
                              "slower than theirs; its replies go without a turn, one in 17", a),
                    "no line of the judgement in the log");
-    /*  Judged at its fourth turn: its next 16 replies do not ask for a
-        turn (15 would be counted as going without one, the first would
-        take it and hold b's reply 3 s).  */
+    /*  Judged at its fourth turn: its next 16 replies go without a
+        turn (the first, taking one, would hold b's reply 3 s), and
+        none goes at once past the queue.  */
     unsigned long long skipped = s_stat (&s, "turns_skipped"), fetches = s_stat (&s, "fetches");
     s_fetches (a_fetch, a, a_seq, 16);
     ck_assert_uint_ge (s_wait_stat (&s, "fetches", fetches + 16), fetches + 16);

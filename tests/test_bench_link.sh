@@ -76,7 +76,8 @@ check "the training rows took CPU, the others say none" awk '
 check "a step of float32 moved 4*D bytes down and 15% more at most; on the compact wire 0.4 to 0.6 of that" awk '
     /^round 1 / { sub(/:$/, "", $3); if (match($0, /bytes down a step [0-9]+/)) b[$3] = substr($0, RSTART + 18, RLENGTH - 18) + 0
                   else if ($0 ~ /bytes down a step/) bad = 1
-                  if ($3 == "pslite" && ($3 in b)) bad = 1 }
+                  if ($3 == "pslite" && ($3 in b)) bad = 1
+                  if ($3 ~ /^(fasgd|train)/ && !($3 in b)) bad = 1 }
     END { f = b["fasgd1"]; h = b["fasgd1+bf16"]
           for (s in b) if (s ~ /^(fasgd|train)/ && b[s] <= 0) bad = 1
           exit !(!bad && f >= 400000 && f <= 460000 && h / f >= 0.4 && h / f <= 0.6 && b["train1"] > 0 && b["train2"] > 0) }' "$tmp/bl/results.txt"

@@ -16,10 +16,10 @@
     16... new client threads, each with its own pair of DEALER sockets,
     joined with JOIN, that warm up and count steps over one interval; the
     table gives the median over the rounds and their spread. The gradient
-    is one read-only buffer of small finite values, sent without a copy
-    (as a zero-copy parameter-server client would); each reply's θ is
-    copied into the client's own buffer, as fasgd-client and ps-lite's
-    pull do (--no-copy: dropped in ZeroMQ's buffer).
+    is one read-only buffer of small finite values at the start of a page,
+    sent without a copy (as a zero-copy parameter-server client would);
+    each reply's θ is copied into the client's own buffer, as fasgd-client
+    and ps-lite's pull do (--no-copy: dropped in ZeroMQ's buffer).
 
     Next to each rate it prints the CPU time a step cost the server process
     and the clients (from /proc, so a comparison survives a neighbour's
@@ -62,7 +62,8 @@
                      [--clients LIST] [--trips LIST] [--seconds S]
                      [--warmup S] [--rounds R] [--fresh-pages]
                      [--server-cpu N] [--client-cpu N] [--pslite DIR]
-                     [--no-copy] [--client-procs | --client-threads]  */
+                     [--no-copy] [--client-procs | --client-threads]
+                     [--grad-offset B]  */
 #define _GNU_SOURCE     /* memfd_create */
 #include "affinity.h"
 #include "bench-util.h"
@@ -502,6 +503,28 @@ s_server_stop (s_server_t *s)
 /* ------------------------------------------------------------------ */
 /*  Clients                                                             */
 
+/*  Where what is sent without a copy starts: this many bytes past a
+    page's start (--grad-offset). Where malloc puts a large block, 16
+    bytes past a page's start, the kernel's copy of each send from it
+    took 1.5 to 2 times as long on a 2-vCPU AMD EPYC (2026-12-07: the
+    client's CPU a step at 1M 3.5 to 3.6 ms with 16 or 32 bytes, 2.1 to
+    2.6 with 0, 8 or 48 to 128), which made the client the bound of a
+    step on one CPU (bench/README.md, "Where a step's CPU goes at 1M,
+    remade").  */
+#define S_PAGE 4096
+static long s_grad_offset = 0;
+
+/*  A buffer of `bytes` s_grad_offset bytes past a page's start; *base
+    is what to free.  */
+static void *
+s_page_alloc (size_t bytes, void **base)
+{
+    size_t need = (size_t) s_grad_offset + bytes;
+    char *b = aligned_alloc (S_PAGE, (need + S_PAGE - 1) / S_PAGE * S_PAGE);
+    *base = b;
+    return b ? b + s_grad_offset : NULL;
+}
+
 /*  What a client and main share: in memory both map when the client is a
     process of its own.  */
 typedef struct {
@@ -615,7 +638,8 @@ s_client_main (void *arg)
         told not to, θ copied from each reply into the client's own buffer,
         as fasgd-client and ps-lite's pull do.  */
     const size_t bytes = c->n * (c->wire ? 2 : sizeof (float));
-    void *half = c->wire ? malloc (bytes) : NULL;
+    void *half_base = NULL;
+    void *half = c->wire ? s_page_alloc (bytes, &half_base) : NULL;
     float *theta = c->wire || c->copy ? malloc (c->n * sizeof (float)) : NULL;
     fasgd_header_t h, r;
     size_t len;
@@ -715,7 +739,7 @@ done:
     __atomic_store_n (&c->slot->ready, 1, __ATOMIC_RELEASE);
     zsock_destroy (&push);
     zsock_destroy (&fetch);
-    free (half);
+    free (half_base);
     free (theta);
     return NULL;
 }
@@ -772,8 +796,8 @@ s_grad_fill (float *grad, size_t n)
 }
 
 /*  A client process: bench-net --client-proc FD IDX PUSH FETCH KEY N WIRE
-    ONE COPY KEEP, where FD holds the slots it shares with main (IDX its
-    own) and KEY is "-" without CURVE.  */
+    ONE COPY KEEP OFFSET, where FD holds the slots it shares with main (IDX
+    its own) and KEY is "-" without CURVE.  */
 static int
 s_client_proc (char **argv)
 {
@@ -781,7 +805,9 @@ s_client_proc (char **argv)
     size_t n = (size_t) strtoull (argv [7], NULL, 10);
     size_t len = (size_t) (idx + 1) * sizeof (s_slot_t);
     s_slot_t *slots = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    float *grad = malloc (n * sizeof (float));
+    s_grad_offset = atol (argv [12]);
+    void *base;
+    float *grad = s_page_alloc (n * sizeof (float), &base);
     if (slots == MAP_FAILED || !grad) {
         fprintf (stderr, "bench-net: a client process cannot start: %s\n", strerror (errno));
         return 1;
@@ -794,7 +820,7 @@ s_client_proc (char **argv)
                      .copy = atoi (argv [10]), .slot = slots + idx };
     s_client_main (&c);
     zsys_shutdown ();
-    free (grad);
+    free (base);
     return 0;
 }
 
@@ -803,7 +829,7 @@ s_client_proc (char **argv)
 static int
 s_client_spawn (const s_client_t *c, int fd, int i, pid_t *pid)
 {
-    char a_fd [16], a_i [16], a_n [32], a_w [16], a_o [16], a_c [16], a_k [16];
+    char a_fd [16], a_i [16], a_n [32], a_w [16], a_o [16], a_c [16], a_k [16], a_g [32];
     snprintf (a_fd, sizeof a_fd, "%d", fd);
     snprintf (a_i, sizeof a_i, "%d", i);
     snprintf (a_n, sizeof a_n, "%zu", c->n);
@@ -811,8 +837,9 @@ s_client_spawn (const s_client_t *c, int fd, int i, pid_t *pid)
     snprintf (a_o, sizeof a_o, "%d", c->one_trip);
     snprintf (a_c, sizeof a_c, "%d", c->copy);
     snprintf (a_k, sizeof a_k, "%d", s_keep_heap);
+    snprintf (a_g, sizeof a_g, "%ld", s_grad_offset);
     char *args [] = { "bench-net", "--client-proc", a_fd, a_i, (char *) c->push_ep, (char *) c->fetch_ep,
-                      *c->server_key ? (char *) c->server_key : "-", a_n, a_w, a_o, a_c, a_k, NULL };
+                      *c->server_key ? (char *) c->server_key : "-", a_n, a_w, a_o, a_c, a_k, a_g, NULL };
     fflush (NULL);
     *pid = fork ();
     if (*pid < 0)
@@ -1185,7 +1212,7 @@ s_usage (FILE *out)
     fputs ("usage: bench-net [--server PATH] [--sizes LIST] [--rules LIST] [--clients LIST]\n"
            "                 [--trips LIST] [--seconds S] [--warmup S] [--rounds R]\n"
            "                 [--fresh-pages] [--server-cpu N] [--client-cpu N] [--pslite DIR]\n"
-           "                 [--no-copy] [--client-procs | --client-threads]\n"
+           "                 [--no-copy] [--client-procs | --client-threads] [--grad-offset B]\n"
            "Push→fetch steps/s through fasgd-server on 127.0.0.1, side by side with ps-lite.\n"
            "  --server PATH    the daemon (default $FASGD_TOP_BUILDDIR/server/fasgd-server,\n"
            "                   else ../server/fasgd-server next to this program, else\n"
@@ -1221,7 +1248,11 @@ s_usage (FILE *out)
            "  --client-procs   each client a process of its own, as ps-lite's workers are\n"
            "                   (the default with --pslite)\n"
            "  --client-threads the clients threads of this process sharing one ZeroMQ I/O\n"
-           "                   thread (the default without --pslite)\n",
+           "                   thread (the default without --pslite)\n"
+           "  --grad-offset B  the gradient the clients send starts B bytes past a page's\n"
+           "                   start, a multiple of 4 below 4096; default 0 (malloc puts a\n"
+           "                   large block 16 bytes past, where the kernel's copy of a send\n"
+           "                   can be slower)\n",
            out);
 }
 
@@ -1272,6 +1303,13 @@ s_option (s_args_t *a, int opt, const char **size_list)
         case 'N': s_copy = 0; break;
         case 'p': s_procs = 1; break;
         case 'T': s_procs = 0; break;
+        case 'G':
+            s_grad_offset = fasgd_bench_int_arg ("bench-net", "--grad-offset", optarg, 0, S_PAGE - 4);
+            if (s_grad_offset % 4) {
+                fprintf (stderr, "bench-net: --grad-offset %s is not a multiple of 4 (a float's size)\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': s_usage (stdout); return 0;
         default: s_usage (stderr); return 2;
     }
@@ -1300,6 +1338,7 @@ s_options (s_args_t *a, int argc, char **argv)
         { "no-copy", no_argument, NULL, 'N' },
         { "client-procs", no_argument, NULL, 'p' },
         { "client-threads", no_argument, NULL, 'T' },
+        { "grad-offset", required_argument, NULL, 'G' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -1402,6 +1441,7 @@ s_print_machine (const s_args_t *a)
             a->exe, a->seconds, a->warmup, a->rounds);
     printf ("# clients' large buffers: %s\n", a->fresh_pages ? "fresh mappings (--fresh-pages)"
                                                             : "kept in the heap, as fasgd-client does");
+    printf ("# clients' gradient: %ld bytes past a page's start (--grad-offset)\n", s_grad_offset);
     printf ("# machine: %ld cores, load average %.2f %.2f %.2f at the start; libzmq %d.%d.%d\n",
             sysconf (_SC_NPROCESSORS_ONLN), load [0], load [1], load [2], major, minor, patch);
 
@@ -1562,14 +1602,15 @@ s_bench (const s_args_t *a)
     int status = 0;
     for (int i = 0; i < a->nsizes && status == 0; i++) {
         size_t n = a->sizes [i].d;
-        float *grad = malloc (n * sizeof (float));
+        void *base;
+        float *grad = s_page_alloc (n * sizeof (float), &base);
         if (!grad) {
             fprintf (stderr, "bench-net: out of memory for %zu parameters\n", n);
             return 1;
         }
         s_grad_fill (grad, n);
         status = s_bench_size (a, i, grad);
-        free (grad);
+        free (base);
     }
     double load [3];
     if (getloadavg (load, 3) >= 0)
@@ -1583,7 +1624,7 @@ main (int argc, char **argv)
 {
     if (argc == 5 && strcmp (argv [1], "--bare-server") == 0)
         return s_bare_server (argv [2], (size_t) strtoull (argv [3], NULL, 10), atoi (argv [4]));
-    if (argc == 12 && strcmp (argv [1], "--client-proc") == 0)
+    if (argc == 13 && strcmp (argv [1], "--client-proc") == 0)
         return s_client_proc (argv);
     static s_args_t a = {
         .rules = { "bare", "asgd", "fasgd" }, .nrules = 3,

@@ -7,7 +7,8 @@ over the gradient before it (the guard's norm, or with the guard off
 the finiteness check) and the rest; the client's CPU a step, split into
 the kernel's copy of what it sends, of what it receives and its own copy
 of θ; then bench-rules' passes; and bench-net --pslite's runs, before
-and after the client's gradient was put at a page's start. With --before, the same of the runs in
+and after the client's gradient was put at a page's start, and at
+79,510 and 10M after (sizes.txt). With --before, the same of the runs in
 malloc-grad/, made while bench-net's client sent its gradient from
 where malloc put it.
 
@@ -129,6 +130,24 @@ def offsets():
         print(f"| {off:,} | {len(v)} | {span([r[0] for r in v], 0)} | {span([r[1] for r in v])} |")
 
 
+def sizes():
+    """sizes.txt: asgd beside ps-lite at 79,510 and 10M, the gradient at a
+    page's start."""
+    print("| D | clients | asgd × ps-lite, paired (range) | steps/s asgd / ps-lite | srv-ms asgd / ps-lite | "
+          "cli-ms asgd / ps-lite |")
+    print("|--:|--:|--:|--:|--:|--:|")
+    rows = {}
+    for line in open(os.path.join(HERE, "sizes.txt")):
+        p = line.split()
+        if p and p[0] in ("79510", "10099900"):
+            rows[(p[0], p[1], int(p[3]))] = p
+    for d in ("79510", "10099900"):
+        for n in (1, 4):
+            a, ps = rows[(d, "asgd", n)], rows[(d, "ps-lite", n)]
+            print(f"| {int(d):,} | {n} | {a[11].replace('x', ' ')} | {a[4]} / {ps[4]} | {a[7]} / {ps[7]} | "
+                  f"{a[8]} / {ps[8]} |")
+
+
 def rules():
     runs = {}
     for f in sorted(glob.glob(os.path.join(HERE, "rules-*.txt"))):
@@ -158,3 +177,6 @@ if __name__ == "__main__":
     if os.path.exists(os.path.join(HERE, "net-1-new.txt")):
         print()
         net()
+    if os.path.exists(os.path.join(HERE, "sizes.txt")):
+        print()
+        sizes()

@@ -467,6 +467,30 @@ START_TEST (test_earned_client_left_out_not_refused)
 }
 END_TEST
 
+/*  The norm's bits are floats.h's: lane k sums v[i]² for i ≡ k mod 16
+    in order, in double, then the lanes are summed 0 to 15, whatever
+    the machine's vectors and wherever the lanes are kept; values whose
+    sums round, at lengths with and without a tail.  */
+START_TEST (test_sumsq_lanes)
+{
+    static const size_t lens [] = { 0, 1, 15, 16, 17, 100, 4099 };
+    static float v [4099];
+    for (int i = 0; i < 4099; i++)
+        v [i] = (i % 3 ? 1.0f : -1.0f) / (float) (i + 3) * (float) (1 + i % 11);
+    for (size_t k = 0; k < sizeof lens / sizeof lens [0]; k++) {
+        double lane [16] = { 0 }, want = 0;
+        for (size_t i = 0; i < lens [k]; i++)
+            lane [i % 16] += (double) v [i] * (double) v [i];
+        for (int l = 0; l < 16; l++)
+            want += lane [l];
+        double got = fasgd_floats_sumsq (v, lens [k]), dot;
+        ck_assert_msg (memcmp (&got, &want, sizeof got) == 0, "n = %zu: %a, want %a", lens [k], got, want);
+        got = fasgd_floats_sumsq_dot (v, v, lens [k], &dot);
+        ck_assert (memcmp (&got, &want, sizeof got) == 0);
+    }
+}
+END_TEST
+
 /*  What the guard reads of a push: its squared norm and its dot product
     with the reference, in one call, at lengths with and without a tail
     past the lanes.  */
@@ -706,6 +730,7 @@ verdict_suite (void)
     tcase_add_test (tc, test_first_push_is_bounded);
     tcase_add_test (tc, test_ascent_is_refused_and_stale_allowed_further);
     tcase_add_test (tc, test_earned_client_left_out_not_refused);
+    tcase_add_test (tc, test_sumsq_lanes);
     tcase_add_test (tc, test_sumsq_dot);
     tcase_add_test (tc, test_sumsq_dot_spans);
     tcase_add_test (tc, test_weighted_lower_median);

@@ -506,11 +506,11 @@ s_server_stop (s_server_t *s)
 /*  Where what is sent without a copy starts: this many bytes past a
     page's start (--grad-offset). Where malloc puts a large block, 16
     bytes past a page's start, the kernel's copy of each send from it
-    took 1.5 to 2 times as long on a 2-vCPU AMD EPYC (2026-12-07: the
-    client's CPU a step at 1M 3.5 to 3.6 ms with 16 or 32 bytes, 2.1 to
-    2.6 with 0, 8 or 48 to 128), which made the client the bound of a
-    step on one CPU (bench/README.md, "Where a step's CPU goes at 1M,
-    remade").  */
+    took about four times as long on a 2-vCPU AMD EPYC (2026-12-07: the
+    client's CPU a step at 1M 3.1 to 3.5 ms, medians, with 16 to 40
+    bytes, 2.1 to 2.3 with 0, 8 or 48 to 4,080), which made the client
+    the bound of a step on one CPU (bench/README.md, "Where a step's CPU
+    goes at 1M, remade").  */
 #define S_PAGE 4096
 static long s_grad_offset = 0;
 

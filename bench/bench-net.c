@@ -509,7 +509,7 @@ s_server_stop (s_server_t *s)
     took about four times as long on a 2-vCPU AMD EPYC (2026-12-07: the
     client's CPU a step at 1M 3.1 to 3.5 ms, medians, with 16 to 40
     bytes, 2.1 to 2.3 with 0, 8 or 48 to 4,080), which made the client
-    the bound of a step on one CPU (bench/README.md, "Where a step's CPU
+    the bound of a step on one CPU (bench/net.md, "Where a step's CPU
     goes at 1M, remade").  */
 #define S_PAGE 4096
 static long s_grad_offset = 0;

@@ -55,7 +55,7 @@ double fasgd_floats_sumsq_dot_spans (const float *v, const float *r, size_t n, c
     15, give the same bits as those functions. Unrolled, so that gcc keeps
     a caller's 16 lanes in registers rather than adding through memory
     (fasgd_floats_sumsq at 1M, data in the caches: 0.30 ms, 0.16 so;
-    bench/README.md, "The guard's norm in registers").  */
+    bench/net.md, "The guard's norm in registers").  */
 static inline __attribute__ ((always_inline)) void
 fasgd_floats_sumsq_block (const float *restrict v, double *restrict sq, size_t len)
 {

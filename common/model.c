@@ -401,7 +401,7 @@ s_compacts (const fasgd_model_t *self)
     load is aligned: a load that straddles two cache lines costs two.
     On the benchmark machine, for 128 MNIST digits and a first layer 100
     wide, the two products and their copies take 40% of the time of sgemm
-    on all 784 columns (bench/README.md, "Sparse first layer").
+    on all 784 columns (bench/sim.md, "Sparse first layer").
 
     Only exact zeros are left out, so the sums are the same up to rounding
     (and the sign of a zero sum). 0 · NaN would have been NaN: a NaN or

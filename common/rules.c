@@ -410,7 +410,7 @@ s_buffer_apply_span (const float *restrict buf, const float *restrict g, float a
     2^32 floats, NaNs and −0 included, but a select gcc vectorises with
     AVX2 and SSE too, where the comparison of floats left each span's
     statistics loop scalar (control flow), at 3.2 ns a parameter against
-    1.3 vectorised (bench/README.md, "The rules' update pass").  */
+    1.3 vectorised (bench/rules.md, "The rules' update pass").  */
 S_KERNEL float
 s_flush (float x)
 {

@@ -2,7 +2,7 @@
     (turns.enabled). A link that shares itself among connections serves
     equal messages side by side, so the clients that asked together get
     θ together, compute together and push together, and the link idles
-    between (bench/README.md, "The clients' phases"). Here a θ reply
+    between (bench/link.md, "The clients' phases"). Here a θ reply
     waits while the one before it is still being handed to its
     connection: until libzmq has given all its body to the kernel and
     the kernel's unsent bytes are down to turns.lead_bytes, or for the

@@ -207,7 +207,7 @@ class Intro:
                    "setting and seed (median of %d runs, %.1f–%.1f×): fasgd's update computes a square "
                    "root and a division for every parameter (σ and 1/σ, correctly rounded so that "
                    "every CPU gives the same bits), about 89 µs a step for 79,510 parameters "
-                   "against asgd's 26 µs (bench/README.md), and at small μ the update is most of "
+                   "against asgd's 26 µs (bench/sim.md), and at small μ the update is most of "
                    "an iteration." % (statistics.median(ratios), len(ratios), ratios[0], ratios[-1]))
         self.w()
         if self.kept_grid():

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The table of bench/README.md's "The reference's cadence" from the
+"""The table of bench/guard.md's "The reference's cadence" from the
 guard-cost logs here: one row for each "== LABEL TIME" block (a
 bench/guard-cost run), in the order of the logs given.
 

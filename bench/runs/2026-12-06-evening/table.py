@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tables of bench/README.md's "fasgd std's σ sums, and its pass at
+"""The tables of bench/rules.md's "fasgd std's σ sums, and its pass at
 79,510" from the logs here: bench-rules with the library of 8e6ea15
 (old) and with the σ sums of four spans in one expression (new), in
 turns; and fasgd-server profiled at D = 79,510 with asgd and with fasgd,

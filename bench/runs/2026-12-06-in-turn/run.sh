@@ -6,7 +6,7 @@
 # "in-turn-none", only the short packets first, a control), the modes
 # in turn, PAIRS times. Each run's results.txt is kept here as
 # D-RATE-CLIENTS-MODE-K.txt, K numbering the passes over the modes after
-# those kept already; table.py prints the tables of bench/README.md.
+# those kept already; table.py prints the tables of bench/link.md.
 # Usage: bench/runs/2026-12-06-in-turn/run.sh D RATE CLIENTS SECONDS PAIRS MODE...
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

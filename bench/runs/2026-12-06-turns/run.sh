@@ -5,7 +5,7 @@
 # on a link that shares itself among its connections (no --in-turn).
 # PASSES runs, each kept here (or in $OUT) as D-RATE-CLIENTS-K.txt, K
 # numbering the runs after those kept already; table.py prints the
-# tables of bench/README.md. $SYSTEMS, bench-link's --systems, replaces
+# tables of bench/link.md. $SYSTEMS, bench-link's --systems, replaces
 # the list above.
 # Usage: [OUT=DIR] [SYSTEMS=LIST] bench/runs/2026-12-06-turns/run.sh D RATE CLIENTS SECONDS PASSES
 set -euo pipefail

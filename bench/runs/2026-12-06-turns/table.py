@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the replies-in-turn tables of bench/README.md from the kept
+"""Prints the replies-in-turn tables of bench/link.md from the kept
 results: D-RATE-CLIENTS-K.txt, each one run of scripts/bench-link
 (run.sh). Per D, rate and clients and per system: the median
 (least-greatest) over every round of every run of steps/s and of link use

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tables of bench/README.md's "The rules' update pass" and "fasgd's
+"""The tables of bench/rules.md's "The rules' update pass" and "fasgd's
 update vectorised" from the logs here: bench-net's rounds with the
 server before (old, d5d307d) and after (new) in turns (on CPU 0, and
 with both CPUs free), bench-rules' runs,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tables of bench/README.md's "The guard's norm in registers" from
+"""The tables of bench/net.md's "The guard's norm in registers" from
 the runs kept here: run.sh's bench-net rounds (fasgd × asgd and the
 server's CPU a step, the old server and the new in turn) and perf.sh's
 profiles (the norm's pass, fasgd_floats_sumsq, in ms a step).

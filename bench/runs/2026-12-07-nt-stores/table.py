@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tables of bench/README.md's "θ_new stored past the caches" from
+"""The tables of bench/rules.md's "θ_new stored past the caches" from
 the logs here: bench-rules at seven sizes (bench-rules.txt), and
 bench-net with fasgd-server before the change (base, a build of
 3a4a3ca) and with it (new), in turns (net-ROUND-WHICH.txt, made by

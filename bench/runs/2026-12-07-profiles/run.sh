@@ -8,7 +8,7 @@
 # SYS-K.bench.txt (the run's output), SYS-K.perf.txt and
 # SYS-K.client.perf.txt (perf report by symbol of the server and of the
 # client, the symbols above 0.2%); then bench-rules' passes at the same D on CPU 0, rules-K.txt.
-# table.py prints bench/README.md's tables from them.
+# table.py prints bench/net.md's tables from them.
 # Usage: bench/runs/2026-12-07-profiles/run.sh ROUNDS
 #   as root (perf -p), from anywhere, the build in build/ (make bench/bench-net bench/bench-rules)
 #   and ps-lite built (../shared/peers/ps-lite/build.sh; FASGD_PSLITE=DIR to

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tables of bench/README.md's "Where a step's CPU goes at 1M,
+"""The tables of bench/net.md's "Where a step's CPU goes at 1M,
 remade" from the runs kept here (run.sh): for each server, its steps/s
 and the server's CPU a step from perf's samples, split into the
 kernel's copies of the messages, the update's pass, the separate pass

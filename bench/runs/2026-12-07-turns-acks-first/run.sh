@@ -5,7 +5,7 @@
 # "acks-first": packets under 128 bytes, the ACKs, first both ways, the
 # rest shared), the modes in turn, PAIRS times. Each run's results.txt is
 # kept here as CLIENTS-MODE-K.txt, K numbering the passes after those kept
-# already; table.py prints the tables of bench/README.md.
+# already; table.py prints the tables of bench/link.md.
 # Usage: bench/runs/2026-12-07-turns-acks-first/run.sh CLIENTS PAIRS [D RATE SECONDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

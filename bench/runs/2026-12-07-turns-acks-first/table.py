@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the tables of bench/README.md's "Replies in turn on a link that
+"""Prints the tables of bench/link.md's "Replies in turn on a link that
 serves short packets first" from the kept results: CLIENTS-MODE-K.txt,
 each one run of scripts/bench-link (run.sh). Per clients, mode and
 system: the median (least-greatest) over every round of every run of

@@ -4,7 +4,7 @@
 # and a fourth joining mid-run, --steps STEPS each) with turns.enabled
 # false and true, alternating, their order reversed every other round.
 # Kept here as turns-{off,on}-rK.out (cluster's output) and .csv (the
-# server's validation CSV); table.py prints bench/README.md's table.
+# server's validation CSV); table.py prints bench/link.md's table.
 # Usage: bench/runs/2026-12-07-turns-loopback/run.sh ROUNDS STEPS
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

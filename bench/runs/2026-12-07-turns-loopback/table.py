@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the loopback table of bench/README.md ("Replies in turn on
+"""Prints the loopback table of bench/link.md ("Replies in turn on
 loopback") from the runs kept beside it (run.sh): per variant (off, on),
 the median (least-greatest) over its rounds of the clients' steps/s (the
 mean of the four clients' own figures), the final validation error, the

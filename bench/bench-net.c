@@ -34,8 +34,11 @@
     (before it or after it, in turn), whose correctness check must pass;
     ps-lite gets a row of its own (its server's and workers' CPU a step
     from /proc), and x-pslite is the median of the per-round ratios. The
-    goals are asgd ≥ 1.5× ps-lite, and fasgd at least 0.9× of
-    fasgd-server's own asgd figure. Rule "bare" runs, in place of
+    rules' rows of one number of trips and clients are measured together,
+    each rule a server of its own, their rounds in turn (the order
+    reversed every other round), so that vs-asgd and vs-bare are medians
+    of per-round ratios too. The goals are asgd ≥ 1.5× ps-lite, and fasgd
+    at least 0.9× of fasgd-server's own asgd. Rule "bare" runs, in place of
     fasgd-server, this program's own minimal server (the same sockets and
     messages with only θ −= α·g behind them, θ copied into each reply as
     ps-lite's pull handler copies it), so that what the stack itself allows
@@ -174,6 +177,7 @@ typedef struct {
     char push [256], fetch [256];
     char server_key [FASGD_CURVE_KEY_LEN + 1];  /* CURVE: the server's public key; "" off */
     int wire;                                   /* 0 float32, else fasgd_wire_t: both ways */
+    int place;                                  /* its place in s_children and s_running */
 } s_server_t;
 
 static void
@@ -190,26 +194,29 @@ s_server_cleanup (const s_server_t *s)
     rmdir (s->dir);
 }
 
-/*  The running server, for the signal handler.  */
-static volatile pid_t s_child;
+/*  The running servers, one a rule of the size being measured, for the
+    signal handler.  */
+static volatile pid_t s_children [S_MAX_RULES];
+static const s_server_t *volatile s_running [S_MAX_RULES];
 /*  The client processes running.  */
 static volatile pid_t s_client_pids [S_MAX_CLIENTS];
-static const s_server_t *volatile s_running;
 
 /*  Stops the server and removes its files (kill, unlink and rmdir are
     async-signal-safe), then exits as the signal would have.  */
 static void
 s_on_signal (int sig)
 {
-    if (s_child > 0)
-        kill (s_child, SIGTERM);
+    for (int i = 0; i < S_MAX_RULES; i++)
+        if (s_children [i] > 0)
+            kill (s_children [i], SIGTERM);
     if (fasgd_pslite_pid > 0)
         kill (fasgd_pslite_pid, SIGTERM);
     for (int i = 0; i < S_MAX_CLIENTS; i++)
         if (s_client_pids [i] > 0)
             kill (s_client_pids [i], SIGTERM);
-    if (s_running)
-        s_server_cleanup (s_running);
+    for (int i = 0; i < S_MAX_RULES; i++)
+        if (s_running [i])
+            s_server_cleanup (s_running [i]);
     _exit (128 + sig);
 }
 
@@ -347,12 +354,22 @@ s_bare_server (const char *ports, size_t n, int cpu)
 static int s_server_cpu = -1, s_clients_pinned;
 static fasgd_cpus_t s_all_cpus;
 
-/*  Starts exe with a generated configuration for this size and rule;
-    waits for its port file. 0, or -1 after saying why.  */
+/*  Forgets the server in place i, for the signal handler.  */
+static void
+s_server_forget (int i)
+{
+    s_children [i] = 0;
+    s_running [i] = NULL;
+}
+
+/*  Starts exe with a generated configuration for this size and rule, the
+    server in place `place` (0 to S_MAX_RULES - 1); waits for its port file. 0,
+    or -1 after saying why.  */
 static int
-s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char *rule)
+s_server_start (s_server_t *s, int place, const char *exe, const s_size_t *size, const char *rule)
 {
     memset (s, 0, sizeof *s);
+    s->place = place;
     snprintf (s->dir, sizeof s->dir, "/tmp/fasgd-bench-net-XXXXXX");
     if (!mkdtemp (s->dir)) {
         fprintf (stderr, "bench-net: mkdtemp: %s\n", strerror (errno));
@@ -443,8 +460,8 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
             execl (exe, "fasgd-server", "-c", s->cfg, "--port-file", s->ports, "--set", set, (char *) NULL);
         _exit (127);
     }
-    s_running = s;
-    s_child = s->pid;
+    s_running [place] = s;
+    s_children [place] = s->pid;
     const char *who = strcmp (rule, "bare") == 0 ? "the bare server" : exe;
     /*  Wait for the port file, never for a fixed sleep; a 10M model takes
         a moment to initialise.  */
@@ -460,8 +477,7 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
         if (waitpid (s->pid, &status, WNOHANG) == s->pid) {
             fprintf (stderr, "bench-net: %s exited early (status %d); its log: %s\n", who,
                      WIFEXITED (status) ? WEXITSTATUS (status) : -1, s->log);
-            s_child = 0;
-            s_running = NULL;
+            s_server_forget (place);
             return -1;
         }
         usleep (10000);
@@ -469,8 +485,7 @@ s_server_start (s_server_t *s, const char *exe, const s_size_t *size, const char
     fprintf (stderr, "bench-net: no port file from %s after 60 s; its log: %s\n", who, s->log);
     kill (s->pid, SIGKILL);
     waitpid (s->pid, NULL, 0);
-    s_child = 0;
-    s_running = NULL;
+    s_server_forget (place);
     return -1;
 }
 
@@ -490,8 +505,7 @@ s_server_stop (s_server_t *s)
         kill (s->pid, SIGKILL);
         waitpid (s->pid, &status, 0);
     }
-    s_child = 0;
-    s_running = NULL;
+    s_server_forget (s->place);
     int rc = done && WIFEXITED (status) ? WEXITSTATUS (status) : -1;
     if (rc == 0)
         s_server_cleanup (s);
@@ -1097,31 +1111,26 @@ typedef struct {
     fasgd_pslite_result_t peer [S_MAX_ROUNDS];
 } s_row_t;
 
-/*  Measures one row, every row alike: `rounds` rounds, each a loopback
-    TCP sample, then new clients that warm up and count steps over one
-    interval; with pslite (its harness's directory), a ps-lite round of
-    the same D, clients and seconds beside each of them, before it in odd
-    rounds and after it in even ones, so that a drift in the machine's load
-    falls on both alike. 0, or -1 after saying why.  */
+/*  One round of one row: new clients that warm up and count steps over
+    one interval; with pslite (its harness's directory), a ps-lite round
+    of the same D, clients and seconds beside it, before it in odd rounds
+    and after it in even ones, so that a drift in the machine's load falls
+    on both alike. 0, or -1 after saying why.  */
 static int
-s_row (const s_server_t *srv, size_t n, const float *grad, int one_trip, int clients, double warmup,
-       double seconds, int rounds, const char *pslite, int keep_heap, s_row_t *row)
+s_round (const s_server_t *srv, size_t n, const float *grad, int one_trip, int clients, double warmup,
+         double seconds, int r, const char *pslite, int keep_heap, s_row_t *row)
 {
-    memset (row, 0, sizeof *row);
     row->paired = pslite != NULL;
-    for (int r = 0; r < rounds; r++) {
-        row->tcp [r] = s_tcp_rate (S_TCP_SAMPLE_S);
-        for (int side = 0; side < 2; side++) {
-            char err [768];
-            if ((side == r % 2) && s_measure (srv, n, grad, one_trip, clients, warmup, seconds, 1, row->rate + r,
-                                              row->scpu + r, row->ccpu + r) != 0)
-                return -1;
-            if ((side != r % 2) && pslite
-                && fasgd_pslite_run (pslite, n, clients, seconds, warmup, keep_heap, row->peer + r, err, sizeof err)
-                       != 0) {
-                fprintf (stderr, "bench-net: ps-lite: %s\n", err);
-                return -1;
-            }
+    for (int side = 0; side < 2; side++) {
+        char err [768];
+        if ((side == r % 2) && s_measure (srv, n, grad, one_trip, clients, warmup, seconds, 1, row->rate + r,
+                                          row->scpu + r, row->ccpu + r) != 0)
+            return -1;
+        if ((side != r % 2) && pslite
+            && fasgd_pslite_run (pslite, n, clients, seconds, warmup, keep_heap, row->peer + r, err, sizeof err)
+                   != 0) {
+            fprintf (stderr, "bench-net: ps-lite: %s\n", err);
+            return -1;
         }
     }
     return 0;
@@ -1151,20 +1160,20 @@ s_print_peer (const s_row_t *row, size_t n, int clients, int rounds)
     if (nc)
         snprintf (cbuf, sizeof cbuf, "%.3f", 1e3 * fasgd_bench_median (ccpu, nc));
     snprintf (tbuf, sizeof tbuf, "%.1f-%.1f", tlo / (8.0 * (double) n), thi / (8.0 * (double) n));
-    printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %13s %8s %16s %8s %8s %5s\n", n, "ps-lite", 2, clients,
+    printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %13s %8s %16s %16s %16s %5s\n", n, "ps-lite", 2, clients,
             m, m > 0 ? 100.0 * (hi - lo) / m : 0.0, 8.0 * (double) n * m / 1e9, sbuf, cbuf, tbuf, "check=ok", "-",
             "-", "-", "-");
     return m;
 }
 
-/*  The median of the per-round ratios of a paired row's rate to ps-lite's
-    beside it, with their least and greatest.  */
+/*  The median of the per-round ratios of rate to ref (round r of one
+    beside round r of the other), with their least and greatest.  */
 static double
-s_paired_ratio (const s_row_t *row, int rounds, double *lo, double *hi)
+s_paired_ratio (const double *rate, const double *ref, int rounds, double *lo, double *hi)
 {
     double x [S_MAX_ROUNDS];
     for (int r = 0; r < rounds; r++)
-        x [r] = row->rate [r] / row->peer [r].rate;
+        x [r] = rate [r] / ref [r];
     return fasgd_bench_median_range (x, rounds, lo, hi);
 }
 
@@ -1493,106 +1502,165 @@ s_print_legend (const s_args_t *a)
     printf ("# clients: %s\n", s_procs ? "processes of their own, as ps-lite's workers (--client-threads: not)"
                                         : "threads of this process, one ZeroMQ I/O thread (--client-procs: not)");
     printf ("# every row: R rounds, each new clients, warm-up, one interval; clients %s\n"
+            "# the rules' rows of one trips and clients: their rounds in turn, each rule a server of its own\n"
             "# spread: (max - min) / median over the rounds; GB/s: 2*4*D bytes a step (2*2*D with +bf16, +f16)\n"
             "# srv-ms, cli-ms: CPU milliseconds a step cost the server process and the clients (for ps-lite:\n"
             "#   its server; its workers together, each over its life, warm-up included)\n"
             "# tcp-bound: steps/s if every step's 8*D bytes crossed one connection in turn (min-max of the samples)\n"
             "# x-pslite: median (min-max) of the per-round ratios to the ps-lite round beside it\n"
+            "# vs-bare, vs-asgd: the same, to the bare and the asgd rows' round of the same turn\n"
             "# goals: asgd with 2 trips >= %.1fx ps-lite (and, at D >= 1M, >= %.0f%% of tcp-bound);\n"
             "#        fasgd >= %.2fx fasgd-server's own asgd\n",
             s_copy ? "copy each reply into their own theta (--no-copy: not)" : "drop each reply uncopied (--no-copy)",
             S_GOAL_VS_PEER, 100 * S_GOAL_VS_TCP, S_GOAL_VS_ASGD);
-    printf ("%-9s %-10s %5s %7s %10s %7s %6s %8s %8s %13s %8s %16s %8s %8s %5s\n", "D", "rule", "trips", "clients",
+    printf ("%-9s %-10s %5s %7s %10s %7s %6s %8s %8s %13s %8s %16s %16s %16s %5s\n", "D", "rule", "trips", "clients",
             "steps/s", "spread", "GB/s", "srv-ms", "cli-ms", "tcp-bound", "ps-lite", "x-pslite", "vs-bare", "vs-asgd",
             "goal");
     fflush (stdout);
 }
 
-/*  One size's rates so far, by trips (one trip: 1) and client count:
-    the asgd and bare rows that the later rows are compared with.  */
+/*  A row's rate beside another's, paired by round: the median of the
+    per-round ratios and their least and greatest; x 0 if there is none.  */
 typedef struct {
-    double asgd [2][S_MAX_COUNTS], bare [2][S_MAX_COUNTS];
-} s_refs_t;
+    double x, lo, hi;
+} s_ratio_t;
+
+/*  Prints ratio r as "1.02x(0.95-1.10)" into buf, or "-" if there is none.  */
+static void
+s_ratio_text (const s_ratio_t *r, char *buf, size_t size)
+{
+    if (r->x > 0)
+        snprintf (buf, size, "%.2fx(%.2f-%.2f)", r->x, r->lo, r->hi);
+    else
+        snprintf (buf, size, "-");
+}
 
 /*  One measured row of the table: rule u, trips t, client count k, with
-    its ratios to the ps-lite rounds, the bare and the asgd rows, and
-    whether it meets its goal.  */
+    its ratios to the ps-lite rounds and, paired by round, to the bare and
+    the asgd rows (vs_bare, vs_asgd), and whether it meets its goal.  */
 static void
 s_print_row (const s_args_t *a, const s_server_t *srv, s_row_t *row, size_t n, int u, int t, int k,
-             s_refs_t *refs)
+             const s_ratio_t *vs_bare, const s_ratio_t *vs_asgd)
 {
     int rounds = (int) a->rounds, one = a->trips [t] == 1;
-    int is_asgd = strcmp (a->rules [u], "asgd") == 0, is_bare = strcmp (a->rules [u], "bare") == 0;
+    int is_asgd = strcmp (a->rules [u], "asgd") == 0;
     double peer = row->paired ? s_print_peer (row, n, a->counts [k], rounds) : 0;
-    double lo, hi, tlo, thi, x = 0, xlo = 0, xhi = 0;
+    double lo, hi, tlo, thi;
+    s_ratio_t x = { 0, 0, 0 };
+    double peer_rate [S_MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++)
+        peer_rate [r] = row->peer [r].rate;
     /*  The ratios pair each round with the ps-lite round beside it: taken
         before fasgd_bench_median_range sorts the rounds' rates in place.  */
     if (peer > 0)
-        x = s_paired_ratio (row, rounds, &xlo, &xhi);
+        x.x = s_paired_ratio (row->rate, peer_rate, rounds, &x.lo, &x.hi);
     double rate = fasgd_bench_median_range (row->rate, rounds, &lo, &hi);
     double srv_ms = 1e3 * fasgd_bench_median (row->scpu, rounds);
     double cli_ms = 1e3 * fasgd_bench_median (row->ccpu, rounds);
     double tcp_bps = fasgd_bench_median_range (row->tcp, rounds, &tlo, &thi);
-    if (is_asgd)
-        refs->asgd [one][k] = rate;
-    if (is_bare)
-        refs->bare [one][k] = rate;
-    char tbuf [32], xbuf [40] = "-", vbuf [16] = "-", sbuf [16] = "-", cbuf [16] = "-", bbuf [16] = "-";
+    char tbuf [32], xbuf [40], vbuf [40], bbuf [40], sbuf [16] = "-", cbuf [16] = "-";
     snprintf (tbuf, sizeof tbuf, "%.1f-%.1f", tlo / (8.0 * (double) n), thi / (8.0 * (double) n));
-    if (!is_bare && refs->bare [one][k] > 0)
-        snprintf (bbuf, sizeof bbuf, "%.2fx", rate / refs->bare [one][k]);
+    s_ratio_text (&x, xbuf, sizeof xbuf);
+    s_ratio_text (vs_bare, bbuf, sizeof bbuf);
+    s_ratio_text (vs_asgd, vbuf, sizeof vbuf);
     if (srv_ms >= 0)
         snprintf (sbuf, sizeof sbuf, "%.3f", srv_ms);
     if (cli_ms >= 0)
         snprintf (cbuf, sizeof cbuf, "%.3f", cli_ms);
     const char *goal = "-";
-    if (peer > 0)
-        snprintf (xbuf, sizeof xbuf, "%.2fx(%.2f-%.2f)", x, xlo, xhi);
     /*  Two trips, as ps-lite's push then pull; and at D >= 1M also 80% of
         what one loopback TCP connection carries.  */
     if (is_asgd && !one && peer > 0)
-        goal = x >= S_GOAL_VS_PEER && (n < S_GOAL_TCP_FROM_D || rate >= S_GOAL_VS_TCP * tcp_bps / (8.0 * (double) n))
+        goal = x.x >= S_GOAL_VS_PEER
+                       && (n < S_GOAL_TCP_FROM_D || rate >= S_GOAL_VS_TCP * tcp_bps / (8.0 * (double) n))
                    ? "met" : "MISS";
-    if (!is_asgd && !is_bare && refs->asgd [one][k] > 0) {
-        snprintf (vbuf, sizeof vbuf, "%.2fx", rate / refs->asgd [one][k]);
-        /*  A +curve or +bf16 row's ratio is the price of that, with no goal.  */
-        if (!strchr (a->rules [u], '+'))
-            goal = rate >= S_GOAL_VS_ASGD * refs->asgd [one][k] ? "met" : "MISS";
-    }
-    printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %13s %8s %16s %8s %8s %5s\n", n, a->rules [u],
+    /*  A +curve or +bf16 row's ratio is the price of that, with no goal.  */
+    if (vs_asgd->x > 0 && !strchr (a->rules [u], '+'))
+        goal = vs_asgd->x >= S_GOAL_VS_ASGD ? "met" : "MISS";
+    printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %13s %8s %16s %16s %16s %5s\n", n, a->rules [u],
             a->trips [t], a->counts [k], rate, rate > 0 ? 100.0 * (hi - lo) / rate : 0.0,
             2.0 * (srv->wire ? 2.0 : 4.0) * (double) n * rate / 1e9, sbuf, cbuf, tbuf, "-", xbuf, bbuf, vbuf, goal);
     fflush (stdout);
 }
 
-/*  Every row of size i, each rule with a server of its own: 0, or 1
-    after saying what failed.  */
+/*  The rows of one number of trips (one: 1) and of clients, one a rule,
+    measured together: `rounds` rounds, each a loopback TCP sample, then a
+    round of every rule's row in turn (s_round), in the order of --rules
+    in even rounds and the reverse in odd ones, so that the rows compared
+    with each other (vs-bare, vs-asgd) are paired by round as asgd's is
+    with ps-lite's. 0, or -1 after saying why.  */
+static int
+s_rows (const s_args_t *a, const s_server_t *srv, size_t n, const float *grad, int one, int clients, s_row_t *rows)
+{
+    for (int u = 0; u < a->nrules; u++)
+        memset (rows + u, 0, sizeof rows [u]);
+    for (int r = 0; r < (int) a->rounds; r++) {
+        double tcp = s_tcp_rate (S_TCP_SAMPLE_S);
+        for (int j = 0; j < a->nrules; j++) {
+            int u = r % 2 ? a->nrules - 1 - j : j;
+            int is_asgd = strcmp (a->rules [u], "asgd") == 0;
+            rows [u].tcp [r] = tcp;
+            if (s_round (srv + u, n, grad, one, clients, a->warmup, a->seconds, r,
+                         is_asgd && !one ? a->pslite : NULL, !a->fresh_pages, rows + u) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/*  Prints rows (s_rows) of trips t and client count k: each rule's, with
+    its rates beside the bare and the asgd rows' round by round.  */
+static void
+s_print_rows (const s_args_t *a, const s_server_t *srv, s_row_t *rows, size_t n, int t, int k)
+{
+    int ia = -1, ib = -1, rounds = (int) a->rounds;
+    for (int u = a->nrules - 1; u >= 0; u--) {
+        if (strcmp (a->rules [u], "asgd") == 0)
+            ia = u;
+        if (strcmp (a->rules [u], "bare") == 0)
+            ib = u;
+    }
+    /*  Every ratio before the first row's median sorts its rates.  */
+    s_ratio_t vs_bare [S_MAX_RULES], vs_asgd [S_MAX_RULES];
+    for (int u = 0; u < a->nrules; u++) {
+        vs_bare [u] = vs_asgd [u] = (s_ratio_t) { 0, 0, 0 };
+        int is_bare = strcmp (a->rules [u], "bare") == 0, is_asgd = strcmp (a->rules [u], "asgd") == 0;
+        if (ib >= 0 && !is_bare)
+            vs_bare [u].x = s_paired_ratio (rows [u].rate, rows [ib].rate, rounds, &vs_bare [u].lo,
+                                            &vs_bare [u].hi);
+        if (ia >= 0 && !is_bare && !is_asgd)
+            vs_asgd [u].x = s_paired_ratio (rows [u].rate, rows [ia].rate, rounds, &vs_asgd [u].lo,
+                                            &vs_asgd [u].hi);
+    }
+    for (int u = 0; u < a->nrules; u++)
+        s_print_row (a, srv + u, rows + u, n, u, t, k, vs_bare + u, vs_asgd + u);
+}
+
+/*  Every row of size i, each rule with a server of its own, all of them
+    running while the rows are measured: 0, or 1 after saying what failed.  */
 static int
 s_bench_size (const s_args_t *a, int i, const float *grad)
 {
     size_t n = a->sizes [i].d;
-    s_refs_t refs = { { { 0 } }, { { 0 } } };
-    for (int u = 0; u < a->nrules; u++) {
-        s_server_t srv;
-        if (s_server_start (&srv, a->exe, &a->sizes [i], a->rules [u]) != 0)
-            return 1;
-        int status = 0;
-        for (int m = 0; m < a->ntrips * a->ncounts && status == 0; m++) {
-            int t = m / a->ncounts, k = m % a->ncounts, one = a->trips [t] == 1;
-            int is_asgd = strcmp (a->rules [u], "asgd") == 0;
-            static s_row_t row;
-            if (s_row (&srv, n, grad, one, a->counts [k], a->warmup, a->seconds, (int) a->rounds,
-                       is_asgd && !one ? a->pslite : NULL, !a->fresh_pages, &row) != 0)
-                status = 1;
-            else
-                s_print_row (a, &srv, &row, n, u, t, k, &refs);
-        }
-        if (s_server_stop (&srv) != 0)
+    static s_server_t srv [S_MAX_RULES];
+    static s_row_t rows [S_MAX_RULES];
+    int started = 0, status = 0;
+    for (; started < a->nrules && status == 0; started++)
+        if (s_server_start (srv + started, started, a->exe, &a->sizes [i], a->rules [started]) != 0)
             status = 1;
-        if (status)
-            return status;
+    if (status)
+        started--;
+    for (int m = 0; m < a->ntrips * a->ncounts && status == 0; m++) {
+        int t = m / a->ncounts, k = m % a->ncounts;
+        if (s_rows (a, srv, n, grad, a->trips [t] == 1, a->counts [k], rows) != 0)
+            status = 1;
+        else
+            s_print_rows (a, srv, rows, n, t, k);
     }
-    return 0;
+    for (int u = 0; u < started; u++)
+        if (s_server_stop (srv + u) != 0)
+            status = 1;
+    return status;
 }
 
 /*  Every size in turn, then the load at the end: the exit status.  */

@@ -1,8 +1,9 @@
 #!/bin/sh
 # fasgd-server (asgd and fasgd, two trips) beside ps-lite on loopback at
-# every size and at 1, 4 and 16 clients, every process on CPU 0: the
-# table of bench/README.md's "Summary: fasgd-server beside ps-lite on
-# loopback". Run from the top of the source tree after
+# every size and at 1, 4 and 16 clients, every process on CPU 0, run with
+# bench-net of 55df179 (the rules' rows one after the other, vs-asgd a
+# ratio of their medians): bench/net.md's "fasgd beside asgd, paired by
+# round" cites it. Run from the top of the source tree after
 # `make -C build bench/bench-net` and ../shared/peers/ps-lite/build.sh;
 # writes small.txt (79,510 and 1M) and large.txt (10M) here.
 set -e

@@ -1137,8 +1137,8 @@ s_round (const s_server_t *srv, size_t n, const float *grad, int one_trip, int c
 }
 
 /*  The ps-lite rounds of a paired row, as a row of the table of their
-    own (rule "ps-lite"); returns their median rate.  */
-static double
+    own (rule "ps-lite").  */
+static void
 s_print_peer (const s_row_t *row, size_t n, int clients, int rounds)
 {
     double rate [S_MAX_ROUNDS], scpu [S_MAX_ROUNDS], ccpu [S_MAX_ROUNDS], tcp [S_MAX_ROUNDS], lo, hi, tlo, thi;
@@ -1163,18 +1163,24 @@ s_print_peer (const s_row_t *row, size_t n, int clients, int rounds)
     printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %13s %8s %16s %16s %16s %5s\n", n, "ps-lite", 2, clients,
             m, m > 0 ? 100.0 * (hi - lo) / m : 0.0, 8.0 * (double) n * m / 1e9, sbuf, cbuf, tbuf, "check=ok", "-",
             "-", "-", "-");
-    return m;
 }
 
-/*  The median of the per-round ratios of rate to ref (round r of one
-    beside round r of the other), with their least and greatest.  */
-static double
-s_paired_ratio (const double *rate, const double *ref, int rounds, double *lo, double *hi)
+/*  A row's rate beside another's, paired by round: the median of the
+    per-round ratios and their least and greatest; x 0 if there is none.  */
+typedef struct {
+    double x, lo, hi;
+} s_ratio_t;
+
+/*  The ratio of rate to ref, round r of one beside round r of the other.  */
+static s_ratio_t
+s_paired_ratio (const double *rate, const double *ref, int rounds)
 {
     double x [S_MAX_ROUNDS];
     for (int r = 0; r < rounds; r++)
         x [r] = rate [r] / ref [r];
-    return fasgd_bench_median_range (x, rounds, lo, hi);
+    s_ratio_t q;
+    q.x = fasgd_bench_median_range (x, rounds, &q.lo, &q.hi);
+    return q;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1519,11 +1525,11 @@ s_print_legend (const s_args_t *a)
     fflush (stdout);
 }
 
-/*  A row's rate beside another's, paired by round: the median of the
-    per-round ratios and their least and greatest; x 0 if there is none.  */
+/*  A row's ratios: to the ps-lite rounds beside it, and to the bare and
+    the asgd rows' rounds of the same turns.  */
 typedef struct {
-    double x, lo, hi;
-} s_ratio_t;
+    s_ratio_t peer, bare, asgd;
+} s_pairs_t;
 
 /*  Prints ratio r as "1.02x(0.95-1.10)" into buf, or "-" if there is none.  */
 static void
@@ -1536,33 +1542,25 @@ s_ratio_text (const s_ratio_t *r, char *buf, size_t size)
 }
 
 /*  One measured row of the table: rule u, trips t, client count k, with
-    its ratios to the ps-lite rounds and, paired by round, to the bare and
-    the asgd rows (vs_bare, vs_asgd), and whether it meets its goal.  */
+    its paired ratios (s_print_rows) and whether it meets its goal.  */
 static void
 s_print_row (const s_args_t *a, const s_server_t *srv, s_row_t *row, size_t n, int u, int t, int k,
-             const s_ratio_t *vs_bare, const s_ratio_t *vs_asgd)
+             const s_pairs_t *pairs)
 {
     int rounds = (int) a->rounds, one = a->trips [t] == 1;
     int is_asgd = strcmp (a->rules [u], "asgd") == 0;
-    double peer = row->paired ? s_print_peer (row, n, a->counts [k], rounds) : 0;
+    if (row->paired)
+        s_print_peer (row, n, a->counts [k], rounds);
     double lo, hi, tlo, thi;
-    s_ratio_t x = { 0, 0, 0 };
-    double peer_rate [S_MAX_ROUNDS];
-    for (int r = 0; r < rounds; r++)
-        peer_rate [r] = row->peer [r].rate;
-    /*  The ratios pair each round with the ps-lite round beside it: taken
-        before fasgd_bench_median_range sorts the rounds' rates in place.  */
-    if (peer > 0)
-        x.x = s_paired_ratio (row->rate, peer_rate, rounds, &x.lo, &x.hi);
     double rate = fasgd_bench_median_range (row->rate, rounds, &lo, &hi);
     double srv_ms = 1e3 * fasgd_bench_median (row->scpu, rounds);
     double cli_ms = 1e3 * fasgd_bench_median (row->ccpu, rounds);
     double tcp_bps = fasgd_bench_median_range (row->tcp, rounds, &tlo, &thi);
     char tbuf [32], xbuf [40], vbuf [40], bbuf [40], sbuf [16] = "-", cbuf [16] = "-";
     snprintf (tbuf, sizeof tbuf, "%.1f-%.1f", tlo / (8.0 * (double) n), thi / (8.0 * (double) n));
-    s_ratio_text (&x, xbuf, sizeof xbuf);
-    s_ratio_text (vs_bare, bbuf, sizeof bbuf);
-    s_ratio_text (vs_asgd, vbuf, sizeof vbuf);
+    s_ratio_text (&pairs->peer, xbuf, sizeof xbuf);
+    s_ratio_text (&pairs->bare, bbuf, sizeof bbuf);
+    s_ratio_text (&pairs->asgd, vbuf, sizeof vbuf);
     if (srv_ms >= 0)
         snprintf (sbuf, sizeof sbuf, "%.3f", srv_ms);
     if (cli_ms >= 0)
@@ -1570,13 +1568,13 @@ s_print_row (const s_args_t *a, const s_server_t *srv, s_row_t *row, size_t n, i
     const char *goal = "-";
     /*  Two trips, as ps-lite's push then pull; and at D >= 1M also 80% of
         what one loopback TCP connection carries.  */
-    if (is_asgd && !one && peer > 0)
-        goal = x.x >= S_GOAL_VS_PEER
+    if (is_asgd && !one && pairs->peer.x > 0)
+        goal = pairs->peer.x >= S_GOAL_VS_PEER
                        && (n < S_GOAL_TCP_FROM_D || rate >= S_GOAL_VS_TCP * tcp_bps / (8.0 * (double) n))
                    ? "met" : "MISS";
     /*  A +curve or +bf16 row's ratio is the price of that, with no goal.  */
-    if (vs_asgd->x > 0 && !strchr (a->rules [u], '+'))
-        goal = vs_asgd->x >= S_GOAL_VS_ASGD ? "met" : "MISS";
+    if (pairs->asgd.x > 0 && !strchr (a->rules [u], '+'))
+        goal = pairs->asgd.x >= S_GOAL_VS_ASGD ? "met" : "MISS";
     printf ("%-9zu %-10s %5d %7d %10.1f %6.0f%% %6.2f %8s %8s %13s %8s %16s %16s %16s %5s\n", n, a->rules [u],
             a->trips [t], a->counts [k], rate, rate > 0 ? 100.0 * (hi - lo) / rate : 0.0,
             2.0 * (srv->wire ? 2.0 : 4.0) * (double) n * rate / 1e9, sbuf, cbuf, tbuf, "-", xbuf, bbuf, vbuf, goal);
@@ -1609,7 +1607,7 @@ s_rows (const s_args_t *a, const s_server_t *srv, size_t n, const float *grad, i
 }
 
 /*  Prints rows (s_rows) of trips t and client count k: each rule's, with
-    its rates beside the bare and the asgd rows' round by round.  */
+    its rates beside ps-lite's, the bare and the asgd rows' round by round.  */
 static void
 s_print_rows (const s_args_t *a, const s_server_t *srv, s_row_t *rows, size_t n, int t, int k)
 {
@@ -1620,20 +1618,24 @@ s_print_rows (const s_args_t *a, const s_server_t *srv, s_row_t *rows, size_t n,
         if (strcmp (a->rules [u], "bare") == 0)
             ib = u;
     }
-    /*  Every ratio before the first row's median sorts its rates.  */
-    s_ratio_t vs_bare [S_MAX_RULES], vs_asgd [S_MAX_RULES];
+    /*  Every ratio before the first row's median sorts its rates in place.  */
+    s_pairs_t pairs [S_MAX_RULES];
     for (int u = 0; u < a->nrules; u++) {
-        vs_bare [u] = vs_asgd [u] = (s_ratio_t) { 0, 0, 0 };
+        memset (pairs + u, 0, sizeof pairs [u]);
         int is_bare = strcmp (a->rules [u], "bare") == 0, is_asgd = strcmp (a->rules [u], "asgd") == 0;
+        if (rows [u].paired) {
+            double peer [S_MAX_ROUNDS];
+            for (int r = 0; r < rounds; r++)
+                peer [r] = rows [u].peer [r].rate;
+            pairs [u].peer = s_paired_ratio (rows [u].rate, peer, rounds);
+        }
         if (ib >= 0 && !is_bare)
-            vs_bare [u].x = s_paired_ratio (rows [u].rate, rows [ib].rate, rounds, &vs_bare [u].lo,
-                                            &vs_bare [u].hi);
+            pairs [u].bare = s_paired_ratio (rows [u].rate, rows [ib].rate, rounds);
         if (ia >= 0 && !is_bare && !is_asgd)
-            vs_asgd [u].x = s_paired_ratio (rows [u].rate, rows [ia].rate, rounds, &vs_asgd [u].lo,
-                                            &vs_asgd [u].hi);
+            pairs [u].asgd = s_paired_ratio (rows [u].rate, rows [ia].rate, rounds);
     }
     for (int u = 0; u < a->nrules; u++)
-        s_print_row (a, srv + u, rows + u, n, u, t, k, vs_bare + u, vs_asgd + u);
+        s_print_row (a, srv + u, rows + u, n, u, t, k, pairs + u);
 }
 
 /*  Every row of size i, each rule with a server of its own, all of them

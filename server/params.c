@@ -117,7 +117,8 @@ fasgd_srv_params_stage (fasgd_srv_params_t *self, const float *g, uint64_t tau, 
         them, reads the second set (a write to memory first reads the
         line) and writes it when staged, which costs at least the read
         of g it saves (at D = 1M, the one pass 2.27 times the kernel's
-        copies of a push in perf, the two 2.22; bench/net.md), for
+        copies of a push in perf, the two 2.22; bench/guard.md, "The loss
+        check's cost, and one pass that judges and applies"), for
         12 MB more at 1M. Those rules take the two passes.  */
     if (fasgd_rule_stage_vectors (self->rule) > 0)
         return -5;
